@@ -1,0 +1,35 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// SqlCipherKit never links libsqlcipher (nor libsqlite3): the C bridge loads SQLCipher at run
+// time from an explicit path and resolves every function from that handle. Only the test
+// targets link the plaintext libsqlite3, on purpose, to prove the two can live side by side.
+let package = Package(
+    name: "SqlCipherKit",
+    products: [
+        .library(name: "SqlCipherKit", targets: ["SqlCipherKit"]),
+        .executable(name: "sqlcipher-doctor", targets: ["sqlcipher-doctor"]),
+    ],
+    targets: [
+        .target(
+            name: "CSqlCipherBridge",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
+        .target(
+            name: "SqlCipherKit",
+            dependencies: ["CSqlCipherBridge"]
+        ),
+        .executableTarget(
+            name: "sqlcipher-doctor",
+            dependencies: ["SqlCipherKit"]
+        ),
+        // Plaintext system SQLite, for tests and test helpers only.
+        .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3"),
+        .testTarget(
+            name: "SqlCipherKitTests",
+            dependencies: ["SqlCipherKit", "CSQLite3"]
+        ),
+    ],
+    swiftLanguageModes: [.v6],
+    cLanguageStandard: .c11
+)

@@ -1,0 +1,119 @@
+/*
+** The wrappers: each scb_x calls the loaded library's sqlite3_x through the proven table.
+**
+** Only scb_open_v2 checks that a library is loaded: every other wrapper takes a connection or a
+** statement, and those exist only after a successful load, when the table is complete and
+** immutable. Each wrapper behaves exactly as SQLite documents the function it forwards to.
+*/
+#include "bridge_internal.h"
+
+#define SCB_TRANSIENT ((void (*)(void *))-1)
+
+int scb_open_v2(const char *filename, scb_db **db, int flags, const char *vfs) {
+    if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) {
+        if (db) *db = 0;
+        return SCB_SQLITE_MISUSE;
+    }
+    return scb_fn.open_v2(filename, db, flags, vfs);
+}
+
+int scb_close_v2(scb_db *db) { return scb_fn.close_v2(db); }
+int scb_key(scb_db *db, const void *key, int key_len) { return scb_fn.key(db, key, key_len); }
+int scb_rekey(scb_db *db, const void *key, int key_len) { return scb_fn.rekey(db, key, key_len); }
+
+int scb_key_v2(scb_db *db, const char *schema, const void *key, int key_len) {
+    if (scb_fn.key_v2 == 0) return SCB_SQLITE_MISUSE;
+    return scb_fn.key_v2(db, schema, key, key_len);
+}
+
+int scb_extended_result_codes(scb_db *db, int on) { return scb_fn.extended_result_codes(db, on); }
+int scb_busy_timeout(scb_db *db, int ms) { return scb_fn.busy_timeout(db, ms); }
+int scb_errcode(scb_db *db) { return scb_fn.errcode(db); }
+int scb_extended_errcode(scb_db *db) { return scb_fn.extended_errcode(db); }
+const char *scb_errmsg(scb_db *db) { return scb_fn.errmsg(db); }
+
+const char *scb_errstr(int code) {
+    if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) return "library not loaded";
+    return scb_fn.errstr(code);
+}
+
+int scb_changes(scb_db *db) { return scb_fn.changes(db); }
+int scb_total_changes(scb_db *db) { return scb_fn.total_changes(db); }
+int64_t scb_last_insert_rowid(scb_db *db) { return scb_fn.last_insert_rowid(db); }
+int scb_get_autocommit(scb_db *db) { return scb_fn.get_autocommit(db); }
+void scb_interrupt(scb_db *db) { scb_fn.interrupt(db); }
+const char *scb_db_filename(scb_db *db, const char *schema) { return scb_fn.db_filename(db, schema); }
+int scb_db_readonly(scb_db *db, const char *schema) { return scb_fn.db_readonly(db, schema); }
+
+int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed) {
+    return scb_fn.wal_checkpoint_v2(db, schema, mode, log_frames, checkpointed);
+}
+
+int scb_file_control(scb_db *db, const char *schema, int op, void *arg) {
+    return scb_fn.file_control(db, schema, op, arg);
+}
+
+int scb_set_authorizer(scb_db *db, scb_authorizer_fn fn, void *ctx) { return scb_fn.set_authorizer(db, fn, ctx); }
+void *scb_commit_hook(scb_db *db, scb_commit_fn fn, void *ctx) { return scb_fn.commit_hook(db, fn, ctx); }
+void *scb_rollback_hook(scb_db *db, scb_rollback_fn fn, void *ctx) { return scb_fn.rollback_hook(db, fn, ctx); }
+void *scb_update_hook(scb_db *db, scb_update_fn fn, void *ctx) { return scb_fn.update_hook(db, fn, ctx); }
+
+int scb_prepare(scb_db *db, const char *sql, int sql_len, unsigned int flags, scb_stmt **stmt,
+                const char **tail) {
+    if (scb_fn.prepare_v3 != 0) return scb_fn.prepare_v3(db, sql, sql_len, flags, stmt, tail);
+    return scb_fn.prepare_v2(db, sql, sql_len, stmt, tail);
+}
+
+int scb_step(scb_stmt *stmt) { return scb_fn.step(stmt); }
+int scb_reset(scb_stmt *stmt) { return scb_fn.reset(stmt); }
+int scb_finalize(scb_stmt *stmt) { return scb_fn.finalize(stmt); }
+int scb_clear_bindings(scb_stmt *stmt) { return scb_fn.clear_bindings(stmt); }
+const char *scb_sql(scb_stmt *stmt) { return scb_fn.sql(stmt); }
+int scb_stmt_readonly(scb_stmt *stmt) { return scb_fn.stmt_readonly(stmt); }
+int scb_stmt_busy(scb_stmt *stmt) { return scb_fn.stmt_busy(stmt); }
+scb_db *scb_db_handle(scb_stmt *stmt) { return scb_fn.db_handle(stmt); }
+
+int scb_bind_parameter_count(scb_stmt *stmt) { return scb_fn.bind_parameter_count(stmt); }
+int scb_bind_parameter_index(scb_stmt *stmt, const char *name) { return scb_fn.bind_parameter_index(stmt, name); }
+const char *scb_bind_parameter_name(scb_stmt *stmt, int index) { return scb_fn.bind_parameter_name(stmt, index); }
+int scb_bind_null(scb_stmt *stmt, int index) { return scb_fn.bind_null(stmt, index); }
+int scb_bind_int64(scb_stmt *stmt, int index, int64_t value) { return scb_fn.bind_int64(stmt, index, value); }
+int scb_bind_double(scb_stmt *stmt, int index, double value) { return scb_fn.bind_double(stmt, index, value); }
+
+int scb_bind_text(scb_stmt *stmt, int index, const char *utf8, int byte_count) {
+    return scb_fn.bind_text(stmt, index, utf8, byte_count, SCB_TRANSIENT);
+}
+
+int scb_bind_blob(scb_stmt *stmt, int index, const void *bytes, int byte_count) {
+    return scb_fn.bind_blob(stmt, index, bytes, byte_count, SCB_TRANSIENT);
+}
+
+int scb_column_count(scb_stmt *stmt) { return scb_fn.column_count(stmt); }
+int scb_data_count(scb_stmt *stmt) { return scb_fn.data_count(stmt); }
+const char *scb_column_name(scb_stmt *stmt, int index) { return scb_fn.column_name(stmt, index); }
+const char *scb_column_decltype(scb_stmt *stmt, int index) { return scb_fn.column_decltype(stmt, index); }
+int scb_column_type(scb_stmt *stmt, int index) { return scb_fn.column_type(stmt, index); }
+int64_t scb_column_int64(scb_stmt *stmt, int index) { return scb_fn.column_int64(stmt, index); }
+double scb_column_double(scb_stmt *stmt, int index) { return scb_fn.column_double(stmt, index); }
+const unsigned char *scb_column_text(scb_stmt *stmt, int index) { return scb_fn.column_text(stmt, index); }
+const void *scb_column_blob(scb_stmt *stmt, int index) { return scb_fn.column_blob(stmt, index); }
+int scb_column_bytes(scb_stmt *stmt, int index) { return scb_fn.column_bytes(stmt, index); }
+
+void *scb_vfs_find(const char *name) {
+    if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) return 0;
+    return scb_fn.vfs_find(name);
+}
+
+int scb_vfs_register(void *vfs, int make_default) {
+    if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) return SCB_SQLITE_MISUSE;
+    return scb_fn.vfs_register(vfs, make_default);
+}
+
+int scb_vfs_unregister(void *vfs) {
+    if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) return SCB_SQLITE_MISUSE;
+    return scb_fn.vfs_unregister(vfs);
+}
+
+void scb_free(void *p) {
+    if (p && atomic_load_explicit(&scb_loaded, memory_order_acquire)) scb_fn.free(p);
+}

@@ -1,0 +1,132 @@
+/*
+** Private to the bridge: the table of functions resolved from the loaded library.
+**
+** The table is filled once by scb_load (loader.c) and never written again; the `scb_loaded`
+** flag is published with release ordering after the table is complete, so any thread that sees
+** it set (acquire) sees a complete table. Nothing here is visible to Swift.
+*/
+#ifndef CSQLCIPHERBRIDGE_INTERNAL_H
+#define CSQLCIPHERBRIDGE_INTERNAL_H
+
+#include "CSqlCipherBridge.h"
+#include <stdatomic.h>
+
+#define SCB_HIDDEN __attribute__((visibility("hidden")))
+
+/* SQLite result codes the bridge itself needs. */
+#define SCB_SQLITE_OK 0
+#define SCB_SQLITE_MISUSE 21
+#define SCB_SQLITE_ROW 100
+#define SCB_SQLITE_DONE 101
+#define SCB_SQLITE_OPEN_READWRITE 0x00000002
+#define SCB_SQLITE_OPEN_CREATE 0x00000004
+#define SCB_SQLITE_OPEN_MEMORY 0x00000080
+#define SCB_SQLITE_OPEN_FULLMUTEX 0x00010000
+
+/*
+** Every function the package requires, as X(return type, name without the sqlite3_ prefix,
+** parameter list). One list drives the table's fields, the dlsym names and the ownership check,
+** so a function cannot be used without being resolved and proven.
+*/
+#define SCB_REQUIRED_FUNCTIONS(X) \
+    X(const char *, libversion, (void)) \
+    X(int, libversion_number, (void)) \
+    X(const char *, sourceid, (void)) \
+    X(int, open_v2, (const char *, scb_db **, int, const char *)) \
+    X(int, close_v2, (scb_db *)) \
+    X(int, key, (scb_db *, const void *, int)) \
+    X(int, rekey, (scb_db *, const void *, int)) \
+    X(int, extended_result_codes, (scb_db *, int)) \
+    X(int, busy_timeout, (scb_db *, int)) \
+    X(int, errcode, (scb_db *)) \
+    X(int, extended_errcode, (scb_db *)) \
+    X(const char *, errmsg, (scb_db *)) \
+    X(const char *, errstr, (int)) \
+    X(int, changes, (scb_db *)) \
+    X(int, total_changes, (scb_db *)) \
+    X(int64_t, last_insert_rowid, (scb_db *)) \
+    X(int, get_autocommit, (scb_db *)) \
+    X(void, interrupt, (scb_db *)) \
+    X(const char *, db_filename, (scb_db *, const char *)) \
+    X(int, db_readonly, (scb_db *, const char *)) \
+    X(int, wal_checkpoint_v2, (scb_db *, const char *, int, int *, int *)) \
+    X(int, file_control, (scb_db *, const char *, int, void *)) \
+    X(int, set_authorizer, (scb_db *, scb_authorizer_fn, void *)) \
+    X(void *, commit_hook, (scb_db *, scb_commit_fn, void *)) \
+    X(void *, rollback_hook, (scb_db *, scb_rollback_fn, void *)) \
+    X(void *, update_hook, (scb_db *, scb_update_fn, void *)) \
+    X(int, prepare_v2, (scb_db *, const char *, int, scb_stmt **, const char **)) \
+    X(int, step, (scb_stmt *)) \
+    X(int, reset, (scb_stmt *)) \
+    X(int, finalize, (scb_stmt *)) \
+    X(int, clear_bindings, (scb_stmt *)) \
+    X(const char *, sql, (scb_stmt *)) \
+    X(int, stmt_readonly, (scb_stmt *)) \
+    X(int, stmt_busy, (scb_stmt *)) \
+    X(scb_db *, db_handle, (scb_stmt *)) \
+    X(int, bind_parameter_count, (scb_stmt *)) \
+    X(int, bind_parameter_index, (scb_stmt *, const char *)) \
+    X(const char *, bind_parameter_name, (scb_stmt *, int)) \
+    X(int, bind_null, (scb_stmt *, int)) \
+    X(int, bind_int64, (scb_stmt *, int, int64_t)) \
+    X(int, bind_double, (scb_stmt *, int, double)) \
+    X(int, bind_text, (scb_stmt *, int, const char *, int, void (*)(void *))) \
+    X(int, bind_blob, (scb_stmt *, int, const void *, int, void (*)(void *))) \
+    X(int, column_count, (scb_stmt *)) \
+    X(int, data_count, (scb_stmt *)) \
+    X(const char *, column_name, (scb_stmt *, int)) \
+    X(const char *, column_decltype, (scb_stmt *, int)) \
+    X(int, column_type, (scb_stmt *, int)) \
+    X(int64_t, column_int64, (scb_stmt *, int)) \
+    X(double, column_double, (scb_stmt *, int)) \
+    X(const unsigned char *, column_text, (scb_stmt *, int)) \
+    X(const void *, column_blob, (scb_stmt *, int)) \
+    X(int, column_bytes, (scb_stmt *, int)) \
+    X(void *, vfs_find, (const char *)) \
+    X(int, vfs_register, (void *, int)) \
+    X(int, vfs_unregister, (void *)) \
+    X(void, free, (void *))
+
+/* Newer functions the package uses when present (indexed by scb_optional_function). */
+#define SCB_OPTIONAL_FUNCTIONS(X) \
+    X(int, prepare_v3, (scb_db *, const char *, int, unsigned int, scb_stmt **, const char **)) \
+    X(char *, expanded_sql, (scb_stmt *)) \
+    X(int, key_v2, (scb_db *, const char *, const void *, int)) \
+    X(int, rekey_v2, (scb_db *, const char *, const void *, int)) \
+    X(int, db_cacheflush, (scb_db *))
+
+#define SCB_FIELD(ret, name, args) ret (*name) args;
+typedef struct scb_api {
+    SCB_REQUIRED_FUNCTIONS(SCB_FIELD)
+    SCB_OPTIONAL_FUNCTIONS(SCB_FIELD)
+} scb_api;
+#undef SCB_FIELD
+
+/* The resolved table; complete and immutable once scb_loaded reads nonzero (acquire). */
+SCB_HIDDEN extern scb_api scb_fn;
+SCB_HIDDEN extern atomic_int scb_loaded;
+
+/* Result of the relocation audit (audit.c). */
+typedef struct scb_audit_result {
+    int supported;          /* 0 where the platform has no audit (non-ELF) */
+    int checked;
+    int foreign;
+    char first_symbol[128];
+    char first_object[4096];
+    char error[256];        /* set when the library's dynamic section could not be read */
+} scb_audit_result;
+
+/*
+** Audits `handle`: every relocation slot of the library that refers to a sqlite3_* symbol the
+** library itself defines must hold that definition's address. Fills `out`; returns 0 on success
+** (even with foreign slots, which `out->foreign` counts) and -1 when the audit could not run.
+*/
+SCB_HIDDEN int scb_audit_library(void *handle, scb_audit_result *out);
+
+/*
+** Whether `address` lies in the object loaded as `handle`. Used to prove that each function
+** dlsym returned is the library's own definition, not one found in a dependency.
+*/
+SCB_HIDDEN int scb_address_in_library(void *handle, const void *address, char *owner, size_t owner_len);
+
+#endif /* CSQLCIPHERBRIDGE_INTERNAL_H */

@@ -1,0 +1,201 @@
+/*
+** CSqlCipherBridge: the only door between SqlCipherKit and SQLCipher.
+**
+** SqlCipherKit never links libsqlcipher or libsqlite3. This bridge loads libsqlcipher at run
+** time from an explicit path, resolves every function it needs from that handle into a table
+** private to the bridge, proves the binding (symbol ownership, relocation audit, cipher
+** identity) and only then lets callers through.
+**
+** This header deliberately declares no sqlite3_* function and does not include sqlite3.h: a
+** prototype visible to Swift would let Swift code call sqlite3_* directly, and the static linker
+** would bind such a call to whatever SQLite it finds first. Every entry point is prefixed scb_.
+** Result codes and flags are SQLite's own numeric values (https://sqlite.org/rescode.html).
+*/
+#ifndef CSQLCIPHERBRIDGE_H
+#define CSQLCIPHERBRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque handles: an sqlite3 connection and an sqlite3_stmt of the loaded library. */
+typedef struct scb_db scb_db;
+typedef struct scb_stmt scb_stmt;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading and proof                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Outcome of scb_load. */
+typedef enum scb_load_status {
+    SCB_LOAD_OK = 0,
+    /* The path does not name an existing file. */
+    SCB_LOAD_NOT_FOUND = 1,
+    /* dlopen refused the file (not a shared library, wrong architecture, missing dependency). */
+    SCB_LOAD_OPEN_FAILED = 2,
+    /* A required function is not exported; `symbol` names it. */
+    SCB_LOAD_MISSING_SYMBOL = 3,
+    /* The library's own sqlite3_* references resolve outside it; `symbol`/`object` name one. */
+    SCB_LOAD_BINDING_CONFLICT = 4,
+    /* The library is loaded and bound but is not SQLCipher; `message` says why. */
+    SCB_LOAD_NOT_SQLCIPHER = 5,
+    /* The process cannot host the isolated load (e.g. a sanitizer runtime); `message` says why. */
+    SCB_LOAD_UNSUPPORTED_RUNTIME = 6,
+    /* Another library is already loaded in this process; `object` names it. */
+    SCB_LOAD_ALREADY_LOADED_OTHER = 7
+} scb_load_status;
+
+/* Details of a load attempt, filled by scb_load whatever the outcome. */
+typedef struct scb_load_report {
+    int status;                 /* an scb_load_status */
+    char message[8192];         /* human-readable reason when status != SCB_LOAD_OK */
+    char symbol[128];           /* missing or foreign symbol, when relevant */
+    char object[4096];          /* object a foreign symbol is bound to, or the loaded path */
+    int audit_checked;          /* relocations against the library's own sqlite3_* symbols */
+    int audit_foreign;          /* how many of them point outside the library */
+} scb_load_report;
+
+/*
+** Loads the SQLCipher library at `path` once per process and proves it (see the .c file for the
+** sequence). Thread-safe. Calling it again with the same file returns SCB_LOAD_OK; with a
+** different file after a successful load returns SCB_LOAD_ALREADY_LOADED_OTHER. A failed attempt
+** leaves nothing loaded, so another path may be tried.
+*/
+int scb_load(const char *path, scb_load_report *report);
+
+/* Nonzero once scb_load has succeeded. */
+int scb_is_loaded(void);
+
+/* Facts about the proven library; NULL/0 before a successful load. Strings live for the process. */
+const char *scb_library_path(void);
+const char *scb_load_method(void);
+int scb_library_was_already_loaded(void);
+const char *scb_sqlite_version(void);
+int scb_sqlite_version_number(void);
+const char *scb_sqlite_source_id(void);
+const char *scb_cipher_version(void);
+const char *scb_cipher_provider(void);
+const char *scb_cipher_provider_version(void);
+
+/* Relocation audit of the loaded library: how many slots were checked, how many were foreign
+** (always 0 after a successful load), and whether this platform supports the audit at all. */
+int scb_audit_checked(void);
+int scb_audit_supported(void);
+
+/*
+** Lists the other SQLite libraries mapped into the process: any loaded object, other than the
+** bridge's library, that itself defines sqlite3_libversion. Writes the index-th one's path and
+** version into the buffers and returns 1, or returns 0 when there is no such object.
+*/
+int scb_other_sqlite_library(int index, char *path, size_t path_len, char *version, size_t version_len);
+
+/* Whether an optional (newer) function was found in the loaded library. */
+typedef enum scb_optional_function {
+    SCB_OPT_PREPARE_V3 = 0,
+    SCB_OPT_EXPANDED_SQL = 1,
+    SCB_OPT_KEY_V2 = 2,
+    SCB_OPT_REKEY_V2 = 3,
+    SCB_OPT_DB_CACHEFLUSH = 4
+} scb_optional_function;
+int scb_has_function(int which);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Connections. Each wrapper calls the loaded library's function of the same name and         */
+/* behaves exactly as SQLite documents it (https://sqlite.org/c3ref/funclist.html).            */
+/* scb_open_v2 returns SQLITE_MISUSE (21) before a successful scb_load.                        */
+/* ------------------------------------------------------------------------------------------ */
+
+int scb_open_v2(const char *filename, scb_db **db, int flags, const char *vfs);
+int scb_close_v2(scb_db *db);
+int scb_key(scb_db *db, const void *key, int key_len);
+int scb_rekey(scb_db *db, const void *key, int key_len);
+/* Keys one attached schema by name; SQLITE_MISUSE when the library lacks sqlite3_key_v2. */
+int scb_key_v2(scb_db *db, const char *schema, const void *key, int key_len);
+int scb_extended_result_codes(scb_db *db, int on);
+int scb_busy_timeout(scb_db *db, int ms);
+int scb_errcode(scb_db *db);
+int scb_extended_errcode(scb_db *db);
+const char *scb_errmsg(scb_db *db);
+const char *scb_errstr(int code);
+int scb_changes(scb_db *db);
+int scb_total_changes(scb_db *db);
+int64_t scb_last_insert_rowid(scb_db *db);
+int scb_get_autocommit(scb_db *db);
+void scb_interrupt(scb_db *db);
+const char *scb_db_filename(scb_db *db, const char *schema);
+int scb_db_readonly(scb_db *db, const char *schema);
+int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed);
+int scb_file_control(scb_db *db, const char *schema, int op, void *arg);
+
+/* Authorizer, commit, rollback and update hooks (https://sqlite.org/c3ref/set_authorizer.html). */
+typedef int (*scb_authorizer_fn)(void *ctx, int action, const char *a, const char *b,
+                                 const char *schema, const char *trigger);
+typedef int (*scb_commit_fn)(void *ctx);
+typedef void (*scb_rollback_fn)(void *ctx);
+typedef void (*scb_update_fn)(void *ctx, int op, const char *schema, const char *table, int64_t rowid);
+int scb_set_authorizer(scb_db *db, scb_authorizer_fn fn, void *ctx);
+void *scb_commit_hook(scb_db *db, scb_commit_fn fn, void *ctx);
+void *scb_rollback_hook(scb_db *db, scb_rollback_fn fn, void *ctx);
+void *scb_update_hook(scb_db *db, scb_update_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Statements                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sqlite3_prepare_v3 where the library has it (with `flags`), else sqlite3_prepare_v2. */
+int scb_prepare(scb_db *db, const char *sql, int sql_len, unsigned int flags, scb_stmt **stmt,
+                const char **tail);
+int scb_step(scb_stmt *stmt);
+int scb_reset(scb_stmt *stmt);
+int scb_finalize(scb_stmt *stmt);
+int scb_clear_bindings(scb_stmt *stmt);
+const char *scb_sql(scb_stmt *stmt);
+int scb_stmt_readonly(scb_stmt *stmt);
+int scb_stmt_busy(scb_stmt *stmt);
+scb_db *scb_db_handle(scb_stmt *stmt);
+
+int scb_bind_parameter_count(scb_stmt *stmt);
+int scb_bind_parameter_index(scb_stmt *stmt, const char *name);
+const char *scb_bind_parameter_name(scb_stmt *stmt, int index);
+int scb_bind_null(scb_stmt *stmt, int index);
+int scb_bind_int64(scb_stmt *stmt, int index, int64_t value);
+int scb_bind_double(scb_stmt *stmt, int index, double value);
+/* Text and blobs are copied by SQLite (SQLITE_TRANSIENT): the caller's buffer may go at once. */
+int scb_bind_text(scb_stmt *stmt, int index, const char *utf8, int byte_count);
+int scb_bind_blob(scb_stmt *stmt, int index, const void *bytes, int byte_count);
+
+int scb_column_count(scb_stmt *stmt);
+int scb_data_count(scb_stmt *stmt);
+const char *scb_column_name(scb_stmt *stmt, int index);
+const char *scb_column_decltype(scb_stmt *stmt, int index);
+int scb_column_type(scb_stmt *stmt, int index);
+int64_t scb_column_int64(scb_stmt *stmt, int index);
+double scb_column_double(scb_stmt *stmt, int index);
+const unsigned char *scb_column_text(scb_stmt *stmt, int index);
+const void *scb_column_blob(scb_stmt *stmt, int index);
+int scb_column_bytes(scb_stmt *stmt, int index);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Low-level escape hatches for the package's own tests and benchmarks                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* VFS registration with the loaded library; `vfs` is an sqlite3_vfs* (https://sqlite.org/vfs.html). */
+void *scb_vfs_find(const char *name);
+int scb_vfs_register(void *vfs, int make_default);
+int scb_vfs_unregister(void *vfs);
+/* Frees memory the library allocated (sqlite3_free). */
+void scb_free(void *p);
+/*
+** The address of one of the loaded library's own exported functions, or NULL. For C code of the
+** package's own (benchmark floors, test VFS) that must call the same loaded library directly.
+*/
+void *scb_library_function(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CSQLCIPHERBRIDGE_H */

@@ -1,0 +1,316 @@
+/*
+** Loading and proving the SQLCipher library.
+**
+** scb_load runs this sequence under one process-wide lock, and publishes the function table only
+** when every step passed:
+**   1. resolve the path to an absolute, symlink-free file name;
+**   2. refuse a runtime that cannot host an isolated load (sanitizers abort on RTLD_DEEPBIND);
+**   3. dlopen with the platform's isolating flags (glibc: RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+**   4. dlsym every required function and prove that each lies in the library itself;
+**   5. audit the library's relocations against its own sqlite3_* symbols (audit.c);
+**   6. prove the identity: a keyed in-memory database answers PRAGMA cipher_version.
+** Any failure closes the handle and leaves the bridge unloaded.
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "bridge_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+scb_api scb_fn;
+atomic_int scb_loaded;
+
+static pthread_mutex_t scb_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *scb_handle;
+static char scb_path[PATH_MAX];
+static const char *scb_method = "";
+static int scb_was_present;
+static int scb_checked;
+static int scb_audit_available;
+static char scb_cipher[128];
+static char scb_provider[128];
+static char scb_provider_version[256];
+
+static void scb_fail(scb_load_report *r, int status, const char *fmt, const char *a, const char *b) {
+    r->status = status;
+    snprintf(r->message, sizeof r->message, fmt, a ? a : "", b ? b : "");
+}
+
+/* The dlopen flags that keep the library's own references inside it, and their name. */
+static int scb_isolating_flags(const char **name) {
+#if defined(__APPLE__)
+    *name = "RTLD_NOW|RTLD_LOCAL|RTLD_FIRST";
+    return RTLD_NOW | RTLD_LOCAL | RTLD_FIRST;
+#elif defined(RTLD_DEEPBIND)
+    *name = "RTLD_NOW|RTLD_LOCAL|RTLD_DEEPBIND";
+    return RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#else
+    *name = "RTLD_NOW|RTLD_LOCAL";
+    return RTLD_NOW | RTLD_LOCAL;
+#endif
+}
+
+/* Names a sanitizer runtime present in the process, or NULL. */
+static const char *scb_sanitizer_runtime(void) {
+    static const char *const probes[][2] = {
+        {"__asan_init", "AddressSanitizer"},
+        {"__tsan_init", "ThreadSanitizer"},
+        {"__msan_init", "MemorySanitizer"},
+        {"__hwasan_init", "HWAddressSanitizer"},
+    };
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        if (dlsym(RTLD_DEFAULT, probes[i][0]) != NULL) return probes[i][1];
+    }
+    return NULL;
+}
+
+/* Runs one single-row text query on `db` with the candidate table; copies the first column. */
+static int scb_query_text(const scb_api *api, scb_db *db, const char *sql, char *out, size_t len) {
+    scb_stmt *stmt = NULL;
+    out[0] = 0;
+    if (api->prepare_v2(db, sql, -1, &stmt, NULL) != SCB_SQLITE_OK || stmt == NULL) {
+        if (stmt) api->finalize(stmt);
+        return -1;
+    }
+    int rc = api->step(stmt);
+    if (rc == SCB_SQLITE_ROW) {
+        const unsigned char *text = api->column_text(stmt, 0);
+        snprintf(out, len, "%s", text ? (const char *)text : "");
+    }
+    api->finalize(stmt);
+    return rc == SCB_SQLITE_ROW || rc == SCB_SQLITE_DONE ? 0 : -1;
+}
+
+/*
+** Guarantees: returns 0 only when a keyed in-memory connection of the candidate library reports a
+** non-empty cipher_version; fills the identity strings.
+*/
+static int scb_prove_identity(const scb_api *api, scb_load_report *r) {
+    scb_db *db = NULL;
+    int flags = SCB_SQLITE_OPEN_READWRITE | SCB_SQLITE_OPEN_CREATE | SCB_SQLITE_OPEN_MEMORY;
+    if (api->open_v2(":memory:", &db, flags, NULL) != SCB_SQLITE_OK) {
+        if (db) api->close_v2(db);
+        scb_fail(r, SCB_LOAD_NOT_SQLCIPHER, "could not open an in-memory database with it%s%s", NULL, NULL);
+        return -1;
+    }
+    static const char probe_key[] = "sqlcipherkit-identity-probe";
+    int rc = api->key(db, probe_key, (int)(sizeof probe_key - 1));
+    int ok = rc == SCB_SQLITE_OK &&
+             scb_query_text(api, db, "PRAGMA cipher_version", scb_cipher, sizeof scb_cipher) == 0 &&
+             scb_cipher[0] != 0;
+    if (ok) {
+        scb_query_text(api, db, "PRAGMA cipher_provider", scb_provider, sizeof scb_provider);
+        scb_query_text(api, db, "PRAGMA cipher_provider_version", scb_provider_version,
+                       sizeof scb_provider_version);
+    }
+    api->close_v2(db);
+    if (!ok) {
+        scb_fail(r, SCB_LOAD_NOT_SQLCIPHER,
+                 "a keyed database reports no cipher_version (sqlite3_key returned %s): the library "
+                 "accepts a key but does not encrypt%s",
+                 rc == SCB_SQLITE_OK ? "OK" : "an error", NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+** Resolves every function into `api` and proves each lies in the library itself.
+** Guarantees: returns 0 only with every required field set to the library's own definition.
+*/
+static int scb_resolve(void *handle, scb_api *api, scb_load_report *r) {
+    char owner[1024];
+    memset(api, 0, sizeof *api);
+#define SCB_RESOLVE(ret, name, args) \
+    api->name = (ret(*) args)dlsym(handle, "sqlite3_" #name); \
+    if (api->name == NULL) { \
+        snprintf(r->symbol, sizeof r->symbol, "%s", "sqlite3_" #name); \
+        if (api->libversion != NULL && (strcmp(#name, "key") == 0 || strcmp(#name, "rekey") == 0)) { \
+            scb_fail(r, SCB_LOAD_NOT_SQLCIPHER, \
+                     "it exports no %s: it is a plain SQLite %s, without encryption", \
+                     "sqlite3_" #name, api->libversion()); \
+        } else { \
+            scb_fail(r, SCB_LOAD_MISSING_SYMBOL, "it does not export the required function %s%s", \
+                     "sqlite3_" #name, NULL); \
+        } \
+        return -1; \
+    } \
+    if (!scb_address_in_library(handle, (const void *)api->name, owner, sizeof owner)) { \
+        snprintf(r->symbol, sizeof r->symbol, "%s", "sqlite3_" #name); \
+        snprintf(r->object, sizeof r->object, "%s", owner); \
+        scb_fail(r, SCB_LOAD_NOT_SQLCIPHER, \
+                 "it does not define %s itself; the definition found belongs to %s", \
+                 "sqlite3_" #name, owner); \
+        return -1; \
+    }
+    SCB_REQUIRED_FUNCTIONS(SCB_RESOLVE)
+#undef SCB_RESOLVE
+#define SCB_RESOLVE_OPTIONAL(ret, name, args) \
+    api->name = (ret(*) args)dlsym(handle, "sqlite3_" #name); \
+    if (api->name && !scb_address_in_library(handle, (const void *)api->name, owner, sizeof owner)) \
+        api->name = NULL;
+    SCB_OPTIONAL_FUNCTIONS(SCB_RESOLVE_OPTIONAL)
+#undef SCB_RESOLVE_OPTIONAL
+    return 0;
+}
+
+/* Steps 3 to 6 of the sequence for an absolute path; on success the handle stays open. */
+static int scb_load_locked(const char *real, scb_load_report *r) {
+    const char *method;
+    int flags = scb_isolating_flags(&method);
+    void *existing = dlopen(real, RTLD_LAZY | RTLD_NOLOAD);
+    int was_present = existing != NULL;
+    if (existing) dlclose(existing);
+
+    dlerror();
+    void *handle = dlopen(real, flags);
+    if (handle == NULL) {
+        const char *why = dlerror();
+        scb_fail(r, SCB_LOAD_OPEN_FAILED, "dlopen refused %s: %s", real, why ? why : "unknown error");
+        return -1;
+    }
+
+    scb_api api;
+    if (scb_resolve(handle, &api, r) != 0) {
+        dlclose(handle);
+        return -1;
+    }
+
+    scb_audit_result audit;
+    if (scb_audit_library(handle, &audit) != 0) {
+        scb_fail(r, SCB_LOAD_UNSUPPORTED_RUNTIME, "the binding audit could not read the library: %s%s",
+                 audit.error, NULL);
+        dlclose(handle);
+        return -1;
+    }
+    r->audit_checked = audit.checked;
+    r->audit_foreign = audit.foreign;
+    if (audit.foreign > 0) {
+        snprintf(r->symbol, sizeof r->symbol, "%s", audit.first_symbol);
+        snprintf(r->object, sizeof r->object, "%s", audit.first_object);
+        r->status = SCB_LOAD_BINDING_CONFLICT;
+        snprintf(r->message, sizeof r->message,
+                 "%d of the library's %d references to its own sqlite3_* functions resolve outside it "
+                 "(e.g. %s is bound to %s)%s",
+                 audit.foreign, audit.checked, audit.first_symbol, audit.first_object,
+                 was_present ? "; the library was already loaded in this process without isolation"
+                             : "");
+        dlclose(handle);
+        return -1;
+    }
+
+    if (scb_prove_identity(&api, r) != 0) {
+        dlclose(handle);
+        return -1;
+    }
+
+    scb_fn = api;
+    scb_handle = handle;
+    scb_method = method;
+    scb_was_present = was_present;
+    scb_checked = audit.checked;
+    scb_audit_available = audit.supported;
+    snprintf(scb_path, sizeof scb_path, "%s", real);
+    atomic_store_explicit(&scb_loaded, 1, memory_order_release);
+    return 0;
+}
+
+int scb_load(const char *path, scb_load_report *report) {
+    scb_load_report scratch;
+    scb_load_report *r = report ? report : &scratch;
+    memset(r, 0, sizeof *r);
+    r->status = SCB_LOAD_OK;
+    if (path == NULL || path[0] == 0) {
+        scb_fail(r, SCB_LOAD_NOT_FOUND, "no library path was given%s%s", NULL, NULL);
+        return r->status;
+    }
+
+    char real[PATH_MAX];
+    struct stat st;
+    if (realpath(path, real) == NULL || stat(real, &st) != 0) {
+        int err = errno;
+        scb_fail(r, SCB_LOAD_NOT_FOUND, "%s: %s", path, strerror(err));
+        return r->status;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        scb_fail(r, SCB_LOAD_OPEN_FAILED, "%s is not a regular file%s", real, NULL);
+        return r->status;
+    }
+
+    pthread_mutex_lock(&scb_lock);
+    if (atomic_load_explicit(&scb_loaded, memory_order_acquire)) {
+        if (strcmp(real, scb_path) != 0) {
+            snprintf(r->object, sizeof r->object, "%s", scb_path);
+            scb_fail(r, SCB_LOAD_ALREADY_LOADED_OTHER,
+                     "this process already uses %s; a second SQLCipher library (%s) cannot be loaded",
+                     scb_path, real);
+        } else {
+            r->audit_checked = scb_checked;
+            snprintf(r->object, sizeof r->object, "%s", scb_path);
+        }
+        pthread_mutex_unlock(&scb_lock);
+        return r->status;
+    }
+
+#if defined(RTLD_DEEPBIND) && !defined(__APPLE__)
+    const char *sanitizer = scb_sanitizer_runtime();
+    if (sanitizer != NULL) {
+        scb_fail(r, SCB_LOAD_UNSUPPORTED_RUNTIME,
+                 "%s is active in this process and aborts on the RTLD_DEEPBIND load that isolates "
+                 "SQLCipher from other SQLite copies%s",
+                 sanitizer, NULL);
+        pthread_mutex_unlock(&scb_lock);
+        return r->status;
+    }
+#endif
+
+    if (scb_load_locked(real, r) == 0) {
+        snprintf(r->object, sizeof r->object, "%s", real);
+    }
+    pthread_mutex_unlock(&scb_lock);
+    return r->status;
+}
+
+int scb_is_loaded(void) { return atomic_load_explicit(&scb_loaded, memory_order_acquire); }
+
+#define SCB_IF_LOADED(expr, otherwise) (scb_is_loaded() ? (expr) : (otherwise))
+
+const char *scb_library_path(void) { return SCB_IF_LOADED(scb_path, NULL); }
+const char *scb_load_method(void) { return SCB_IF_LOADED(scb_method, NULL); }
+int scb_library_was_already_loaded(void) { return SCB_IF_LOADED(scb_was_present, 0); }
+const char *scb_sqlite_version(void) { return SCB_IF_LOADED(scb_fn.libversion(), NULL); }
+int scb_sqlite_version_number(void) { return SCB_IF_LOADED(scb_fn.libversion_number(), 0); }
+const char *scb_sqlite_source_id(void) { return SCB_IF_LOADED(scb_fn.sourceid(), NULL); }
+const char *scb_cipher_version(void) { return SCB_IF_LOADED(scb_cipher, NULL); }
+const char *scb_cipher_provider(void) { return SCB_IF_LOADED(scb_provider, NULL); }
+const char *scb_cipher_provider_version(void) { return SCB_IF_LOADED(scb_provider_version, NULL); }
+int scb_audit_checked(void) { return SCB_IF_LOADED(scb_checked, 0); }
+int scb_audit_supported(void) { return SCB_IF_LOADED(scb_audit_available, 0); }
+
+int scb_has_function(int which) {
+    if (!scb_is_loaded()) return 0;
+    switch (which) {
+    case SCB_OPT_PREPARE_V3: return scb_fn.prepare_v3 != NULL;
+    case SCB_OPT_EXPANDED_SQL: return scb_fn.expanded_sql != NULL;
+    case SCB_OPT_KEY_V2: return scb_fn.key_v2 != NULL;
+    case SCB_OPT_REKEY_V2: return scb_fn.rekey_v2 != NULL;
+    case SCB_OPT_DB_CACHEFLUSH: return scb_fn.db_cacheflush != NULL;
+    default: return 0;
+    }
+}
+
+void *scb_library_function(const char *name) {
+    if (!scb_is_loaded() || name == NULL) return NULL;
+    void *fn = dlsym(scb_handle, name);
+    char owner[16];
+    if (fn && !scb_address_in_library(scb_handle, fn, owner, sizeof owner)) return NULL;
+    return fn;
+}
