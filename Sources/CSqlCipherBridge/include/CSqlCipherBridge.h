@@ -51,7 +51,7 @@ typedef enum scb_load_status {
 /* Details of a load attempt, filled by scb_load whatever the outcome. */
 typedef struct scb_load_report {
     int status;                 /* an scb_load_status */
-    char message[8192];         /* human-readable reason when status != SCB_LOAD_OK */
+    char message[4096];         /* human-readable reason when status != SCB_LOAD_OK */
     char symbol[128];           /* missing or foreign symbol, when relevant */
     char object[4096];          /* object a foreign symbol is bound to, or the loaded path */
     int audit_checked;          /* relocations against the library's own sqlite3_* symbols */

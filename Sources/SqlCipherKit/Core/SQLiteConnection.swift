@@ -1,0 +1,200 @@
+import CSqlCipherBridge
+import Foundation
+
+/// One open connection of the loaded library: the single place where SQL runs.
+///
+/// ``Database`` (an actor) and ``Connection`` (a transaction's view) both forward here, so every
+/// statement goes through one cache, one error mapping and one set of hooks. Not thread-safe by
+/// itself: its owner serializes access (the connection is opened with `SQLITE_OPEN_NOMUTEX`).
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+    var cache = StatementCache()
+    private var savepointDepth = 0
+
+    /// SQLite open flags (https://sqlite.org/c3ref/open.html).
+    static let readWrite: Int32 = 0x0000_0002
+    static let create: Int32 = 0x0000_0004
+    static let noMutex: Int32 = 0x0000_8000
+    static let uri: Int32 = 0x0000_0040
+
+    /// Opens `path` with the loaded library. Throws ``SqlCipherError/cannotOpen(path:reason:)``.
+    init(path: String, flags: Int32 = readWrite | create | noMutex) throws {
+        var db: OpaquePointer?
+        let rc = scb_open_v2(path, &db, flags, nil)
+        guard rc == 0, let db else {
+            let message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
+            if let db { scb_close_v2(db) }
+            throw SqlCipherError.cannotOpen(path: path, reason: message)
+        }
+        handle = db
+        self.path = path
+        scb_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        cache.removeAll()
+        scb_close_v2(handle)
+    }
+
+    // MARK: Errors
+
+    /// The typed error for result code `rc`, with SQLite's message for this connection.
+    func error(_ rc: Int32, sql: String?) -> SqlCipherError {
+        let extended = scb_extended_errcode(handle)
+        let message = String(cString: scb_errmsg(handle))
+        return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql)
+    }
+
+    // MARK: Preparing
+
+    /// Prepares the first statement of `sql`, and tells whether more statements follow it.
+    /// Returns nil for text with no statement (only whitespace or comments).
+    private func prepareFirst(_ sql: String) throws -> Statement? {
+        var statement: OpaquePointer?
+        var trailing = false
+        let rc: Int32 = sql.utf8CString.withUnsafeBufferPointer { buffer in
+            var tail: UnsafePointer<CChar>?
+            let base = buffer.baseAddress!
+            let rc = scb_prepare(handle, base, Int32(buffer.count - 1), 0, &statement, &tail)
+            if rc == 0, let tail, tail - base < buffer.count - 1 {
+                trailing = Self.containsStatement(handle, tail)
+            }
+            return rc
+        }
+        guard rc == 0 else {
+            if let statement { scb_finalize(statement) }
+            throw error(rc, sql: sql)
+        }
+        guard let statement else { return nil }
+        return Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
+    }
+
+    /// Whether the text at `tail` holds a statement (rather than only whitespace and comments).
+    private static func containsStatement(_ db: OpaquePointer, _ tail: UnsafePointer<CChar>) -> Bool {
+        var probe: OpaquePointer?
+        let rc = scb_prepare(db, tail, -1, 0, &probe, nil)
+        if let probe { scb_finalize(probe) }
+        // A syntax error in the rest still means "there is more SQL": refuse to ignore it.
+        return rc != 0 || probe != nil
+    }
+
+    /// The cached prepared statement for `sql`, prepared on first use.
+    func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = cache.statement(for: sql) { return statement }
+        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
+        if !statement.hasTrailingStatements { cache.insert(statement) }
+        return statement
+    }
+
+    // MARK: Running SQL
+
+    /// Runs `sql` with positional arguments; returns the number of rows changed
+    /// (https://sqlite.org/c3ref/changes.html).
+    ///
+    /// Text of several statements runs them all when no arguments are given. With arguments the
+    /// text must hold exactly one statement and the counts must match.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
+        let statement = try cachedStatement(sql)
+        if statement.hasTrailingStatements {
+            guard arguments.isEmpty else { throw SqlCipherError.multipleStatements(sql: sql) }
+            return try executeScript(sql)
+        }
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        try statement.run()
+        return statement.isReadOnly ? 0 : Int(scb_changes(handle))
+    }
+
+    /// Runs every statement of `sql`, one after the other; returns the total rows changed.
+    /// Statements before a failing one stay applied, as with `sqlite3_exec`.
+    private func executeScript(_ sql: String) throws -> Int {
+        var changed = 0
+        try sql.utf8CString.withUnsafeBufferPointer { buffer in
+            let end = buffer.baseAddress! + (buffer.count - 1)
+            var cursor = buffer.baseAddress!
+            while cursor < end {
+                var handle: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let rc = scb_prepare(self.handle, cursor, Int32(end - cursor), 0, &handle, &tail)
+                guard rc == 0 else {
+                    if let handle { scb_finalize(handle) }
+                    throw error(rc, sql: sql)
+                }
+                guard let handle else { break }
+                let text = String(cString: scb_sql(handle))
+                let statement = Statement(handle: handle, sql: text, hasTrailingStatements: false, connection: self)
+                guard statement.parameterCount == 0 else {
+                    throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: 0, sql: text)
+                }
+                try statement.run()
+                if !statement.isReadOnly { changed += Int(scb_changes(self.handle)) }
+                cursor = tail ?? end
+            }
+        }
+        return changed
+    }
+
+    /// Runs a single-statement query with positional arguments and returns its rows.
+    func query(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
+        let statement = try cachedStatement(sql)
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        return try statement.fetchAll()
+    }
+
+    /// The first column of the first row of `sql`, or nil.
+    func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
+        try query(sql, arguments).first.map { $0.count > 0 ? $0[0] : .null }
+    }
+
+    // MARK: Transactions
+
+    /// Whether a transaction is open (https://sqlite.org/c3ref/get_autocommit.html).
+    var isInTransaction: Bool { scb_get_autocommit(handle) == 0 }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, or inside a savepoint when a transaction is
+    /// already open. Rolls back when `body` or the commit throws.
+    func inTransaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try inSavepoint(body) }
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a savepoint; a throw rolls back only the savepoint's work
+    /// (https://sqlite.org/lang_savepoint.html).
+    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "sqlcipherkit_sp\(savepointDepth)"
+        try execute("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try execute("RELEASE \(name)")
+            return result
+        } catch {
+            if isInTransaction {
+                _ = try? execute("ROLLBACK TO \(name)")
+                _ = try? execute("RELEASE \(name)")
+            }
+            throw error
+        }
+    }
+
+    // MARK: Facts
+
+    /// The number of rows changed by the last statement.
+    var changes: Int { Int(scb_changes(handle)) }
+
+    /// The rowid of the last successful insert (https://sqlite.org/c3ref/last_insert_rowid.html).
+    var lastInsertRowID: Int64 { scb_last_insert_rowid(handle) }
+}

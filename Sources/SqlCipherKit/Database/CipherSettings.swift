@@ -1,0 +1,94 @@
+import Foundation
+
+/// SQLCipher settings applied right after the key, before the first read
+/// (https://www.zetetic.net/sqlcipher/sqlcipher-api/).
+///
+/// ```swift
+/// // A file that SQLCipher 3.4.1 can read, from either library version:
+/// let db = try Database(path: path, key: "secret", cipher: .sqlcipher3)
+///
+/// // Explicit page size and key-derivation work:
+/// let tuned = try Database(path: path, key: "secret",
+///                          cipher: CipherSettings(pageSize: 8192, kdfIterations: 100_000))
+/// ```
+///
+/// Settings are never ignored silently: one the loaded library cannot honour throws
+/// ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming the version it needs.
+/// The same settings must be given every time a file is opened: SQLCipher stores none of them in
+/// the file.
+public struct CipherSettings: Sendable, Hashable {
+    /// The SQLCipher major version whose defaults to use (`PRAGMA cipher_compatibility`): 3 or 4,
+    /// or nil for the loaded library's own defaults. 3 on SQLCipher 4 reads and writes files that
+    /// SQLCipher 3.4.1 opens; 4 needs SQLCipher 4.
+    public var compatibility: Int?
+    /// The page size in bytes (`PRAGMA cipher_page_size`): a power of two from 512 to 65536.
+    public var pageSize: Int?
+    /// PBKDF2 iterations for a passphrase (`PRAGMA kdf_iter`). Ignored for raw keys, which skip
+    /// key derivation.
+    public var kdfIterations: Int?
+    /// Bytes of the file header left unencrypted (`PRAGMA cipher_plaintext_header_size`, SQLCipher
+    /// 4 only): 0, or a multiple of 16 of at least 24, usually 32. The salt is then not stored in
+    /// the file; pass it with ``Database/init(path:rawKey:salt:journalMode:cipher:)``.
+    public var plaintextHeaderSize: Int?
+
+    /// Creates settings; every nil field keeps the library's default.
+    public init(compatibility: Int? = nil, pageSize: Int? = nil, kdfIterations: Int? = nil,
+                plaintextHeaderSize: Int? = nil) {
+        self.compatibility = compatibility
+        self.pageSize = pageSize
+        self.kdfIterations = kdfIterations
+        self.plaintextHeaderSize = plaintextHeaderSize
+    }
+
+    /// The loaded library's defaults: SQLCipher 4 format on SQLCipher 4, SQLCipher 3 format on 3.4.1.
+    public static let `default` = CipherSettings()
+
+    /// SQLCipher 3 defaults (1024-byte pages, PBKDF2-HMAC-SHA1 with 64,000 iterations, HMAC-SHA1):
+    /// files readable by SQLCipher 3.4.1, with either library.
+    public static let sqlcipher3 = CipherSettings(compatibility: 3)
+
+    /// SQLCipher 4 defaults (4096-byte pages, PBKDF2-HMAC-SHA512 with 256,000 iterations). Needs SQLCipher 4.
+    public static let sqlcipher4 = CipherSettings(compatibility: 4)
+
+    /// The pragmas that apply these settings on `library`, in the order SQLCipher needs
+    /// (compatibility first: it resets the others).
+    /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` or
+    ///   ``SqlCipherError/invalidQuery(reason:)`` for out-of-range values.
+    func pragmas(for library: SqlCipherLibrary) throws -> [String] {
+        var pragmas: [String] = []
+        if let compatibility {
+            guard compatibility == 3 || compatibility == 4 else {
+                throw SqlCipherError.invalidQuery(reason: "cipher compatibility must be 3 or 4, not \(compatibility)")
+            }
+            if library.cipherMajorVersion >= 4 {
+                try library.require("cipher_compatibility", cipher: 4, 0, 1)
+                pragmas.append("PRAGMA cipher_compatibility = \(compatibility)")
+            } else if compatibility > library.cipherMajorVersion {
+                throw SqlCipherError.unsupported(
+                    feature: "SQLCipher \(compatibility) file format", requires: "SQLCipher \(compatibility).0 or later",
+                    loaded: library.cipherVersion)
+            }
+        }
+        if let pageSize {
+            guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+                throw SqlCipherError.invalidQuery(reason: "cipher page size must be a power of two from 512 to 65536, not \(pageSize)")
+            }
+            pragmas.append("PRAGMA cipher_page_size = \(pageSize)")
+        }
+        if let kdfIterations {
+            guard kdfIterations >= 1 else {
+                throw SqlCipherError.invalidQuery(reason: "KDF iterations must be at least 1, not \(kdfIterations)")
+            }
+            pragmas.append("PRAGMA kdf_iter = \(kdfIterations)")
+        }
+        if let plaintextHeaderSize {
+            try library.require("a plaintext header (cipher_plaintext_header_size)", cipher: 4)
+            guard plaintextHeaderSize == 0 || (plaintextHeaderSize >= 24 && plaintextHeaderSize % 16 == 0) else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "a plaintext header must be 0 or a multiple of 16 of at least 24 bytes, not \(plaintextHeaderSize)")
+            }
+            pragmas.append("PRAGMA cipher_plaintext_header_size = \(plaintextHeaderSize)")
+        }
+        return pragmas
+    }
+}

@@ -1,0 +1,67 @@
+extension Database {
+    /// Runs SQL with `?` positional arguments; returns the number of rows changed
+    /// (https://sqlite.org/c3ref/changes.html), 0 for statements that change nothing.
+    ///
+    /// ```swift
+    /// try await db.execute("UPDATE products SET price = ? WHERE id = ?", 39.99, 7)
+    /// ```
+    ///
+    /// Text that holds several statements runs them all when no arguments are given (statements
+    /// before a failing one stay applied, as with `sqlite3_exec`; wrap them in ``transaction(_:)``
+    /// to make them atomic). With arguments the text must be exactly one statement, and there must
+    /// be one argument per parameter.
+    /// - Throws: ``SqlCipherError/argumentCountMismatch(expected:given:sql:)``,
+    ///   ``SqlCipherError/multipleStatements(sql:)``, ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``.
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
+        try liveConnection().execute(sql, arguments.databaseValues)
+    }
+
+    /// Runs SQL with an array of arguments; returns the number of rows changed.
+    @discardableResult
+    public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
+        try liveConnection().execute(sql, arguments.databaseValues)
+    }
+
+    /// Runs one query with `?` positional arguments and returns every row.
+    ///
+    /// ```swift
+    /// let rows = try await db.query("SELECT id, name FROM products WHERE price < ? ORDER BY price", 50.0)
+    /// let names = rows.compactMap { $0.get("name", as: String.self) }
+    /// ```
+    public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
+        try liveConnection().query(sql, arguments.databaseValues)
+    }
+
+    /// Runs one query with an array of arguments and returns every row.
+    public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
+        try liveConnection().query(sql, arguments.databaseValues)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` and returns its value; rolls back and rethrows
+    /// when `body` (or the commit) throws (https://sqlite.org/lang_transaction.html).
+    ///
+    /// ```swift
+    /// let orderID = try await db.transaction { conn in
+    ///     try conn.execute("INSERT INTO orders(customer) VALUES (?)", "Alice")
+    ///     let id = conn.lastInsertRowID
+    ///     try conn.execute("UPDATE customers SET orders = orders + 1 WHERE name = ?", "Alice")
+    ///     return id
+    /// }
+    /// ```
+    ///
+    /// `IMMEDIATE` takes the write lock at the start, so a transaction never fails half-way with
+    /// `SQLITE_BUSY` when it first writes. Inside a transaction opened by hand (`execute("BEGIN")`)
+    /// the body runs in a savepoint instead.
+    public func transaction<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
+        let core = try liveConnection()
+        return try core.inTransaction { try body(Connection(core)) }
+    }
+
+    /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
+    /// behaves like ``transaction(_:)`` with a deferred begin.
+    public func savepoint<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
+        let core = try liveConnection()
+        return try core.inSavepoint { try body(Connection(core)) }
+    }
+}

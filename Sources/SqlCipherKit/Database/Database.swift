@@ -1,0 +1,129 @@
+import Foundation
+
+/// An encrypted (or, when asked, plaintext) SQLite database, isolated in an actor.
+///
+/// ```swift
+/// let db = try Database(path: "/path/to/store.db", key: "my-passphrase")
+/// try await db.execute("CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, body TEXT)")
+/// try await db.execute("INSERT INTO notes(body) VALUES (?)", "hello")
+/// let rows = try await db.query("SELECT body FROM notes")
+/// ```
+///
+/// Opening proves the SQLCipher binding first (``SqlCipherLibrary``), applies the key with
+/// `sqlite3_key`, applies ``CipherSettings``, reads the schema to prove the key, and for a new
+/// encrypted file writes once and checks on disk that nothing readable was written.
+///
+/// Each connection gets these defaults: a 5-second busy timeout, `PRAGMA foreign_keys = ON`,
+/// `PRAGMA temp_store = MEMORY` (no plaintext temporary files), and on SQLCipher 4.5.1+ its
+/// stderr log turned off (`PRAGMA cipher_log = off`, which is process-wide).
+public actor Database {
+    /// The path the database was opened with (`:memory:` for an in-memory database).
+    public nonisolated let path: String
+    /// The SQLCipher library in use.
+    public nonisolated let library: SqlCipherLibrary
+    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:)``.
+    public nonisolated let isEncrypted: Bool
+    /// The journal mode the file is in. An in-memory database reports ``JournalMode/rollback``.
+    public nonisolated let journalMode: JournalMode
+    /// The cipher settings the database was opened with.
+    public nonisolated let cipherSettings: CipherSettings
+
+    var connection: SQLiteConnection?
+
+    /// The busy timeout every connection gets, in milliseconds.
+    static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// Opens or creates an encrypted database with a passphrase.
+    ///
+    /// SQLCipher derives the key from the passphrase with PBKDF2 (256,000 iterations of
+    /// HMAC-SHA512 on SQLCipher 4), which takes a noticeable fraction of a second by design.
+    ///
+    /// - Parameters:
+    ///   - path: A file path, or `":memory:"`.
+    ///   - key: A non-empty passphrase. Its UTF-8 bytes are the key.
+    ///   - journalMode: The mode for a new file; an existing file keeps its own.
+    ///   - cipher: Cipher settings; the same must be given each time the file is opened.
+    /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/keyFailed(path:reason:)`` and the
+    ///   other opening errors.
+    public init(path: String, key: String, journalMode: JournalMode = .wal, cipher: CipherSettings = .default) throws {
+        let material = try KeyMaterial(passphrase: key.utf8)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+    }
+
+    /// Opens or creates an encrypted database with a passphrase given as bytes.
+    ///
+    /// Any bytes are allowed, including NUL and invalid UTF-8. SqlCipherKit zeroes its own copy
+    /// once the key is applied; zero yours when you are done with it
+    /// (`passphrase.resetBytes(in: 0..<passphrase.count)`).
+    public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default) throws {
+        let material = try KeyMaterial(passphrase: key)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+    }
+
+    /// Opens or creates an encrypted database with a raw 32-byte key: no key derivation runs.
+    ///
+    /// ```swift
+    /// let key: Data = ...  // exactly 32 bytes, e.g. from the system keychain
+    /// let db = try Database(path: "/path/to/store.db", rawKey: key)
+    /// ```
+    ///
+    /// A database created with a raw key cannot be opened with a passphrase, or the reverse.
+    /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes.
+    public init(path: String, rawKey: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default) throws {
+        let material = try KeyMaterial(rawKey: rawKey)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+    }
+
+    /// Opens or creates an encrypted database with a raw key and an explicit 16-byte salt.
+    ///
+    /// Needed for files with a plaintext header (``CipherSettings/plaintextHeaderSize``), which do
+    /// not store their salt: the caller keeps it with the key.
+    public init(path: String, rawKey: Data, salt: Data, journalMode: JournalMode = .wal,
+                cipher: CipherSettings = .default) throws {
+        let material = try KeyMaterial(rawKey: rawKey, salt: salt)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+    }
+
+    /// Opens or creates a plaintext SQLite database: no key, readable by any SQLite tool.
+    ///
+    /// ```swift
+    /// let db = try Database(unencryptedPath: "/path/to/public.db")
+    /// ```
+    /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file.
+    public init(unencryptedPath: String, journalMode: JournalMode = .wal) throws {
+        let opened = try DatabaseOpener.open(
+            path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default)
+        self.path = unencryptedPath
+        self.library = opened.library
+        self.isEncrypted = false
+        self.journalMode = opened.journalMode
+        self.cipherSettings = .default
+        self.connection = opened.connection
+    }
+
+    private init(path: String, key: KeyMaterial, journalMode: JournalMode, cipher: CipherSettings) throws {
+        let opened = try DatabaseOpener.open(path: path, key: key, journalMode: journalMode, cipher: cipher)
+        self.path = path
+        self.library = opened.library
+        self.isEncrypted = true
+        self.journalMode = opened.journalMode
+        self.cipherSettings = cipher
+        self.connection = opened.connection
+    }
+
+    /// The open connection, or ``SqlCipherError/databaseClosed``.
+    func liveConnection() throws -> SQLiteConnection {
+        guard let connection else { throw SqlCipherError.databaseClosed }
+        return connection
+    }
+
+    /// Closes the database. Later calls throw ``SqlCipherError/databaseClosed``. Closing twice is harmless.
+    ///
+    /// A database is also closed when the last reference to it goes away.
+    public func close() {
+        connection = nil
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { connection == nil }
+}

@@ -1,0 +1,171 @@
+import CSqlCipherBridge
+import Foundation
+
+/// The opening sequence shared by every ``Database`` initializer and by the conversions that open
+/// files of their own. One sequence, so that every connection gets the same checks and defaults.
+enum DatabaseOpener {
+    struct Opened {
+        let connection: SQLiteConnection
+        let library: SqlCipherLibrary
+        let journalMode: JournalMode
+    }
+
+    /// Opens `path` with `key` (nil for plaintext), applies `cipher`, proves the key, sets the
+    /// journal mode of a new file, applies the defaults and, for a new encrypted file, checks on
+    /// disk that what was written is ciphertext.
+    static func open(path: String, key: KeyMaterial?, journalMode: JournalMode,
+                     cipher: CipherSettings) throws -> Opened {
+        let library = try SqlCipherLibrary.shared
+        let encrypted = key != nil
+        let inMemory = path == ":memory:"
+        guard !path.isEmpty else {
+            throw SqlCipherError.cannotOpen(path: path, reason: "the path is empty; use \":memory:\" for an in-memory database")
+        }
+        let isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        let settings = try cipher.pragmas(for: library)
+        if cipher.plaintextHeaderSize != nil && !encrypted {
+            throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
+        }
+
+        let connection = try SQLiteConnection(path: path)
+        var created: [String] = []
+        if isNew && !inMemory { created = [path, path + "-wal", path + "-shm", path + "-journal"] }
+        do {
+            if let key {
+                let rc = key.withBytes { bytes in
+                    scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count))
+                }
+                guard rc == 0 else { throw connection.error(rc, sql: nil) }
+            }
+            if library.cipherVersionIsAtLeast(4, 5, 1) {
+                try connection.execute("PRAGMA cipher_log = off")
+            }
+            for pragma in settings {
+                try connection.execute(pragma)
+            }
+            try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher)
+
+            let mode: JournalMode
+            let empty = try inMemory || pageCount(connection) == 0
+            if isNew && empty {
+                let answer = try connection.scalar("PRAGMA journal_mode = \(journalMode.pragmaValue)")
+                mode = inMemory ? .rollback : JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
+            } else {
+                let answer = try connection.scalar("PRAGMA journal_mode")
+                mode = JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
+            }
+
+            scb_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)
+            try connection.execute("PRAGMA foreign_keys = ON")
+            try connection.execute("PRAGMA temp_store = MEMORY")
+
+            if encrypted && isNew && !inMemory {
+                try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
+            }
+            return Opened(connection: connection, library: library, journalMode: mode)
+        } catch {
+            if !created.isEmpty {
+                // Only files this call created are removed; an existing file is never touched.
+                withExtendedLifetime(connection) {}
+                for file in created { try? FileManager.default.removeItem(atPath: file) }
+            }
+            throw error
+        }
+    }
+
+    /// Checks the path before SQLite sees it; returns whether the file is new (missing or empty).
+    private static func checkPath(_ path: String, encrypted: Bool, cipher: CipherSettings) throws -> Bool {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue {
+                throw SqlCipherError.cannotOpen(path: path, reason: "it is a directory; give the path of a file inside it")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw SqlCipherError.cannotOpen(path: path, reason: "the file is not readable (check its permissions)")
+            }
+            guard let header = FileHeader(path: path) else {
+                throw SqlCipherError.cannotOpen(path: path, reason: "the file cannot be read")
+            }
+            if header.fileSize == 0 { return true }
+            if encrypted {
+                if header.looksPlaintextSQLite {
+                    throw SqlCipherError.keyFailed(
+                        path: path,
+                        reason: "it is a plaintext SQLite database. Open it with Database(unencryptedPath:), or make an "
+                            + "encrypted copy with Database.encrypt(plaintextAt:to:key:)")
+                }
+                if header.looksPlaintextHeaderSQLCipher && cipher.plaintextHeaderSize == nil {
+                    throw SqlCipherError.keyFailed(
+                        path: path,
+                        reason: "it is a SQLCipher database with a plaintext header. Open it with "
+                            + "CipherSettings(plaintextHeaderSize:) and Database(path:rawKey:salt:)")
+                }
+            } else if !header.hasPlaintextMagic {
+                if header.fileSize < 512 || header.fileSize % 512 != 0 {
+                    throw SqlCipherError.notADatabase(
+                        path: path, reason: "its size (\(header.fileSize) bytes) is not a multiple of any page size "
+                            + "and it has no SQLite header")
+                }
+                throw SqlCipherError.notPlaintextDatabase(path: path)
+            }
+            return false
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
+        }
+        if !FileManager.default.isWritableFile(atPath: folder) {
+            throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) is not writable")
+        }
+        return true
+    }
+
+    /// Reads the schema: the first read is where SQLCipher derives the key and checks it.
+    private static func proveReadable(_ connection: SQLiteConnection, path: String, encrypted: Bool,
+                                      cipher: CipherSettings) throws {
+        do {
+            _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
+        } catch SqlCipherError.sqlite(let code, _, let message, _) {
+            let size = FileHeader(path: path)?.fileSize ?? 0
+            let unreadable = code == 26 || (encrypted && cipher.plaintextHeaderSize != nil && code == 1)
+            guard unreadable else {
+                throw SqlCipherError.sqlite(code: code, extendedCode: code, message: message, sql: nil)
+            }
+            if size % 512 != 0 {
+                throw SqlCipherError.notADatabase(
+                    path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
+            }
+            if !encrypted { throw SqlCipherError.notPlaintextDatabase(path: path) }
+            throw SqlCipherError.keyFailed(
+                path: path,
+                reason: "SQLCipher reports \"\(message)\": the key is wrong, the file was made with other cipher "
+                    + "settings (a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4), or it is "
+                    + "not a database")
+        }
+    }
+
+    private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {
+        Int64.fromDatabaseValue(try connection.scalar("PRAGMA page_count") ?? .null) ?? 0
+    }
+
+    /// Writes a uniquely named table and drops it, then proves that neither its name nor a plaintext
+    /// SQLite header is on disk. Fails closed: any doubt is an error.
+    private static func verifyCiphertextOnDisk(_ connection: SQLiteConnection, path: String, cipher: CipherSettings) throws {
+        let marker = "sqlcipherkit_probe_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try connection.execute("CREATE TABLE \(marker)(x); DROP TABLE \(marker)")
+        guard let header = FileHeader(path: path), header.fileSize > 0 else {
+            throw SqlCipherError.plaintextDetected(path: path, reason: "nothing was written to the file after the first write")
+        }
+        if header.hasPlaintextMagic && (cipher.plaintextHeaderSize ?? 0) == 0 {
+            throw SqlCipherError.plaintextDetected(path: path, reason: "its first 16 bytes read \"SQLite format 3\"")
+        }
+        let needle = Data(marker.utf8)
+        for file in [path, path + "-wal", path + "-journal"] {
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            if data.range(of: needle) != nil {
+                throw SqlCipherError.plaintextDetected(path: path, reason: "a table name written to it is readable in \(file)")
+            }
+        }
+    }
+}

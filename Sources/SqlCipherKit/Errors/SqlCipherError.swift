@@ -1,0 +1,209 @@
+import Foundation
+
+/// Every error SqlCipherKit throws.
+///
+/// Each case carries what a person needs to act on it, and ``description`` says what to do.
+/// The cases are `Equatable`, so tests and callers can match them exactly:
+///
+/// ```swift
+/// do {
+///     _ = try Database(path: path, key: "wrong")
+/// } catch SqlCipherError.keyFailed(let path, _) {
+///     print("\(path) needs another key")
+/// }
+/// ```
+public enum SqlCipherError: Error, Sendable, Equatable {
+    // MARK: Loading the library
+
+    /// No SQLCipher library was found at any of the searched paths.
+    case libraryNotFound(searched: [String], package: String)
+    /// The library at `path` is not SQLCipher (for example a plaintext libsqlite3), or it could not
+    /// be proven to encrypt.
+    case notSQLCipher(path: String, reason: String)
+    /// The library's own `sqlite3_*` references resolve into another object, typically a
+    /// libsqlite3 that the process linked or loaded first.
+    case bindingConflict(path: String, foreign: Int, checked: Int, symbol: String, boundTo: String)
+    /// The library lacks a function SqlCipherKit requires.
+    case missingSymbol(path: String, symbol: String)
+    /// The process cannot host an isolated load of the library (for example under a sanitizer).
+    case unsupportedRuntime(reason: String)
+    /// A different SQLCipher library is already in use by this process.
+    case libraryAlreadyLoaded(loaded: String, requested: String)
+
+    // MARK: Opening and keys
+
+    /// An empty passphrase or key: SQLCipher would silently create a plaintext database.
+    case emptyKey
+    /// A raw key that is not exactly 32 bytes.
+    case invalidRawKey(byteCount: Int)
+    /// The key does not open the file: a wrong key, a plaintext file opened with a key, or
+    /// different cipher settings.
+    case keyFailed(path: String, reason: String)
+    /// An encrypted (or otherwise unreadable) file was opened with `Database(unencryptedPath:)`.
+    case notPlaintextDatabase(path: String)
+    /// The file is not a database at all.
+    case notADatabase(path: String, reason: String)
+    /// The path cannot be opened or created (a directory, a missing folder, no permission).
+    case cannotOpen(path: String, reason: String)
+    /// A database that was meant to be encrypted shows plaintext on disk. Nothing more was written.
+    case plaintextDetected(path: String, reason: String)
+    /// The loaded SQLCipher cannot honour a requested feature.
+    case unsupported(feature: String, requires: String, loaded: String)
+    /// A key operation on a database that was opened without encryption.
+    case notEncrypted
+    /// A rekey did not take effect; the database still opens with the old key.
+    case rekeyFailed(path: String, reason: String)
+    /// An export or conversion failed its verification; the source was left as it was.
+    case conversionFailed(source: String, target: String, reason: String)
+    /// The database was closed with ``Database/close()``.
+    case databaseClosed
+
+    // MARK: SQL
+
+    /// SQLite reported an error. `code` is the primary result code, `extendedCode` the extended one
+    /// (https://sqlite.org/rescode.html).
+    case sqlite(code: Int32, extendedCode: Int32, message: String, sql: String?)
+    /// The number of `?` arguments does not match the statement's parameters.
+    case argumentCountMismatch(expected: Int, given: Int, sql: String)
+    /// Arguments were given with SQL that holds more than one statement.
+    case multipleStatements(sql: String)
+    /// The SQL text holds no statement.
+    case emptyStatement(sql: String)
+    /// A row has no column of that name.
+    case columnNotFound(name: String, available: [String])
+    /// A row has no column at that index.
+    case columnIndexOutOfRange(index: Int, count: Int)
+    /// A stored value cannot be converted to the requested Swift type.
+    case typeMismatch(column: String, stored: String, expected: String)
+    /// A ``Connection`` was used after the transaction body that received it returned.
+    case connectionNotUsable
+
+    // MARK: Query builder, entities, migrations
+
+    /// A template's named parameter received no value.
+    case unboundParameter(name: String)
+    /// A value was bound to a parameter the template does not contain.
+    case unknownParameter(name: String)
+    /// A builder was used in a way that cannot produce valid SQL.
+    case invalidQuery(reason: String)
+    /// A `Delete` without a `where` clause, which would remove every row.
+    case deleteWithoutWhere(table: String)
+    /// A stored row cannot be decoded into an entity.
+    case decodingFailed(entity: String, column: String, stored: String, expected: String)
+    /// An entity cannot be encoded into columns.
+    case encodingFailed(entity: String, reason: String)
+    /// A migration failed; nothing of it was applied.
+    case migrationFailed(id: String, reason: String)
+    /// The database records migrations that the given list does not contain.
+    case unknownAppliedMigrations(ids: [String])
+    /// `rollback(to:using:)` named a migration that is not applied or not in the list.
+    case unknownMigration(id: String)
+    /// A migration without a `down` step was asked to roll back.
+    case migrationNotReversible(id: String)
+    /// A change left rows that violate foreign keys.
+    case foreignKeyViolation(table: String, rowid: Int64?, parent: String)
+}
+
+extension SqlCipherError: CustomStringConvertible, LocalizedError {
+    /// A sentence that says what went wrong and what to do about it.
+    public var description: String {
+        switch self {
+        case let .libraryNotFound(searched, package):
+            return "SQLCipher library not found (searched: \(searched.joined(separator: ", "))). "
+                + "Install it (on Debian/Ubuntu: apt-get install \(package)), or point "
+                + "\(SqlCipherLibrary.environmentVariable) or SqlCipherLibrary.load(from:) at a libsqlcipher file."
+        case let .notSQLCipher(path, reason):
+            return "\(path) is not a usable SQLCipher library: \(reason). "
+                + "Point \(SqlCipherLibrary.environmentVariable) at libsqlcipher (e.g. /usr/lib/x86_64-linux-gnu/libsqlcipher.so.1)."
+        case let .bindingConflict(path, foreign, checked, symbol, boundTo):
+            return "Binding conflict in \(path): \(foreign) of its \(checked) references to its own sqlite3_* "
+                + "functions resolve elsewhere (\(symbol) is bound to \(boundTo)). SQLCipher would run on another "
+                + "SQLite's code, so nothing was opened. Make sure nothing in the process loads libsqlcipher before "
+                + "SqlCipherKit does (do not link it, do not LD_PRELOAD it), then run sqlcipher-doctor."
+        case let .missingSymbol(path, symbol):
+            return "\(path) does not export \(symbol), which SqlCipherKit requires. Install a complete SQLCipher "
+                + "build (SQLCipher 3.4 or later)."
+        case let .unsupportedRuntime(reason):
+            return "This process cannot load SQLCipher in isolation: \(reason). Run without the sanitizer, "
+                + "or on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple)."
+        case let .libraryAlreadyLoaded(loaded, requested):
+            return "This process already uses \(loaded); \(requested) cannot be loaded next to it. Use one "
+                + "SQLCipher library per process (run a separate process for the other)."
+        case .emptyKey:
+            return "An empty key would create a plaintext database. Pass a non-empty passphrase, or use "
+                + "Database(unencryptedPath:) if plaintext is what you want."
+        case let .invalidRawKey(count):
+            return "A raw key must be exactly 32 bytes; this one has \(count). Pass 32 random bytes, or use a passphrase."
+        case let .keyFailed(path, reason):
+            return "The key does not open \(path): \(reason)."
+        case let .notPlaintextDatabase(path):
+            return "\(path) is not a plaintext SQLite database (it is encrypted, or not a database). "
+                + "Open it with Database(path:key:) or Database(path:rawKey:)."
+        case let .notADatabase(path, reason):
+            return "\(path) is not a database: \(reason). Check the path; run `sqlcipher-doctor inspect \(path)`."
+        case let .cannotOpen(path, reason):
+            return "Cannot open or create \(path): \(reason)."
+        case let .plaintextDetected(path, reason):
+            return "Refusing to use \(path): it was meant to be encrypted but \(reason). Nothing more was written. "
+                + "Run sqlcipher-doctor to check the SQLCipher binding."
+        case let .unsupported(feature, requires, loaded):
+            return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Install SQLCipher 4 "
+                + "(libsqlcipher1) or leave this setting out."
+        case .notEncrypted:
+            return "This database was opened without encryption, so it has no key to change. Use "
+                + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."
+        case let .rekeyFailed(path, reason):
+            return "Changing the key of \(path) failed: \(reason). The database still opens with the old key."
+        case let .conversionFailed(source, target, reason):
+            return "Converting \(source) to \(target) failed: \(reason). The source was not changed."
+        case .databaseClosed:
+            return "The database was closed. Open a new Database to continue."
+        case let .sqlite(code, extended, message, sql):
+            let statement = sql.map { " in `\($0)`" } ?? ""
+            return "SQLite error \(code) (extended \(extended)): \(message)\(statement)."
+        case let .argumentCountMismatch(expected, given, sql):
+            return "`\(sql)` has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
+        case let .multipleStatements(sql):
+            return "`\(sql)` holds several statements; arguments can only be bound to a single statement. "
+                + "Run the statements one by one."
+        case let .emptyStatement(sql):
+            return "`\(sql)` holds no SQL statement."
+        case let .columnNotFound(name, available):
+            return "No column named \"\(name)\" in this row (columns: \(available.joined(separator: ", ")))."
+        case let .columnIndexOutOfRange(index, count):
+            return "Column index \(index) is out of range; the row has \(count) column(s)."
+        case let .typeMismatch(column, stored, expected):
+            return "Column \"\(column)\" holds \(stored), which cannot be read as \(expected)."
+        case .connectionNotUsable:
+            return "This Connection belongs to a transaction that has ended; use it only inside the body."
+        case let .unboundParameter(name):
+            return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
+        case let .unknownParameter(name):
+            return "A value was bound to :\(name), which the query does not use. Remove it or fix the name."
+        case let .invalidQuery(reason):
+            return "Invalid query: \(reason)."
+        case let .deleteWithoutWhere(table):
+            return "Delete from \"\(table)\" has no where clause and would remove every row. Add .where(...) "
+                + "or use Delete(table, allRows: true)."
+        case let .decodingFailed(entity, column, stored, expected):
+            return "Cannot decode \(entity): column \"\(column)\" holds \(stored), expected \(expected)."
+        case let .encodingFailed(entity, reason):
+            return "Cannot encode \(entity): \(reason)."
+        case let .migrationFailed(id, reason):
+            return "Migration \"\(id)\" failed and was rolled back: \(reason)."
+        case let .unknownAppliedMigrations(ids):
+            return "The database records migrations that are not in the list given: \(ids.joined(separator: ", ")). "
+                + "It was migrated by a newer or different version of the program; pass the full list."
+        case let .unknownMigration(id):
+            return "No applied migration has the id \"\(id)\"."
+        case let .migrationNotReversible(id):
+            return "Migration \"\(id)\" has no down step, so it cannot be rolled back."
+        case let .foreignKeyViolation(table, rowid, parent):
+            let row = rowid.map { " (rowid \($0))" } ?? ""
+            return "A row of \"\(table)\"\(row) refers to a missing row of \"\(parent)\"; the change was rolled back."
+        }
+    }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
+}

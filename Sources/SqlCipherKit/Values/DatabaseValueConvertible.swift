@@ -1,0 +1,177 @@
+import Foundation
+
+/// A Swift type that can be stored in and read from a database column.
+///
+/// SqlCipherKit provides conformances for `Int` and the fixed-width integers, `Double`, `Float`,
+/// `Bool`, `String`, `Data`, `Date`, `UUID`, ``DatabaseValue`` and `Optional` of any of them.
+/// Conform your own types to store them in one column:
+///
+/// ```swift
+/// struct Cents: DatabaseValueConvertible {
+///     var value: Int64
+///     var databaseValue: DatabaseValue { .integer(value) }
+///     static func fromDatabaseValue(_ v: DatabaseValue) -> Cents? {
+///         if case .integer(let i) = v { return Cents(value: i) }
+///         return nil
+///     }
+/// }
+/// ```
+///
+/// Reading follows SQLite's storage classes strictly, documented per type in `docs/guide.md`:
+/// a conversion that would lose information (an integer out of range, a real with a fraction read
+/// as an integer, text read as a number) returns `nil` rather than a guess.
+public protocol DatabaseValueConvertible: Sendable {
+    /// The value to bind to a statement parameter.
+    var databaseValue: DatabaseValue { get }
+    /// The Swift value for a stored value, or `nil` when it cannot be represented.
+    static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
+}
+
+// MARK: Integers
+
+extension DatabaseValueConvertible where Self: FixedWidthInteger {
+    /// Integers within `Int64` are stored as `integer`; larger unsigned values as their decimal text,
+    /// so no value is ever truncated.
+    public var databaseValue: DatabaseValue {
+        if let exact = Int64(exactly: self) { return .integer(exact) }
+        return .text(String(self))
+    }
+
+    /// Reads `integer` values in range, `real` values that are whole numbers in range, and the
+    /// decimal text that ``databaseValue`` writes for values beyond `Int64`.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        switch value {
+        case .integer(let int): return Self(exactly: int)
+        case .real(let double): return Self(exactly: double)
+        case .text(let text): return Self.bitWidth == 64 && !Self.isSigned ? Self(text, radix: 10) : nil
+        default: return nil
+        }
+    }
+}
+
+extension Int: DatabaseValueConvertible {}
+extension Int8: DatabaseValueConvertible {}
+extension Int16: DatabaseValueConvertible {}
+extension Int32: DatabaseValueConvertible {}
+extension Int64: DatabaseValueConvertible {}
+extension UInt: DatabaseValueConvertible {}
+extension UInt8: DatabaseValueConvertible {}
+extension UInt16: DatabaseValueConvertible {}
+extension UInt32: DatabaseValueConvertible {}
+extension UInt64: DatabaseValueConvertible {}
+
+// MARK: Floating point
+
+extension Double: DatabaseValueConvertible {
+    /// Stored as `real`. NaN is stored as NULL, as SQLite itself does.
+    public var databaseValue: DatabaseValue { isNaN ? .null : .real(self) }
+
+    /// Reads `real` and `integer` values.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+        switch value {
+        case .real(let double): return double
+        case .integer(let int): return Double(int)
+        default: return nil
+        }
+    }
+}
+
+extension Float: DatabaseValueConvertible {
+    /// Stored as `real`.
+    public var databaseValue: DatabaseValue { Double(self).databaseValue }
+
+    /// Reads `real` and `integer` values, rounded to the nearest `Float`.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
+        Double.fromDatabaseValue(value).map { Float($0) }
+    }
+}
+
+// MARK: Bool
+
+extension Bool: DatabaseValueConvertible {
+    /// Stored as the integer 1 or 0.
+    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+
+    /// Reads integers (zero is false, anything else true) and reals the same way.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+        switch value {
+        case .integer(let int): return int != 0
+        case .real(let double): return double != 0
+        default: return nil
+        }
+    }
+}
+
+// MARK: Text and bytes
+
+extension String: DatabaseValueConvertible {
+    /// Stored as `text`, byte for byte (embedded NUL characters are kept).
+    public var databaseValue: DatabaseValue { .text(self) }
+
+    /// Reads `text` only.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+        if case .text(let text) = value { return text }
+        return nil
+    }
+}
+
+extension Data: DatabaseValueConvertible {
+    /// Stored as `blob`.
+    public var databaseValue: DatabaseValue { .blob(self) }
+
+    /// Reads `blob`, and `text` as its UTF-8 bytes.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+        switch value {
+        case .blob(let data): return data
+        case .text(let text): return Data(text.utf8)
+        default: return nil
+        }
+    }
+}
+
+extension UUID: DatabaseValueConvertible {
+    /// Stored as `text` in the canonical upper-case form, e.g. `E621E1F8-C36C-495A-93FC-0C247A3E6E5F`.
+    public var databaseValue: DatabaseValue { .text(uuidString) }
+
+    /// Reads text in either case, and 16-byte blobs.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> UUID? {
+        switch value {
+        case .text(let text): return UUID(uuidString: text)
+        case .blob(let data) where data.count == 16:
+            let b = [UInt8](data)
+            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                               b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        default: return nil
+        }
+    }
+}
+
+extension Date: DatabaseValueConvertible {
+    /// Stored as UTF `text` in the form `YYYY-MM-DD HH:MM:SS.SSS`, which sorts in time order and
+    /// which SQLite's date functions read (https://sqlite.org/lang_datefunc.html).
+    public var databaseValue: DatabaseValue { .text(DatabaseDateFormat.string(from: self)) }
+
+    /// Reads that text form (also with a `T` separator, without seconds or fraction, with a `Z` or
+    /// `±HH:MM` offset, or a date alone), and `integer`/`real` values as seconds since 1970.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Date? {
+        switch value {
+        case .text(let text): return DatabaseDateFormat.date(from: text)
+        case .integer(let int): return Date(timeIntervalSince1970: TimeInterval(int))
+        case .real(let double): return Date(timeIntervalSince1970: double)
+        default: return nil
+        }
+    }
+}
+
+// MARK: Optional
+
+extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
+    /// `nil` is stored as NULL.
+    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+
+    /// NULL reads as `.some(nil)`; other values as the wrapped type reads them.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+        if case .null = value { return .some(nil) }
+        return Wrapped.fromDatabaseValue(value).map { .some($0) }
+    }
+}

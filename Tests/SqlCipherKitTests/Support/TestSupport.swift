@@ -1,0 +1,37 @@
+import Foundation
+@testable import SqlCipherKit
+
+/// A fresh temporary directory for one test, removed when the value is released.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+
+    init(_ label: String = #function) {
+        let safe = label.filter { $0.isLetter || $0.isNumber }.prefix(40)
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sqlcipherkit-\(safe)-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// A path inside the directory.
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Every file of the directory and their contents.
+    func allFileContents() -> [(String, Data)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        return names.compactMap { name in
+            let file = path(name)
+            return FileManager.default.contents(atPath: file).map { (file, $0) }
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The library under test, as selected by SQLCIPHERKIT_LIBRARY (or discovery).
+func loadedLibrary() throws -> SqlCipherLibrary { try SqlCipherLibrary.shared }
+
+/// Whether the loaded library is SQLCipher 4 or later.
+func isSQLCipher4() -> Bool { ((try? loadedLibrary())?.cipherMajorVersion ?? 0) >= 4 }
+
+/// 32 deterministic key bytes.
+func rawKey(_ seed: UInt8 = 1) -> Data { Data((0..<32).map { UInt8($0) &* 7 &+ seed }) }
