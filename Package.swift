@@ -25,9 +25,14 @@ let package = Package(
         ),
         // Plaintext system SQLite, for tests and test helpers only.
         .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3"),
+        // A child process for linking, crash and fault scenarios; links libsqlite3 on purpose.
+        .executableTarget(
+            name: "sqlcipherkit-test-helper",
+            dependencies: ["SqlCipherKit", "CSQLite3"]
+        ),
         .testTarget(
             name: "SqlCipherKitTests",
-            dependencies: ["SqlCipherKit", "CSQLite3"]
+            dependencies: ["SqlCipherKit", "CSQLite3", "sqlcipherkit-test-helper", "sqlcipher-doctor"]
         ),
     ],
     swiftLanguageModes: [.v6],

@@ -53,7 +53,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # SQLCipher 4.x: the library and its CLI, from backports on bookworm, else from the main archive.
-if ! have_pkg libsqlcipher1 || ! have_pkg sqlcipher || ! sqlcipher -version 2>/dev/null | grep -q '^3\.[4-9][0-9]\.\|4\.'; then
+if ! have_pkg libsqlcipher1 || ! have_pkg sqlcipher || ! sqlcipher -version 2>/dev/null | grep -q 'SQLCipher 4'; then
   apt_update
   $SUDO apt-get install -y -qq --no-install-recommends "${backports[@]}" libsqlcipher1 sqlcipher >/dev/null
 fi

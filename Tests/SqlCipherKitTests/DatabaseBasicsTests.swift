@@ -29,3 +29,11 @@ import Testing
         #expect(n == 2)
     }
 }
+
+@Suite struct HelperSmokeTests {
+    @Test func helperRuns() throws {
+        let result = try runHelper(["ping"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "pong\n")
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// The result of a child process.
+struct ChildResult: Sendable {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    /// Whether the process ended by a signal (crash or kill) rather than exiting.
+    let signaled: Bool
+}
+
+/// The directory holding the build products (the test binary, the helper, the doctor).
+func buildProductsDirectory() -> URL {
+    // `swift test` runs <build>/debug/<Package>PackageTests.xctest; the products sit beside it.
+    var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("sqlcipherkit-test-helper").path) {
+            return url
+        }
+    }
+    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug")
+}
+
+/// The path of a built executable product, e.g. `sqlcipher-doctor`.
+func productPath(_ name: String) -> String {
+    buildProductsDirectory().appendingPathComponent(name).path
+}
+
+/// Runs an executable to completion and captures its output.
+/// `environment` entries are added to (or, with a nil value, removed from) the current environment.
+@discardableResult
+func runChild(_ executable: String, _ arguments: [String], environment: [String: String?] = [:],
+              input: Data? = nil) throws -> ChildResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    if let input {
+        let pipe = Pipe()
+        process.standardInput = pipe
+        try process.run()
+        pipe.fileHandleForWriting.write(input)
+        try pipe.fileHandleForWriting.close()
+    } else {
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+    // Read both pipes concurrently with the wait so a chatty child cannot block on a full pipe.
+    nonisolated(unsafe) var outData = Data(), errData = Data()
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) { outData = out.fileHandleForReading.readDataToEndOfFile() }
+    DispatchQueue.global().async(group: group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
+    process.waitUntilExit()
+    group.wait()
+    return ChildResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData, as: UTF8.self),
+        signaled: process.terminationReason == .uncaughtSignal)
+}
+
+/// Runs the test helper with a command.
+@discardableResult
+func runHelper(_ arguments: [String], environment: [String: String?] = [:]) throws -> ChildResult {
+    try runChild(productPath("sqlcipherkit-test-helper"), arguments, environment: environment)
+}
