@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -138,61 +139,88 @@ int scb_address_in_library(void *handle, const void *address, char *owner, size_
     return theirs == mine;
 }
 
-struct scb_scan {
-    int wanted;
-    int seen;
-    struct link_map *skip;
-    char *path;
-    size_t path_len;
-    char *version;
-    size_t version_len;
-    int found;
+/* One loaded object, copied out of dl_iterate_phdr. */
+struct scb_object {
+    char name[1024];
+    ElfW(Addr) base;
 };
 
-/* dl_iterate_phdr callback: stops at the wanted-th object that defines sqlite3_libversion. */
-static int scb_scan_object(struct dl_phdr_info *info, size_t size, void *ctx) {
+struct scb_object_list {
+    struct scb_object *items;
+    size_t count;
+    size_t capacity;
+};
+
+/*
+** dl_iterate_phdr callback: only copies each object's name and base. Nothing that may take the
+** dynamic linker's load lock (dlopen, dlsym) runs here: dl_iterate_phdr holds glibc's
+** dl_load_write_lock, and a dlopen in another thread takes the load lock and then that one, so
+** calling dlopen inside the callback could deadlock against it.
+*/
+static int scb_collect_object(struct dl_phdr_info *info, size_t size, void *ctx) {
     (void)size;
-    struct scb_scan *scan = ctx;
-    const char *name = info->dlpi_name;
+    struct scb_object_list *list = ctx;
+    if (list->count == list->capacity) {
+        size_t capacity = list->capacity ? list->capacity * 2 : 64;
+        struct scb_object *items = realloc(list->items, capacity * sizeof *items);
+        if (items == NULL) return 1;
+        list->items = items;
+        list->capacity = capacity;
+    }
+    struct scb_object *object = &list->items[list->count++];
+    scb_copy(object->name, sizeof object->name, info->dlpi_name);
+    object->base = info->dlpi_addr;
+    return 0;
+}
+
+/* Whether `object` itself defines sqlite3_libversion; if so returns that function. */
+static const char *(*scb_own_libversion(struct scb_object *object, struct link_map *skip))(void) {
     char exe[1024];
-    void *object;
-    if (name == NULL || name[0] == 0) {
+    const char *name = object->name;
+    void *handle;
+    if (name[0] == 0) {
         /* The main program: look it up through the global scope. */
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n <= 0) return 0;
+        if (n <= 0) return NULL;
         exe[n] = 0;
-        name = exe;
-        object = dlopen(NULL, RTLD_LAZY);
+        scb_copy(object->name, sizeof object->name, exe);
+        handle = dlopen(NULL, RTLD_LAZY);
     } else {
-        object = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+        handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
     }
-    if (object == NULL) return 0;
-    void *fn = dlsym(object, "sqlite3_libversion");
+    if (handle == NULL) return NULL;
+    void *fn = dlsym(handle, "sqlite3_libversion");
     struct link_map *owner = NULL;
     Dl_info where;
+    /* dlsym also searches the object's dependencies: count the object only when the definition
+    ** found lies in the object itself. */
     int defines = fn && dladdr1(fn, &where, (void **)&owner, RTLD_DL_LINKMAP) && owner != NULL &&
-                  owner->l_addr == info->dlpi_addr && owner != scan->skip;
-    if (defines && scan->seen++ == scan->wanted) {
-        const char *(*libversion)(void) = (const char *(*)(void))fn;
-        scb_copy(scan->path, scan->path_len, name);
-        scb_copy(scan->version, scan->version_len, libversion());
-        scan->found = 1;
-    }
-    dlclose(object);
-    return scan->found;
+                  owner->l_addr == object->base && owner != skip;
+    dlclose(handle);
+    return defines ? (const char *(*)(void))fn : NULL;
 }
 
 int scb_other_sqlite_library(int index, char *path, size_t path_len, char *version, size_t version_len) {
-    struct scb_scan scan = {index, 0, NULL, path, path_len, version, version_len, 0};
+    struct link_map *skip = NULL;
     if (atomic_load_explicit(&scb_loaded, memory_order_acquire)) {
         void *own = dlopen(scb_library_path(), RTLD_LAZY | RTLD_NOLOAD);
         if (own) {
-            dlinfo(own, RTLD_DI_LINKMAP, &scan.skip);
+            dlinfo(own, RTLD_DI_LINKMAP, &skip);
             dlclose(own);
         }
     }
-    dl_iterate_phdr(scb_scan_object, &scan);
-    return scan.found;
+    struct scb_object_list list = {NULL, 0, 0};
+    dl_iterate_phdr(scb_collect_object, &list);
+    int seen = 0, found = 0;
+    for (size_t i = 0; i < list.count && !found; i++) {
+        const char *(*libversion)(void) = scb_own_libversion(&list.items[i], skip);
+        if (libversion == NULL || seen++ != index) continue;
+        scb_copy(path, path_len, list.items[i].name);
+        scb_copy(version, version_len, libversion());
+        found = 1;
+    }
+    free(list.items);
+    return found;
 }
 
 #else /* no ELF audit on this platform */

@@ -10,6 +10,9 @@ struct FileHeader {
     /// The magic string of a plaintext SQLite header.
     static let sqliteMagic: [UInt8] = Array("SQLite format 3".utf8) + [0]
 
+    /// The size of SQLite's database header.
+    static let length = 100
+
     /// Up to the first 100 bytes of the file.
     let bytes: [UInt8]
     /// The file's size in bytes.
@@ -19,7 +22,7 @@ struct FileHeader {
     init?(path: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: 100),
+        guard let data = try? handle.read(upToCount: Self.length),
               let size = try? handle.seekToEnd() else {
             if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
                let size = attributes[.size] as? Int, size == 0 {
@@ -31,6 +34,12 @@ struct FileHeader {
         }
         self.bytes = [UInt8](data)
         self.fileSize = Int(size)
+    }
+
+    /// A header made of bytes already read (only the first 100 are kept).
+    init(bytes: some Collection<UInt8>, fileSize: Int) {
+        self.bytes = Array(bytes.prefix(Self.length))
+        self.fileSize = fileSize
     }
 
     /// Whether the file starts with `SQLite format 3\0`.
@@ -61,4 +70,64 @@ struct FileHeader {
 
     /// A SQLCipher file that keeps its SQLite header readable.
     var looksPlaintextHeaderSQLCipher: Bool { hasPlaintextMagic && (reservedBytes ?? 0) > 0 }
+
+    // MARK: Fields used by DatabaseFileInspector
+
+    /// Whether ``pageSize`` is one SQLite accepts: a power of two from 512 to 65536.
+    var hasValidPageSize: Bool {
+        guard let size = pageSize else { return false }
+        return size >= 512 && size <= 65536 && size & (size - 1) == 0
+    }
+
+    /// The file format write and read versions (offsets 18 and 19): 1 legacy (rollback), 2 WAL.
+    var formatVersions: (write: UInt8, read: UInt8)? {
+        guard hasPlaintextMagic, bytes.count > 19 else { return nil }
+        return (bytes[18], bytes[19])
+    }
+
+    /// The journal mode bytes 18-19 stand for; nil when unreadable or not 1/1 or 2/2.
+    var journalMode: JournalMode? {
+        switch formatVersions.map({ ($0.write, $0.read) }) {
+        case (1, 1)?: return .rollback
+        case (2, 2)?: return .wal
+        default: return nil
+        }
+    }
+
+    /// Whether the payload fractions (offsets 21-23) hold the only values SQLite allows: 64, 32, 32.
+    var hasValidPayloadFractions: Bool {
+        hasPlaintextMagic && bytes.count > 23 && bytes[21] == 64 && bytes[22] == 32 && bytes[23] == 32
+    }
+
+    /// The big-endian 32-bit number at `offset` of a readable header.
+    func uint32(at offset: Int) -> Int? {
+        guard hasPlaintextMagic, bytes.count >= offset + 4 else { return nil }
+        return bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    /// The database size in pages (offset 28), only when SQLite's own validity rule holds: the
+    /// change counter (offset 24) equals the version-valid-for number (offset 92) and it is non-zero.
+    var headerPageCount: Int? {
+        guard let count = uint32(at: 28), count > 0, uint32(at: 24) == uint32(at: 92) else { return nil }
+        return count
+    }
+
+    /// The text encoding (offset 56): 1 UTF-8, 2 UTF-16le, 3 UTF-16be; nil when unreadable or unset.
+    var textEncoding: String? {
+        switch uint32(at: 56) {
+        case 1?: return "UTF-8"
+        case 2?: return "UTF-16le"
+        case 3?: return "UTF-16be"
+        default: return nil
+        }
+    }
+
+    /// The SQLite version number that last wrote the file (offset 96), e.g. 3040001.
+    var writerVersionNumber: Int? { uint32(at: 96) }
+
+    /// Whether the 20 bytes SQLite reserves for expansion (offsets 72-91) are zero, as SQLite
+    /// always writes them. Encrypted bytes there mean only a short prefix of the header is plaintext.
+    var expansionBytesAreZero: Bool {
+        hasPlaintextMagic && bytes.count >= 92 && bytes[72..<92].allSatisfy { $0 == 0 }
+    }
 }
