@@ -108,7 +108,7 @@ public enum DatabaseFileInspector {
         let plainHeader = header.hasValidPayloadFractions && header.expansionBytesAreZero && plainFirstPage
 
         if reserved > 0 && !plainHeader {
-            var facts = ["page size \(pageSize)", "journal mode \(journalText)", "\(reserved) bytes reserved per page"]
+            var facts = ["page size \(pageSize)", "journal mode \(journalText)"]
             facts.append(pageArithmetic(size: size, pageSize: pageSize))
             let detail = "SQLCipher database with a plaintext header (byte 20 reserves \(reserved) bytes per page for the "
                 + "IV and HMAC, and the rest of the first page is ciphertext): \(facts.joined(separator: ", ")). "
@@ -188,8 +188,8 @@ public enum DatabaseFileInspector {
         }
         let walPage = companions.first(where: { $0.suffix == "-wal" }).flatMap { walPageSize(of: $0.path) }
         var detail = "no readable header; \(size) bytes of random-looking content (\(format(lowest)) bits per byte), a whole "
-            + "number of pages: \(pageSizeReading(size: size, walPageSize: walPage)). A SQLCipher database (or other "
-            + "random data): only the right key can tell, and the key is needed to read it"
+            + "number of pages: \(pageSizeReading(size: size, walPageSize: walPage)). Consistent with a SQLCipher "
+            + "database; only the right key can confirm it (other random data looks the same)"
         if walPage != nil { detail += ". The -wal beside it means it is in WAL mode" }
         return make(path, .encrypted, detail + companionSentence(companions), size: size, pageSize: walPage,
                      journal: walPage != nil ? .wal : nil, reserved: nil, pageCount: nil, companions: companions)

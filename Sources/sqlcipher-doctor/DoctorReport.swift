@@ -1,0 +1,101 @@
+import Foundation
+import SqlCipherKit
+
+/// Everything the doctor found: the load, the binding audit, the other SQLite libraries in the
+/// process and the encryption self-test. Collected once, printed as text or JSON.
+struct DoctorReport {
+    /// How the library path was chosen.
+    enum Source: String {
+        case option = "--library"
+        case environment = "SQLCIPHERKIT_LIBRARY"
+        case discovery
+    }
+
+    let source: Source
+    /// The path asked for (`--library` or the environment), nil for discovery.
+    let requestedPath: String?
+    let library: SqlCipherLibrary?
+    let loadError: SqlCipherError?
+    let otherLibraries: [OtherSQLiteLibrary]
+    let selfTest: EncryptionSelfTest?
+
+    /// Loads the library (from `libraryPath`, else as ``SqlCipherLibrary/shared`` does) and runs
+    /// every check that the outcome allows. Never throws: a failure is part of the report.
+    static func collect(libraryPath: String?) async -> DoctorReport {
+        let environment = ProcessInfo.processInfo.environment[SqlCipherLibrary.environmentVariable] ?? ""
+        let source: Source = libraryPath != nil ? .option : environment.isEmpty ? .discovery : .environment
+        let requested = libraryPath ?? (environment.isEmpty ? nil : environment)
+        var library: SqlCipherLibrary?
+        var loadError: SqlCipherError?
+        do {
+            library = try libraryPath.map { try SqlCipherLibrary.load(from: $0) } ?? SqlCipherLibrary.shared
+        } catch let error as SqlCipherError {
+            loadError = error
+        } catch {
+            loadError = .notSQLCipher(path: requested ?? "(discovery)", reason: "\(error)")
+        }
+        let others = library?.otherSQLiteLibraries ?? SqlCipherLibrary.sqliteLibrariesInProcess
+        let selfTest = await library?.runEncryptionSelfTest(keyKind: .passphrase)
+        return DoctorReport(source: source, requestedPath: requested, library: library, loadError: loadError,
+                            otherLibraries: others, selfTest: selfTest)
+    }
+
+    /// Whether every check passed.
+    var ok: Bool { library != nil && loadError == nil && selfTest?.passed == true }
+
+    /// What went wrong, for the report's last line and the JSON `error`; nil when all passed.
+    var error: String? {
+        if let loadError { return loadError.description }
+        if let failure = selfTest?.failure { return "The encryption self-test failed: \(failure)" }
+        if library == nil { return "No SQLCipher library was loaded." }
+        return nil
+    }
+
+    /// The status of a section: "pass", "fail", or "skipped" when an earlier failure kept it from running.
+    enum Status: String {
+        case pass, fail, skipped
+    }
+
+    var libraryStatus: Status { library != nil ? .pass : .fail }
+
+    var auditStatus: Status {
+        if library != nil { return .pass }
+        if case .bindingConflict? = loadError { return .fail }
+        return .skipped
+    }
+
+    var selfTestStatus: Status {
+        guard let selfTest else { return .skipped }
+        return selfTest.passed ? .pass : .fail
+    }
+
+    /// The path that was (or would have been) loaded.
+    var libraryPath: String? {
+        if let library { return library.path }
+        switch loadError {
+        case let .notSQLCipher(path, _)?, let .missingSymbol(path, _)?, let .bindingConflict(path, _, _, _, _)?:
+            return path
+        case let .libraryAlreadyLoaded(_, requested)?:
+            return requested
+        default:
+            return requestedPath.map(absolute)
+        }
+    }
+
+    /// The audit's numbers: from the loaded library, or from a binding-conflict refusal.
+    /// A refusal carries the first foreign binding only; `foreignCount` counts them all.
+    var audit: (checked: Int?, foreignCount: Int, foreign: [(symbol: String, object: String)]) {
+        if let library {
+            let foreign = library.bindingAudit.foreign.map { (symbol: $0.symbol, object: $0.object) }
+            return (library.bindingAudit.checked, foreign.count, foreign)
+        }
+        if case let .bindingConflict(_, foreign, checked, symbol, boundTo)? = loadError {
+            return (checked, foreign, [(symbol: symbol, object: boundTo)])
+        }
+        return (nil, 0, [])
+    }
+
+    private func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+}
