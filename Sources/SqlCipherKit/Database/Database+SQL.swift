@@ -55,13 +55,23 @@ extension Database {
     /// the body runs in a savepoint instead.
     public func transaction<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
         let core = try liveConnection()
-        return try core.inTransaction { try body(Connection(core)) }
+        // A named local, not a temporary: Swift 6.3.1 crashes in release builds (GenericSpecializer,
+        // "Cannot initialize a nonCopyable type with a guaranteed value") when the ~Copyable
+        // Connection is built inline as the argument.
+        return try core.inTransaction {
+            let connection = Connection(core)
+            return try body(connection)
+        }
     }
 
     /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
     /// behaves like ``transaction(_:)`` with a deferred begin.
     public func savepoint<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
         let core = try liveConnection()
-        return try core.inSavepoint { try body(Connection(core)) }
+        // A named local for the same compiler crash as in transaction(_:).
+        return try core.inSavepoint {
+            let connection = Connection(core)
+            return try body(connection)
+        }
     }
 }
