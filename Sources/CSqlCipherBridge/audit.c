@@ -125,13 +125,36 @@ int scb_audit_library(void *handle, scb_audit_result *out) {
     return 0;
 }
 
+/*
+** The link map of the loaded object that contains `address`, or NULL; fills `info` as dladdr does.
+** glibc answers directly (dladdr1). musl has no dladdr1: there the object is the one whose load
+** base equals the base dladdr reports, found by walking the link map chain.
+*/
+static struct link_map *scb_object_at(const void *address, Dl_info *info) {
+#if defined(__GLIBC__)
+    struct link_map *map = NULL;
+    if (!dladdr1(address, info, (void **)&map, RTLD_DL_LINKMAP)) return NULL;
+    return map;
+#else
+    struct link_map *map = NULL;
+    if (!dladdr(address, info) || info->dli_fbase == NULL) return NULL;
+    void *self = dlopen(NULL, RTLD_LAZY);
+    if (self == NULL || dlinfo(self, RTLD_DI_LINKMAP, &map) != 0) return NULL;
+    while (map != NULL && map->l_prev != NULL) map = map->l_prev;
+    for (; map != NULL; map = map->l_next) {
+        if ((const void *)map->l_addr == info->dli_fbase) return map;
+    }
+    return NULL;
+#endif
+}
+
 /* Guarantees: nonzero only when `address` lies inside the very object `handle` names. */
 int scb_address_in_library(void *handle, const void *address, char *owner, size_t owner_len) {
     struct link_map *mine = NULL, *theirs = NULL;
     Dl_info info;
     if (owner_len) owner[0] = 0;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &mine) != 0) return 0;
-    if (!dladdr1(address, &info, (void **)&theirs, RTLD_DL_LINKMAP) || theirs == NULL) {
+    if ((theirs = scb_object_at(address, &info)) == NULL) {
         scb_copy(owner, owner_len, "(no loaded object)");
         return 0;
     }
@@ -194,7 +217,7 @@ static const char *(*scb_own_libversion(struct scb_object *object, struct link_m
     Dl_info where;
     /* dlsym also searches the object's dependencies: count the object only when the definition
     ** found lies in the object itself. */
-    int defines = fn && dladdr1(fn, &where, (void **)&owner, RTLD_DL_LINKMAP) && owner != NULL &&
+    int defines = fn && (owner = scb_object_at(fn, &where)) != NULL &&
                   owner->l_addr == object->base && owner != skip;
     dlclose(handle);
     return defines ? (const char *(*)(void))fn : NULL;

@@ -58,6 +58,7 @@ static int scb_isolating_flags(const char **name) {
 #endif
 }
 
+#if defined(RTLD_DEEPBIND) && !defined(__APPLE__)
 /* Names a sanitizer runtime present in the process, or NULL. */
 static const char *scb_sanitizer_runtime(void) {
     static const char *const probes[][2] = {
@@ -71,6 +72,7 @@ static const char *scb_sanitizer_runtime(void) {
     }
     return NULL;
 }
+#endif
 
 /* Runs one single-row text query on `db` with the candidate table; copies the first column. */
 static int scb_query_text(const scb_api *api, scb_db *db, const char *sql, char *out, size_t len) {
