@@ -1,0 +1,233 @@
+/// State shared by the decoders of every row of one result: the column names and a guess of the
+/// next column's position.
+///
+/// Synthesized `init(from:)` reads keys in declaration order, which is usually the table's
+/// column order, so each lookup first compares the key with the column after the previous one
+/// (a cheap string comparison) and only then falls back to the name table built once per result.
+final class RowDecodingContext {
+    let entityName: String
+    let columns: RowColumns
+    let names: [String]
+    private var last = -1
+
+    init(entityName: String, columns: RowColumns) {
+        self.entityName = entityName
+        self.columns = columns
+        self.names = columns.names
+    }
+
+    /// Resets the position guess before a new row.
+    func startRow() {
+        last = -1
+    }
+
+    /// The index of the column for `key`, or nil when the result has no such column.
+    @inline(__always)
+    func index(of key: String) -> Int? {
+        if last >= 0 && names[last] == key { return last }
+        let next = last + 1
+        if next < names.count && names[next] == key {
+            last = next
+            return next
+        }
+        guard let found = columns.index(of: key) else { return nil }
+        last = found
+        return found
+    }
+}
+
+/// Decodes an entity from one row, with the entity mapping of ``ColumnValueCoding``.
+struct RowDecoder: Decoder {
+    let context: RowDecodingContext
+    let storage: RowStorage
+    let offset: Int
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Every row of `rows` decoded as `T`.
+    /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)``.
+    static func decode<T: Decodable>(_ type: T.Type, rows: [Row]) throws -> [T] {
+        guard let first = rows.first else { return [] }
+        let context = RowDecodingContext(entityName: String(describing: T.self), columns: first.storage.columns)
+        var result: [T] = []
+        result.reserveCapacity(rows.count)
+        for row in rows {
+            context.startRow()
+            result.append(try decode(type, decoder: RowDecoder(context: context, storage: row.storage, offset: row.offset)))
+        }
+        return result
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, decoder: RowDecoder) throws -> T {
+        do {
+            return try T(from: decoder)
+        } catch let error as SqlCipherError {
+            throw error
+        } catch let error as DecodingError {
+            // Thrown by the entity's own init(from:) (a custom validation, for example).
+            let (column, reason) = Self.describe(error)
+            throw SqlCipherError.decodingFailed(
+                entity: decoder.context.entityName, column: column, stored: "a value it rejected", expected: reason)
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> (String, String) {
+        switch error {
+        case let .typeMismatch(_, context), let .valueNotFound(_, context), let .keyNotFound(_, context),
+             let .dataCorrupted(context):
+            return (context.codingPath.first?.stringValue ?? "", context.debugDescription)
+        @unknown default:
+            return ("", String(describing: error))
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(Container<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw SqlCipherError.decodingFailed(
+            entity: context.entityName, column: "", stored: "a row of named columns",
+            expected: "an init(from:) that uses a keyed container, not an unkeyed one")
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw SqlCipherError.decodingFailed(
+            entity: context.entityName, column: "", stored: "a row of named columns",
+            expected: "an init(from:) that uses a keyed container, not a single-value one")
+    }
+
+    struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let decoder: RowDecoder
+        var codingPath: [any CodingKey] { [] }
+
+        var allKeys: [Key] { decoder.context.names.compactMap { Key(stringValue: $0) } }
+
+        func contains(_ key: Key) -> Bool {
+            decoder.context.index(of: key.stringValue) != nil
+        }
+
+        @inline(__always)
+        private func value(for key: Key, expecting type: Any.Type) throws -> DatabaseValue {
+            guard let index = decoder.context.index(of: key.stringValue) else {
+                throw SqlCipherError.decodingFailed(
+                    entity: decoder.context.entityName, column: key.stringValue, stored: "no such column",
+                    expected: String(describing: type))
+            }
+            return decoder.storage.values[decoder.offset + index]
+        }
+
+        private func mismatch(_ key: Key, _ value: DatabaseValue, _ type: Any.Type) -> SqlCipherError {
+            .decodingFailed(entity: decoder.context.entityName, column: key.stringValue,
+                            stored: value.kindDescription, expected: String(describing: type))
+        }
+
+        func decodeNil(forKey key: Key) throws -> Bool {
+            guard let index = decoder.context.index(of: key.stringValue) else { return true }
+            return decoder.storage.values[decoder.offset + index].isNull
+        }
+
+        // Fast paths for the common scalar types; everything else goes through the generic decode.
+
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            let value = try value(for: key, expecting: type)
+            if case .integer(let int) = value, let result = Int(exactly: int) { return result }
+            guard let result = Int.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
+            return result
+        }
+
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            let value = try value(for: key, expecting: type)
+            if case .integer(let int) = value { return int }
+            guard let result = Int64.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
+            return result
+        }
+
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            let value = try value(for: key, expecting: type)
+            guard let result = Double.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
+            return result
+        }
+
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            let value = try value(for: key, expecting: type)
+            guard case .text(let text) = value else { throw mismatch(key, value, type) }
+            return text
+        }
+
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            let value = try value(for: key, expecting: type)
+            guard let result = Bool.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
+            return result
+        }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            let value = try value(for: key, expecting: type)
+            do {
+                return try ColumnValueCoding.decode(type, from: value)
+            } catch let error as SqlCipherError {
+                throw error
+            } catch {
+                throw mismatch(key, value, type)
+            }
+        }
+
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            guard let index = decoder.context.index(of: key.stringValue) else { return nil }
+            let value = decoder.storage.values[decoder.offset + index]
+            if case .null = value { return nil }
+            guard let result = Int.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
+            return result
+        }
+
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            guard let index = decoder.context.index(of: key.stringValue) else { return nil }
+            let value = decoder.storage.values[decoder.offset + index]
+            switch value {
+            case .null: return nil
+            case .text(let text): return text
+            default: throw mismatch(key, value, type)
+            }
+        }
+
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            guard let index = decoder.context.index(of: key.stringValue) else { return nil }
+            let value = decoder.storage.values[decoder.offset + index]
+            if case .null = value { return nil }
+            do {
+                return try ColumnValueCoding.decode(type, from: value)
+            } catch let error as SqlCipherError {
+                throw error
+            } catch {
+                throw mismatch(key, value, type)
+            }
+        }
+
+        func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type, forKey key: Key
+        ) throws -> KeyedDecodingContainer<NestedKey> {
+            throw SqlCipherError.decodingFailed(
+                entity: decoder.context.entityName, column: key.stringValue, stored: "one column value",
+                expected: "a property with a Codable type of its own (nested containers are not supported)")
+        }
+
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            throw SqlCipherError.decodingFailed(
+                entity: decoder.context.entityName, column: key.stringValue, stored: "one column value",
+                expected: "a property with a Codable type of its own (nested containers are not supported)")
+        }
+
+        func superDecoder() throws -> any Decoder {
+            throw SqlCipherError.decodingFailed(
+                entity: decoder.context.entityName, column: "super", stored: "a row of named columns",
+                expected: "an init(from:) without superDecoder()")
+        }
+
+        func superDecoder(forKey key: Key) throws -> any Decoder {
+            throw SqlCipherError.decodingFailed(
+                entity: decoder.context.entityName, column: key.stringValue, stored: "a row of named columns",
+                expected: "an init(from:) without superDecoder(forKey:)")
+        }
+    }
+}

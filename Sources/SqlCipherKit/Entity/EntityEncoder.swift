@@ -1,0 +1,133 @@
+/// Encodes an entity into its columns, in coding-key order, with the entity mapping of
+/// ``ColumnValueCoding``. Optionals that are nil become NULL (rather than being left out, as
+/// `encodeIfPresent` would by default), so saving a nil property clears the column.
+final class EntityEncoder: Encoder {
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] = [:]
+    let entityName: String
+    private(set) var columns: [String] = []
+    private(set) var values: [DatabaseValue] = []
+    /// The first unsupported use of the coder, reported after encoding.
+    var problem: String?
+
+    init(entityName: String) {
+        self.entityName = entityName
+    }
+
+    /// The columns and values of `entity`.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
+    static func encode<T: Entity>(_ entity: T) throws -> (columns: [String], values: [DatabaseValue]) {
+        let encoder = EntityEncoder(entityName: String(describing: T.self))
+        do {
+            try entity.encode(to: encoder)
+        } catch let error as SqlCipherError {
+            throw error
+        } catch {
+            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: String(describing: error))
+        }
+        if let problem = encoder.problem {
+            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: problem)
+        }
+        return (encoder.columns, encoder.values)
+    }
+
+    func put(_ key: String, _ value: DatabaseValue) {
+        if let index = columns.firstIndex(of: key) {
+            values[index] = value
+        } else {
+            columns.append(key)
+            values.append(value)
+        }
+    }
+
+    func putEncoded<T: Encodable>(_ key: String, _ value: T) throws {
+        do {
+            put(key, try ColumnValueCoding.encode(value))
+        } catch {
+            throw SqlCipherError.encodingFailed(
+                entity: entityName, reason: "column \"\(key)\" (\(T.self)): \(error)")
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(Container<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        reject("its encode(to:) asks for an unkeyed container; an entity must encode with a keyed container")
+        return DiscardingUnkeyedEncodingContainer()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        reject("its encode(to:) asks for a single-value container; an entity must encode with a keyed container")
+        return ColumnValueEncoder().singleValueContainer()
+    }
+
+    func reject(_ reason: String) {
+        if problem == nil { problem = reason }
+    }
+
+    struct Container<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let encoder: EntityEncoder
+        var codingPath: [any CodingKey] { [] }
+
+        mutating func encodeNil(forKey key: Key) throws { encoder.put(key.stringValue, .null) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.put(key.stringValue, value.databaseValue) }
+        mutating func encode(_ value: String, forKey key: Key) throws { encoder.put(key.stringValue, .text(value)) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { encoder.put(key.stringValue, value.databaseValue) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { encoder.put(key.stringValue, .integer(Int64(value))) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { encoder.put(key.stringValue, .integer(value)) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try encoder.putEncoded(key.stringValue, value)
+        }
+
+        // The protocol's default `encodeIfPresent` skips nil; an entity stores NULL instead.
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try put(value, key) }
+
+        private func put<T: Encodable>(_ value: T?, _ key: Key) throws {
+            if let value {
+                try encoder.putEncoded(key.stringValue, value)
+            } else {
+                encoder.put(key.stringValue, .null)
+            }
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type, forKey key: Key
+        ) -> KeyedEncodingContainer<NestedKey> {
+            encoder.reject("column \"\(key.stringValue)\" uses a nested container; give the property a Codable type "
+                + "of its own (stored as JSON) instead")
+            return KeyedEncodingContainer(DiscardingKeyedEncodingContainer<NestedKey>())
+        }
+
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            encoder.reject("column \"\(key.stringValue)\" uses a nested container; give the property a Codable type "
+                + "of its own (stored as JSON) instead")
+            return DiscardingUnkeyedEncodingContainer()
+        }
+
+        mutating func superEncoder() -> any Encoder {
+            encoder.reject("its encode(to:) uses superEncoder(), which has no column to go to")
+            return ColumnValueEncoder()
+        }
+
+        mutating func superEncoder(forKey key: Key) -> any Encoder {
+            encoder.reject("its encode(to:) uses superEncoder(forKey:), which has no column to go to")
+            return ColumnValueEncoder()
+        }
+    }
+}

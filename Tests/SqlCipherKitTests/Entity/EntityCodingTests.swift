@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+@Suite struct EntityCodingTests {
+    enum Color: String, Codable, Sendable { case red, green }
+    enum Level: Int, Codable, Sendable { case low = 1, high = 9 }
+
+    struct Address: Codable, Equatable, Sendable {
+        var street: String
+        var zip: Int
+        var since: Date
+    }
+
+    struct Cents: DatabaseValueConvertible, Codable, Equatable {
+        var value: Int64
+        var databaseValue: DatabaseValue { .integer(value) }
+        static func fromDatabaseValue(_ value: DatabaseValue) -> Cents? {
+            if case .integer(let int) = value { return Cents(value: int) }
+            return nil
+        }
+    }
+
+    struct Everything: Entity, Equatable {
+        static let tableName = TableName("everything")
+        static let primaryKey: WritableKeyPath<Everything, Int?> & Sendable = \.id
+        var id: Int?
+        var int: Int
+        var int8: Int8
+        var int16: Int16
+        var int32: Int32
+        var int64: Int64
+        var uint: UInt
+        var uint8: UInt8
+        var uint16: UInt16
+        var uint32: UInt32
+        var uint64: UInt64
+        var double: Double
+        var float: Float
+        var bool: Bool
+        var string: String
+        var data: Data
+        var date: Date
+        var uuid: UUID
+        var color: Color
+        var level: Level
+        var optionalSome: String?
+        var optionalNone: Int?
+        var optionalDate: Date?
+        var optionalColor: Color?
+        var address: Address
+        var optionalAddress: Address?
+        var tags: [String]
+        var scores: [String: Int]
+        var cents: Cents
+    }
+
+    static let sample = Everything(
+        id: nil, int: -42, int8: -8, int16: 1600, int32: -32_000, int64: Int64.min, uint: 7, uint8: 255,
+        uint16: 65_535, uint32: 4_000_000_000, uint64: UInt64.max, double: 3.141592653589793, float: 1.5,
+        bool: true, string: "hé \"'; -- \u{0} 🙂", data: Data([0, 1, 2, 255]),
+        date: Date(timeIntervalSince1970: 1_700_000_000.123), uuid: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
+        color: .green, level: .high, optionalSome: "here", optionalNone: nil,
+        optionalDate: Date(timeIntervalSince1970: 0), optionalColor: nil,
+        address: Address(street: "1 Main St", zip: 12345, since: Date(timeIntervalSince1970: 86_400.5)),
+        optionalAddress: nil, tags: ["a", "b"], scores: ["z": 1, "a": 2], cents: Cents(value: 1999))
+
+    func makeDatabase(_ dir: TemporaryDirectory) async throws -> Database {
+        let db = try builderTestDatabase(dir)
+        let columns = [
+            "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "double", "float",
+            "bool", "string", "data", "date", "uuid", "color", "level", "optionalSome", "optionalNone", "optionalDate",
+            "optionalColor", "address", "optionalAddress", "tags", "scores", "cents",
+        ]
+        try await db.execute("CREATE TABLE everything(id INTEGER PRIMARY KEY, \(columns.joined(separator: ", ")))")
+        return db
+    }
+
+    @Test func everySupportedTypeRoundTrips() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        let saved = try await db.save(Self.sample)
+        let id = try #require(saved.id)
+        let fetched = try #require(try await db.fetchOne(Everything.self, id: id))
+        var expected = Self.sample
+        expected.id = saved.id
+        // Dates keep millisecond precision.
+        #expect(fetched.date.timeIntervalSince1970 == 1_700_000_000.123)
+        expected.date = fetched.date
+        #expect(fetched == expected)
+    }
+
+    @Test func storedRepresentations() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        try await db.save(Self.sample)
+        let row = try #require(try await db.query("SELECT * FROM everything").first)
+        #expect(row["int"] == .integer(-42))
+        #expect(row["int64"] == .integer(Int64.min))
+        #expect(row["uint64"] == .text("18446744073709551615"))
+        #expect(row["double"] == .real(3.141592653589793))
+        #expect(row["float"] == .real(1.5))
+        #expect(row["bool"] == .integer(1))
+        #expect(row["string"] == .text("hé \"'; -- \u{0} 🙂"))
+        #expect(row["data"] == .blob(Data([0, 1, 2, 255])))
+        #expect(row["date"] == .text("2023-11-14 22:13:20.123"))
+        #expect(row["uuid"] == .text("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        #expect(row["color"] == .text("green"))
+        #expect(row["level"] == .integer(9))
+        #expect(row["optionalNone"] == .null)
+        #expect(row["optionalColor"] == .null)
+        #expect(row["optionalDate"] == .text("1970-01-01 00:00:00.000"))
+        #expect(row["address"] == .text(#"{"since":"1970-01-02 00:00:00.500","street":"1 Main St","zip":12345}"#))
+        #expect(row["optionalAddress"] == .null)
+        #expect(row["tags"] == .text(#"["a","b"]"#))
+        #expect(row["scores"] == .text(#"{"a":2,"z":1}"#))
+        #expect(row["cents"] == .integer(1999))
+        // SQLite's own date functions read the date column.
+        let year = try await db.query("SELECT strftime('%Y', date) AS y FROM everything")
+        #expect(year[0]["y"] == .text("2023"))
+    }
+
+    @Test func mismatchErrorNamesEntityColumnStoredAndExpectedTypes() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        let saved = try await db.save(Self.sample)
+        let id = try #require(saved.id)
+        let cases: [(column: String, sql: String, stored: String, expected: String)] = [
+            ("int", "'abc'", "text 'abc'", "Int"),
+            ("int8", "300", "integer 300", "Int8"),
+            ("double", "x'00'", "blob blob of 1 bytes", "Double"),
+            ("bool", "'yes'", "text 'yes'", "Bool"),
+            ("string", "12", "integer 12", "String"),
+            ("date", "'not a date'", "text 'not a date'", "Date"),
+            ("uuid", "'nope'", "text 'nope'", "UUID"),
+            ("color", "'purple'", "text 'purple'", "Color"),
+            ("level", "5", "integer 5", "Level"),
+            ("address", "'{\"street\": 1}'", #"text '{"street": 1}'"#, "Address"),
+            ("optionalSome", "3.5", "real 3.5", "String"),
+            ("optionalColor", "'blue'", "text 'blue'", "Color"),
+            ("string", "NULL", "NULL", "String"),
+        ]
+        for item in cases {
+            try await db.execute("UPDATE everything SET \"\(item.column)\" = \(item.sql) WHERE id = ?", id)
+            do {
+                _ = try await db.fetchOne(Everything.self, id: id)
+                Issue.record("\(item.column): expected a decoding error")
+            } catch let error as SqlCipherError {
+                let expected = SqlCipherError.decodingFailed(
+                    entity: "Everything", column: item.column, stored: item.stored, expected: item.expected)
+                #expect(error == expected)
+                #expect(error.description == "Cannot decode Everything: column \"\(item.column)\" holds \(item.stored), "
+                    + "expected \(item.expected).")
+            }
+            // Put the sample back for the next case.
+            try await db.execute("DELETE FROM everything")
+            try await db.save(saved)
+        }
+    }
+
+    @Test func missingColumnIsNamed() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT)")
+        try await db.execute("INSERT INTO products(name) VALUES ('x')")
+        await #expect(throws: SqlCipherError.decodingFailed(
+            entity: "Product", column: "price", stored: "no such column", expected: "Double")) {
+            try await db.fetch(EntityPersistenceTests.Product.self)
+        }
+    }
+
+    @Test func valuesReadLeniencyFollowsDatabaseValueConvertible() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        let saved = try await db.save(Self.sample)
+        // Whole reals read as integers, integers as doubles, lower-case UUIDs, ISO dates with a T.
+        try await db.execute("""
+            UPDATE everything SET int = 5.0, double = 2, uuid = lower(uuid), date = '2020-02-03T04:05:06Z'
+            """)
+        let fetched = try #require(try await db.fetchOne(Everything.self, id: saved.id!))
+        #expect(fetched.int == 5)
+        #expect(fetched.double == 2)
+        #expect(fetched.uuid == Self.sample.uuid)
+        #expect(fetched.date == Date(timeIntervalSince1970: 1_580_702_706))
+    }
+
+    struct Unkeyed: Entity {
+        static let tableName = TableName("x")
+        static let primaryKey: WritableKeyPath<Unkeyed, Int?> & Sendable = \.id
+        var id: Int?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            try container.encode(id)
+        }
+        init(id: Int?) { self.id = id }
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            id = try container.decode(Int?.self)
+        }
+    }
+
+    @Test func entitiesMustUseKeyedContainers() async throws {
+        #expect(throws: SqlCipherError.self) { _ = try EntityEncoder.encode(Unkeyed(id: 1)) }
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE x(id INTEGER PRIMARY KEY)")
+        try await db.execute("INSERT INTO x VALUES (1)")
+        await #expect(throws: SqlCipherError.self) { try await db.fetch(Unkeyed.self) }
+    }
+}

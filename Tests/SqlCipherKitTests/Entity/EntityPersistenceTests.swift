@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+@Suite struct EntityPersistenceTests {
+    struct Product: Entity, Equatable {
+        static let tableName = TableName("products")
+        static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
+        var id: Int?
+        var name: String
+        var price: Double
+    }
+
+    struct Country: Entity, Equatable {
+        static let tableName = TableName("countries")
+        static let primaryKey: WritableKeyPath<Country, String?> & Sendable = \.code
+        static let primaryKeyColumn = "code"
+        var code: String?
+        var name: String
+    }
+
+    struct Device: Entity, Equatable {
+        static let tableName = TableName("devices")
+        static let primaryKey: WritableKeyPath<Device, UUID?> & Sendable = \.id
+        var id: UUID?
+        var label: String?
+    }
+
+    struct KeyOnly: Entity, Equatable {
+        static let tableName = TableName("key_only")
+        static let primaryKey: WritableKeyPath<KeyOnly, Int?> & Sendable = \.id
+        var id: Int?
+    }
+
+    /// Its key path is `\.code` but it keeps the default key column "id": a mistake to report.
+    struct Misdeclared: Entity {
+        static let tableName = TableName("countries")
+        static let primaryKey: WritableKeyPath<Misdeclared, String?> & Sendable = \.code
+        var code: String?
+        var name: String
+    }
+
+    func makeDatabase(_ dir: TemporaryDirectory) async throws -> Database {
+        let db = try builderTestDatabase(dir)
+        try await db.execute("""
+            CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, price REAL NOT NULL);
+            CREATE TABLE countries(code TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+            CREATE TABLE devices(id TEXT PRIMARY KEY NOT NULL, label TEXT);
+            CREATE TABLE key_only(id INTEGER PRIMARY KEY);
+            """)
+        return db
+    }
+
+    @Test func seedExample() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        var product = Product(id: nil, name: "Widget", price: 9.99)
+        product = try await db.save(product)
+        #expect(product.id == 1)
+        product.price = 7.49
+        try await db.save(product)
+        let second = try await db.save(Product(id: nil, name: "Gadget", price: 150))
+        #expect(second.id == 2)
+
+        #expect(try await db.fetch(Product.self) == [product, second])
+        #expect(try await db.fetch(Product.self, where: col("price") <= 10.0) == [product])
+        #expect(try await db.fetch(Product.self, orderBy: col("price").descending) == [second, product])
+        #expect(try await db.fetch(Product.self, orderBy: col("name"), limit: 1) == [second])
+        #expect(try await db.fetchOne(Product.self, id: 1) == product)
+        #expect(try await db.fetchOne(Product.self, id: 99) == nil)
+        #expect(try await db.count(Product.self) == 2)
+        #expect(try await db.count(Product.self, where: col("price") > 100.0) == 1)
+
+        #expect(try await db.delete(Product.self, id: 1) == 1)
+        #expect(try await db.delete(Product.self, id: 1) == 0)
+        #expect(try await db.delete(Product.self, where: col("price") > 100.0) == 1)
+        #expect(try await db.count(Product.self) == 0)
+    }
+
+    @Test func savingAKeyThatDoesNotExistInsertsIt() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        for strategy in [EntitySaveStrategy.automatic, .updateThenInsert] + (isSQLCipher4() ? [.upsert] : []) {
+            try await db.execute("DELETE FROM products")
+            let saved = try await db.save(Product(id: 42, name: "Answer", price: 1), strategy: strategy)
+            #expect(saved.id == 42)
+            #expect(try await db.fetchOne(Product.self, id: 42)?.name == "Answer")
+            try await db.save(Product(id: 42, name: "Answer", price: 2), strategy: strategy)
+            #expect(try await db.fetchOne(Product.self, id: 42)?.price == 2)
+            #expect(try await db.count(Product.self) == 1)
+        }
+    }
+
+    @Test func stringUUIDAndKeyOnlyEntities() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        try await db.save(Country(code: "FR", name: "France"))
+        try await db.save(Country(code: "FR", name: "République française"))
+        #expect(try await db.fetchOne(Country.self, id: "FR")?.name == "République française")
+        #expect(try await db.count(Country.self) == 1)
+
+        let id = UUID()
+        try await db.save(Device(id: id, label: nil))
+        try await db.save(Device(id: id, label: "phone"))
+        #expect(try await db.fetchOne(Device.self, id: id) == Device(id: id, label: "phone"))
+        try await db.save(Device(id: id, label: nil))
+        // Saving nil clears the column (it is written as NULL, not left out).
+        #expect(try await db.fetchOne(Device.self, id: id)?.label == nil)
+        #expect(try await db.query("SELECT id FROM devices")[0]["id"] == .text(id.uuidString))
+
+        for strategy in [EntitySaveStrategy.automatic, .updateThenInsert] {
+            try await db.save(KeyOnly(id: 7), strategy: strategy)
+            try await db.save(KeyOnly(id: 7), strategy: strategy)
+        }
+        #expect(try await db.count(KeyOnly.self) == 1)
+        #expect(try await db.save(KeyOnly(id: nil)).id == 8)
+
+        await #expect(throws: SqlCipherError.self) { try await db.save(Country(code: nil, name: "Nowhere")) }
+        do {
+            try await db.save(Misdeclared(code: "DE", name: "Germany"))
+            Issue.record("expected an error")
+        } catch let SqlCipherError.encodingFailed(entity, reason) {
+            #expect(entity == "Misdeclared")
+            #expect(reason.contains("primaryKeyColumn"))
+        }
+        #expect(try await db.count(Country.self) == 1)
+    }
+
+    /// A save of an existing key must update the row in place: no delete trigger, no cascade.
+    @Test(arguments: [EntitySaveStrategy.automatic, .updateThenInsert, .upsert])
+    func saveNeverDeletes(strategy: EntitySaveStrategy) async throws {
+        if strategy == .upsert && !isSQLCipher4() { return }
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        try await db.execute("""
+            CREATE TABLE reviews(id INTEGER PRIMARY KEY, product_id INTEGER NOT NULL
+                REFERENCES products(id) ON DELETE CASCADE, stars INTEGER);
+            CREATE TABLE deletions(product_id INTEGER);
+            CREATE TRIGGER products_deleted AFTER DELETE ON products
+                BEGIN INSERT INTO deletions VALUES (old.id); END;
+            PRAGMA recursive_triggers = ON;
+            """)
+        let product = try await db.save(Product(id: nil, name: "Widget", price: 9.99))
+        try await db.execute("INSERT INTO reviews(product_id, stars) VALUES (?, 5), (?, 4)", product.id, product.id)
+
+        var changed = product
+        changed.price = 1.25
+        try await db.save(changed, strategy: strategy)
+        try await db.save(changed, strategy: strategy)
+
+        #expect(try await db.fetchOne(Product.self, id: product.id!) == changed)
+        #expect(try await db.query("SELECT count(*) AS n FROM reviews")[0].get("n", as: Int.self) == 2)
+        #expect(try await db.query("SELECT count(*) AS n FROM deletions")[0].get("n", as: Int.self) == 0)
+
+        // The same database does notice a delete-and-reinsert: INSERT OR REPLACE fires the trigger
+        // and the cascade, which shows that the checks above can fail.
+        try await db.execute(Insert(into: TableName("products"), onConflict: .replace)
+            .set(col("id"), to: product.id!).set(col("name"), to: "Widget").set(col("price"), to: 2.0))
+        #expect(try await db.query("SELECT count(*) AS n FROM reviews")[0].get("n", as: Int.self) == 0)
+        #expect(try await db.query("SELECT count(*) AS n FROM deletions")[0].get("n", as: Int.self) == 1)
+    }
+
+    @Test func batchSaveIsAtomicOutsideATransaction() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        let saved = try await db.save([Product(id: nil, name: "a", price: 1), Product(id: nil, name: "b", price: 2)])
+        #expect(saved.map(\.id) == [1, 2])
+        // The third product violates UNIQUE(name): nothing of the batch stays.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.save([Product(id: nil, name: "c", price: 3), Product(id: 1, name: "a2", price: 1),
+                               Product(id: nil, name: "b", price: 9)])
+        }
+        #expect(try await db.fetch(Product.self, orderBy: col("id")) == saved)
+    }
+
+    @Test func batchSaveNestsInATransaction() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        let ids = try await db.transaction { conn in
+            let first = try conn.save(Product(id: nil, name: "kept", price: 1))
+            do {
+                try conn.save([Product(id: nil, name: "undone", price: 2), Product(id: nil, name: "kept", price: 3)])
+                Issue.record("expected a UNIQUE failure")
+            } catch {}
+            let more = try conn.save([Product(id: nil, name: "also kept", price: 4)])
+            #expect(try conn.count(Product.self) == 2)
+            #expect(try conn.fetch(Product.self, where: col("name") == "undone").isEmpty)
+            return [first.id, more[0].id]
+        }
+        #expect(try await db.fetch(Product.self, orderBy: col("id")).map(\.name) == ["kept", "also kept"])
+        #expect(ids.count == 2)
+
+        // A failing transaction takes its successful batch with it.
+        await #expect(throws: CancellationError.self) {
+            try await db.transaction { conn in
+                try conn.save([Product(id: nil, name: "x", price: 1), Product(id: nil, name: "y", price: 1)])
+                throw CancellationError()
+            }
+        }
+        #expect(try await db.count(Product.self) == 2)
+    }
+
+    @Test func connectionEntityMethods() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeDatabase(dir)
+        let result = try await db.transaction { conn in
+            let p = try conn.save(Product(id: nil, name: "one", price: 1))
+            _ = try conn.save(Product(id: nil, name: "two", price: 2))
+            let one = try conn.fetchOne(Product.self, id: p.id!)
+            let ordered = try conn.fetch(Product.self, where: col("price") > 0.5, orderBy: col("price").descending, limit: 5)
+            let deleted = try conn.delete(Product.self, id: p.id!) + conn.delete(Product.self, where: col("name") == "two")
+            return (one?.name, ordered.map(\.name), deleted, try conn.count(Product.self))
+        }
+        #expect(result.0 == "one")
+        #expect(result.1 == ["two", "one"])
+        #expect(result.2 == 2)
+        #expect(result.3 == 0)
+    }
+
+    @Test func saveStatementsAreRenderedAsDocumented() throws {
+        let encoded = try EntityStatements.encode(Product(id: 3, name: "n", price: 1))
+        #expect(try EntityStatements.upsert(encoded).sql
+            == #"INSERT INTO "products" ("id", "name", "price") VALUES (:l1, :l2, :l3) ON CONFLICT ("id") "#
+            + #"DO UPDATE SET "name" = excluded."name", "price" = excluded."price""#)
+        #expect(try EntityStatements.update(encoded).sql
+            == #"UPDATE "products" SET "name" = :l1, "price" = :l2 WHERE "id" = :l3"#)
+        #expect(try EntityStatements.insertWithoutKey(encoded).sql
+            == #"INSERT INTO "products" ("name", "price") VALUES (:l1, :l2)"#)
+        #expect(try EntityStatements.upsert(EntityStatements.encode(KeyOnly(id: 1))).sql
+            == #"INSERT INTO "key_only" ("id") VALUES (:l1) ON CONFLICT ("id") DO NOTHING"#)
+        let fetch = try EntityStatements.fetch(Product.self, where: col("price") < 5, orderBy: [col("name").ascending],
+                                               limit: 3).render()
+        #expect(fetch.sql == #"SELECT * FROM "products" WHERE "price" < :l1 ORDER BY "name" ASC LIMIT :l2"#)
+        #expect(fetch.literals == [.integer(5), .integer(3)])
+        #expect(try EntityStatements.fetchOne(Country.self, id: "FR").render().sql
+            == #"SELECT * FROM "countries" WHERE "code" = :l1"#)
+        #expect(try EntityStatements.count(Product.self, where: nil).render().sql == #"SELECT count(*) FROM "products""#)
+    }
+}
