@@ -25,10 +25,15 @@ let package = Package(
         ),
         // Plaintext system SQLite, for tests and test helpers only.
         .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3"),
+        // A fault-injecting VFS over the loaded library's "unix" VFS, for the reliability tests.
+        .target(
+            name: "CSqlCipherTestVFS",
+            dependencies: ["CSqlCipherBridge"]
+        ),
         // A child process for linking, crash and fault scenarios; links libsqlite3 on purpose.
         .executableTarget(
             name: "sqlcipherkit-test-helper",
-            dependencies: ["SqlCipherKit", "CSQLite3"]
+            dependencies: ["SqlCipherKit", "CSQLite3", "CSqlCipherTestVFS"]
         ),
         .testTarget(
             name: "SqlCipherKitTests",

@@ -9,6 +9,8 @@ import Foundation
 /// Every command, by name. Add a new command in its own file and list it here.
 let helperCommands: [HelperCommand] = [
     pingCommand,
+    crashWriterCommand,
+    faultRunCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,217 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Crash safety: a child commits numbered transactions and reports each commit; the parent kills it
+/// with SIGKILL at seeded random moments, many rounds on the same file. After every kill, every
+/// reported commit must be present, nothing else half-present, and the integrity checks must pass.
+@Suite struct CrashSafetyTests {
+    @Test(arguments: JournalMode.allCases)
+    func killedWriterLosesNothingCommitted(_ mode: JournalMode) async throws {
+        let scenario = "SIGKILL during commits (\(mode.rawValue))"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
+        var tally = Tally()
+        let rounds = Reliability.count(short: 25, long: 400)
+        let dir = TemporaryDirectory()
+        let path = dir.path("crash.db")
+        let key = rawKey(42)
+        var ledger = CrashLedgerState()
+
+        for round in 1...rounds {
+            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hexString(key)])
+            // One kill in six lands anywhere from the start (opening, creating, recovering); the
+            // others after the writer is committing.
+            let early = Int.random(in: 0..<6, using: &random) == 0
+            if !early {
+                guard child.waitForLine(startingWith: "ready") != nil else {
+                    child.killAndCollect()
+                    Issue.record("round \(round): the writer never became ready: \(child.lines) \(child.standardError)")
+                    record.failures += 1
+                    break
+                }
+            }
+            let delay = early ? Int.random(in: 0...60, using: &random) : Int.random(in: 0...120, using: &random)
+            usleep(UInt32(delay * 1000))
+            let killed = child.killAndCollect()
+            record.faults += 1
+            guard killed else {
+                Issue.record("round \(round): the writer exited by itself: \(child.lines) \(child.standardError)")
+                record.failures += 1
+                break
+            }
+            let committed = child.lines.compactMap { line -> Int64? in
+                line.hasPrefix("committed ") ? Int64(line.dropFirst("committed ".count)) : nil
+            }
+            tally.add(child.lines.contains { $0.hasPrefix("ready") } ? "killed while committing" : "killed before ready")
+            record.inputs += committed.count
+            do {
+                let landedUnreported = try await ledger.verify(path: path, mode: mode, key: key, reported: committed)
+                if landedUnreported { tally.add("last commit landed before it was reported") }
+            } catch {
+                Issue.record("round \(round) (killed after \(delay) ms, \(committed.count) commits reported): \(error)")
+                record.failures += 1
+                break
+            }
+            record.rounds += 1
+        }
+        // Finally every row of every round, byte for byte.
+        do {
+            try await ledger.verifyAllRows(path: path, mode: mode, key: key)
+        } catch {
+            Issue.record("final check: \(error)")
+            record.failures += 1
+        }
+        tally.add("transactions committed in total", Int(ledger.last))
+        record.notes = tally.summary
+        record.record()
+        #expect(record.failures == 0)
+        #expect(ledger.last > 0, "no transaction was ever committed: the kills came too early to test anything")
+    }
+}
+
+/// The deterministic content of the crash scenario's transactions: the same formulas as the
+/// helper's `CrashLedger` (Sources/sqlcipherkit-test-helper/CrashWriterCommand.swift). The helper
+/// is a separate program, so the two are kept in step by hand; a difference fails every round.
+enum CrashLedgerExpectation {
+    static func payload(_ n: Int64) -> Data {
+        let size = n % 25 == 0 ? 30_000 : 64 + Int(UInt64(n) &* 2_654_435_761 % 4000)
+        var state = UInt64(n) &* 0x9e37_79b9_7f4a_7c15 | 1
+        var data = Data(count: size)
+        for index in 0..<size {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            data[index] = UInt8(truncatingIfNeeded: state >> 56)
+        }
+        return data
+    }
+
+    static func entryCount(_ n: Int64) -> Int64 { n % 7 + 1 }
+
+    static func entryBody(_ n: Int64, _ k: Int64) -> String { "entry \(n)/\(k) " + String(repeating: "x", count: Int((n + k) % 50)) }
+}
+
+/// A violated promise, with what was found.
+struct ReliabilityViolation: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What the parent knows of the ledger: the last transaction it has verified.
+struct CrashLedgerState {
+    private(set) var last: Int64 = 0
+
+    /// Checks the file after a kill. Returns whether a transaction committed without being
+    /// reported (the kill landed between the commit and the report), which is allowed once.
+    mutating func verify(path: String, mode: JournalMode, key: Data, reported: [Int64]) async throws -> Bool {
+        let maxReported = reported.max() ?? last
+        if !FileManager.default.fileExists(atPath: path) {
+            guard reported.isEmpty && last == 0 else { throw ReliabilityViolation("the database file is gone") }
+            return false
+        }
+        let db = try Database(path: path, rawKey: key, journalMode: mode)
+        // Closed before the next writer starts, on success and on failure alike.
+        do {
+            let landed = try await verify(db, mode: mode, reported: reported, maxReported: maxReported)
+            await db.close()
+            return landed
+        } catch {
+            await db.close()
+            throw error
+        }
+    }
+
+    private mutating func verify(_ db: Database, mode: JournalMode, reported: [Int64], maxReported: Int64) async throws -> Bool {
+        let tables = try await db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+        if tables.isEmpty {
+            // Killed before the schema transaction committed: nothing may exist yet.
+            guard reported.isEmpty && last == 0 else { throw ReliabilityViolation("the schema is gone after \(last) commits") }
+            let count = try await db.query("SELECT count(*) FROM sqlite_master").first?.get(0, as: Int.self)
+            guard count == 0 else { throw ReliabilityViolation("a half-created schema: \(count ?? -1) objects without meta") }
+            return false
+        }
+        guard let meta = try await db.query("SELECT last, total FROM meta WHERE id = 1").first,
+              let newLast = meta.get("last", as: Int64.self), let total = meta.get("total", as: Int64.self) else {
+            throw ReliabilityViolation("meta row missing")
+        }
+        for n in reported where n > newLast {
+            throw ReliabilityViolation("commit \(n) was reported but meta.last is \(newLast)")
+        }
+        guard newLast >= last else { throw ReliabilityViolation("meta.last went back from \(last) to \(newLast)") }
+        guard newLast <= maxReported + 1 else {
+            throw ReliabilityViolation("meta.last is \(newLast), more than one past the last reported commit \(maxReported)")
+        }
+        // Aggregates over everything: counts and sizes must match the formulas exactly.
+        let expectedEntries = (1...max(newLast, 1)).reduce(Int64(0)) { $0 + (newLast == 0 ? 0 : CrashLedgerExpectation.entryCount($1)) }
+        guard let ledger = try await db.query("SELECT count(*) AS n, min(n) AS lo, max(n) AS hi FROM ledger").first,
+              let entries = try await db.query("SELECT count(*) AS n, max(n) AS hi FROM entries").first else {
+            throw ReliabilityViolation("cannot count rows")
+        }
+        guard ledger.get("n", as: Int64.self) == newLast, newLast == 0 || ledger.get("hi", as: Int64.self) == newLast,
+              newLast == 0 || ledger.get("lo", as: Int64.self) == 1 else {
+            throw ReliabilityViolation("ledger has \(ledger) but meta.last is \(newLast)")
+        }
+        guard entries.get("n", as: Int64.self) == expectedEntries, total == expectedEntries else {
+            throw ReliabilityViolation("entries \(entries), meta.total \(total), expected \(expectedEntries)")
+        }
+        // The rows this round added, byte for byte.
+        if newLast > last {
+            try await Self.checkRows(db, from: last + 1, through: newLast)
+        }
+        try await Self.checkIntegrity(db, mode: mode)
+        let landedUnreported = newLast == maxReported + 1
+        last = newLast
+        return landedUnreported
+    }
+
+    /// Every row of the ledger, byte for byte.
+    func verifyAllRows(path: String, mode: JournalMode, key: Data) async throws {
+        guard last > 0 else { return }
+        let db = try Database(path: path, rawKey: key, journalMode: mode)
+        do {
+            try await Self.checkRows(db, from: 1, through: last)
+            try await Self.checkIntegrity(db, mode: mode)
+            await db.close()
+        } catch {
+            await db.close()
+            throw error
+        }
+    }
+
+    private static func checkRows(_ db: Database, from first: Int64, through last: Int64) async throws {
+        let rows = try await db.query("SELECT n, payload, size FROM ledger WHERE n BETWEEN ? AND ? ORDER BY n", first, last)
+        guard rows.count == Int(last - first + 1) else {
+            throw ReliabilityViolation("ledger rows \(first)...\(last): found \(rows.count)")
+        }
+        for row in rows {
+            guard let n = row.get("n", as: Int64.self) else { throw ReliabilityViolation("a ledger row without n") }
+            let expected = CrashLedgerExpectation.payload(n)
+            guard row.get("payload", as: Data.self) == expected, row.get("size", as: Int.self) == expected.count else {
+                throw ReliabilityViolation("ledger row \(n) holds other bytes than were committed")
+            }
+        }
+        let entries = try await db.query("SELECT n, k, body FROM entries WHERE n BETWEEN ? AND ? ORDER BY n, k", first, last)
+        var expected: [(Int64, Int64)] = []
+        for n in first...last { for k in 1...CrashLedgerExpectation.entryCount(n) { expected.append((n, k)) } }
+        guard entries.count == expected.count else {
+            throw ReliabilityViolation("entries of \(first)...\(last): found \(entries.count), expected \(expected.count)")
+        }
+        for (row, (n, k)) in zip(entries, expected) {
+            guard row.get("n", as: Int64.self) == n, row.get("k", as: Int64.self) == k,
+                  row.get("body", as: String.self) == CrashLedgerExpectation.entryBody(n, k) else {
+                throw ReliabilityViolation("entry \(n)/\(k) is missing or different: \(row)")
+            }
+        }
+    }
+
+    /// SQLite's integrity check, and SQLCipher's page-by-page HMAC check on 4.x.
+    static func checkIntegrity(_ db: Database, mode: JournalMode) async throws {
+        let integrity = try await db.query("PRAGMA integrity_check").map { $0.get(0, as: String.self) ?? "" }
+        guard integrity == ["ok"] else { throw ReliabilityViolation("integrity_check: \(integrity)") }
+        if isSQLCipher4() {
+            // cipher_integrity_check reads the main file only: move the -wal into it first.
+            if mode == .wal { _ = try await db.query("PRAGMA wal_checkpoint(TRUNCATE)") }
+            let problems = try await db.query("PRAGMA cipher_integrity_check")
+            guard problems.isEmpty else { throw ReliabilityViolation("cipher_integrity_check: \(problems)") }
+        }
+    }
+}

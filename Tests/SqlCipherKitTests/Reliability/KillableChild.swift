@@ -1,0 +1,83 @@
+import Foundation
+
+/// A helper child whose standard output the parent reads line by line while it runs, and which the
+/// parent can kill at a moment of its choosing (SIGKILL: no cleanup, no buffered output lost,
+/// because the helper writes each line with one write(2)).
+final class KillableChild {
+    private let process = Process()
+    private let output = Pipe()
+    private let errorFile: URL
+    private var buffer = Data()
+    private(set) var lines: [String] = []
+    private var reachedEOF = false
+
+    /// Starts `sqlcipherkit-test-helper` with `arguments`; its stderr goes to a file, so a chatty
+    /// child never blocks on a full pipe.
+    init(helperArguments arguments: [String], environment: [String: String] = [:]) throws {
+        errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("sqlcipherkit-child-\(UUID().uuidString).stderr")
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: productPath("sqlcipherkit-test-helper"))
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: errorFile)
+    }
+
+    /// Reads lines until one starts with `prefix` (returned), the child closes its output (nil), or
+    /// `timeout` seconds pass (nil).
+    func waitForLine(startingWith prefix: String, timeout: Double = 60) -> String? {
+        if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return line }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !reachedEOF && Date() < deadline {
+            let before = lines.count
+            readAvailable(waitMilliseconds: Int32(max(1, min(200, deadline.timeIntervalSinceNow * 1000))))
+            if let line = lines[before...].first(where: { $0.hasPrefix(prefix) }) { return line }
+        }
+        return nil
+    }
+
+    /// Sends SIGKILL (if the child still runs), waits for it, and reads every line it printed.
+    /// Returns whether the child died of the signal (false: it had already exited by itself).
+    @discardableResult
+    func killAndCollect() -> Bool {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        while !reachedEOF { readAvailable(waitMilliseconds: 1000) }
+        return process.terminationReason == .uncaughtSignal
+    }
+
+    /// Waits for the child to exit by itself and reads everything it printed.
+    func waitForExit() -> Int32 {
+        while !reachedEOF { readAvailable(waitMilliseconds: 1000) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// What the child wrote to stderr.
+    var standardError: String {
+        (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+    }
+
+    private func readAvailable(waitMilliseconds: Int32) {
+        let fd = output.fileHandleForReading.fileDescriptor
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, waitMilliseconds) > 0 else { return }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = read(fd, &chunk, chunk.count)
+        if count <= 0 { reachedEOF = true; return }
+        buffer.append(contentsOf: chunk[0..<count])
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex...newline)
+        }
+    }
+}
