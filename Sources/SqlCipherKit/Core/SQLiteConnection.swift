@@ -11,6 +11,8 @@ final class SQLiteConnection {
     let path: String
     var cache = StatementCache()
     private var savepointDepth = 0
+    /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
+    let changeTracker = ChangeTracker()
 
     /// SQLite open flags (https://sqlite.org/c3ref/open.html).
     static let readWrite: Int32 = 0x0000_0002
@@ -30,6 +32,7 @@ final class SQLiteConnection {
         handle = db
         self.path = path
         scb_extended_result_codes(db, 1)
+        installChangeTracking()
     }
 
     deinit {

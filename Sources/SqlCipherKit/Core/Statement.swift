@@ -15,6 +15,8 @@ final class Statement {
     /// The number of parameters (`?`, `?NNN`, `:name`).
     let parameterCount: Int
     unowned let connection: SQLiteConnection
+    /// What live queries know about this statement (Statement+Observation.swift).
+    var observation = StatementObservation()
 
     init(handle: OpaquePointer, sql: String, hasTrailingStatements: Bool, connection: SQLiteConnection) {
         self.handle = handle
@@ -85,6 +87,7 @@ final class Statement {
 
     /// Resets the statement and clears its bindings so that it can be reused from the cache.
     func reset() {
+        observation.started = false
         scb_reset(handle)
         scb_clear_bindings(handle)
     }
@@ -121,6 +124,7 @@ final class Statement {
     /// Steps once: true when a row is available, false when done.
     @inline(__always)
     func step() throws -> Bool {
+        if !observation.started { try connection.statementWillRun(self) }
         let rc = scb_step(handle)
         if rc == 100 { return true }
         if rc == 101 { return false }

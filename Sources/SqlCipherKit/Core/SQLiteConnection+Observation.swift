@@ -1,0 +1,158 @@
+import CSqlCipherBridge
+
+extension SQLiteConnection {
+    /// Installs the authorizer, commit hook and rollback hook that feed ``changeTracker``.
+    ///
+    /// Called once, right after opening and before any statement is prepared: setting an
+    /// authorizer expires every prepared statement (https://sqlite.org/c3ref/set_authorizer.html).
+    /// The tracker is a stored property of the connection, so it outlives the handle and the
+    /// unretained context pointer stays valid for as long as SQLite can call back.
+    func installChangeTracking() {
+        let context = Unmanaged.passUnretained(changeTracker).toOpaque()
+        // The authorizer always answers SQLITE_OK (0): it only watches. Outside an analysis it
+        // returns at once, so ordinary compiles pay a nil test per reported action.
+        scb_set_authorizer(handle, { context, action, first, second, _, _ in
+            guard let context else { return 0 }
+            let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
+            if tracker.compiling != nil {
+                tracker.compiling?.record(action: action, first: first, second: second)
+            }
+            return 0
+        }, context)
+        _ = scb_commit_hook(handle, { context in
+            if let context {
+                Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().transactionWillCommit()
+            }
+            return 0  // zero lets the commit proceed
+        }, context)
+        _ = scb_rollback_hook(handle, { context in
+            if let context {
+                Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().transactionDidRollBack()
+            }
+        }, context)
+    }
+
+    /// Accounts for one execution of `statement`, before its first step: analyses it when nobody
+    /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
+    func statementWillRun(_ statement: Statement) throws {
+        statement.observation.started = true
+        let tracker = changeTracker
+        guard tracker.isActive else { return }
+        var access: StatementAccess
+        if let known = statement.observation.access, statement.observation.generation == tracker.generation {
+            access = known
+        } else {
+            access = analyse(statement)
+            statement.observation.access = access
+            statement.observation.generation = tracker.generation
+        }
+        if tracker.isRecordingReads && !access.readsComplete {
+            if let opened = tablesOpenedForReading(statement) {
+                access.reads.formUnion(opened)
+            } else {
+                access.reads = .everything
+            }
+            access.readsComplete = true
+            statement.observation.access = access
+        }
+        try tracker.statementWillRun(
+            access, isReadOnly: statement.isReadOnly, sql: statement.sql,
+            isInTransaction: { self.isInTransaction })
+    }
+
+    /// Compiles the statement's SQL once more with the authorizer recording, and throws the copy
+    /// away. A separate compile (rather than recording during the statement's own preparation)
+    /// keeps SQLite's silent re-preparations inside `sqlite3_step` from mixing into the record,
+    /// and costs nothing while nobody observes.
+    private func analyse(_ statement: Statement) -> StatementAccess {
+        let tracker = changeTracker
+        tracker.analysisCount += 1
+        guard var access = record(scb_sql(statement.handle)) else {
+            // The statement compiled before but not now (its table is gone, say): running it will
+            // fail too, but assume the worst rather than trust nothing.
+            return .unknown(readOnly: statement.isReadOnly)
+        }
+        if statement.isReadOnly && !reportsReadsWithoutColumns() {
+            access.readsComplete = false
+        }
+        return access
+    }
+
+    /// What compiling `sql` reports to the authorizer, or nil when it does not compile.
+    private func record(_ sql: UnsafePointer<CChar>?) -> StatementAccess? {
+        let tracker = changeTracker
+        tracker.compiling = StatementAccess()
+        defer { tracker.compiling = nil }
+        var probe: OpaquePointer?
+        let rc = scb_prepare(handle, sql, -1, 0, &probe, nil)
+        if let probe { scb_finalize(probe) }
+        guard rc == 0, probe != nil else { return nil }
+        return tracker.compiling
+    }
+
+    /// Whether this SQLite reports reads of tables from which no column is read, found once by
+    /// compiling `SELECT count(*) FROM sqlite_master`.
+    private func reportsReadsWithoutColumns() -> Bool {
+        if let known = changeTracker.reportsReadsWithoutColumns { return known }
+        let reports = record("SELECT count(*) FROM sqlite_master")?.reads.intersects(Self.schemaTableRegion) ?? false
+        changeTracker.reportsReadsWithoutColumns = reports
+        return reports
+    }
+
+    private static let schemaTableRegion: TableRegion = {
+        var region = TableRegion()
+        region.insert("sqlite_master")
+        return region
+    }()
+
+    /// The tables whose b-trees the statement's bytecode opens for reading (`OpenRead`), named from
+    /// each schema's `sqlite_master` (https://sqlite.org/opcode.html#OpenRead). Nil when the
+    /// bytecode or the schema cannot be read. Runs its SQL directly, outside ``Statement``, so it
+    /// is neither tracked nor analysed itself.
+    private func tablesOpenedForReading(_ statement: Statement) -> TableRegion? {
+        guard let sql = scb_sql(statement.handle) else { return nil }
+        var rootPages: [Int64: Set<Int64>] = [:]  // schema index -> root pages
+        let explained = rows("EXPLAIN " + String(cString: sql), columns: [1, 3, 4]) { values in
+            if case .text("OpenRead") = values[0], case .integer(let page) = values[1],
+               case .integer(let schema) = values[2] {
+                rootPages[schema, default: []].insert(page)
+            }
+        }
+        guard explained else { return nil }
+        var region = TableRegion()
+        guard !rootPages.isEmpty else { return region }
+        var schemaNames: [Int64: String] = [:]
+        guard rows("PRAGMA database_list", columns: [0, 1], { values in
+            if case .integer(let index) = values[0], case .text(let name) = values[1] { schemaNames[index] = name }
+        }) else { return nil }
+        for (schema, pages) in rootPages {
+            guard let name = schemaNames[schema] else { return nil }
+            let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            guard rows("SELECT tbl_name, rootpage FROM \(quoted).sqlite_master", columns: [0, 1], { values in
+                if case .text(let table) = values[0], case .integer(let page) = values[1], pages.contains(page) {
+                    region.insert(table)
+                }
+            }) else { return nil }
+        }
+        return region
+    }
+
+    /// Runs `sql` with the raw API and hands the given columns of each row to `body`; false on error.
+    private func rows(_ sql: String, columns: [Int32], _ body: ([DatabaseValue]) -> Void) -> Bool {
+        var raw: OpaquePointer?
+        guard scb_prepare(handle, sql, -1, 0, &raw, nil) == 0, let raw else { return false }
+        defer { scb_finalize(raw) }
+        while true {
+            let rc = scb_step(raw)
+            if rc == 101 { return true }
+            guard rc == 100 else { return false }
+            body(columns.map { column in
+                switch scb_column_type(raw, column) {
+                case 1: return .integer(scb_column_int64(raw, column))
+                case 3: return .text(scb_column_text(raw, column).map { String(cString: $0) } ?? "")
+                default: return .null
+                }
+            })
+        }
+    }
+}

@@ -1,0 +1,191 @@
+/// What one connection knows about the changes it makes, for live queries.
+///
+/// - When a statement first runs while someone observes, it is compiled a second time with the
+///   authorizer recording (``StatementAccess``), and the result is kept with the statement until
+///   something invalidates it (``generation``).
+/// - The tables a running statement can write join ``pending``, the transaction's changed tables.
+/// - The commit hook marks the observations that read any of them as dirty; the rollback hook
+///   discards them. A savepoint rollback (`ROLLBACK TO`) keeps them: the tables stay "possibly
+///   changed", and the fetch that follows finds the result unchanged and yields nothing.
+///
+/// With no observation registered, a statement's run costs one flag test and nothing else.
+/// Used only on its connection's isolation domain (the database actor); the hooks run there too,
+/// inside `sqlite3_step`.
+final class ChangeTracker {
+    /// Bumped whenever statement analyses may have gone stale; an analysis from an older
+    /// generation is redone before use.
+    private(set) var generation: UInt64 = 1
+
+    /// Where the authorizer records while a statement is being analysed; nil the rest of the time,
+    /// so that ordinary compiles (and SQLite's own re-preparations) cost a nil test.
+    var compiling: StatementAccess?
+
+    /// The tables read by the statements of the fetch in progress, if one is.
+    private var readRecorder: TableRegion?
+
+    /// Whether a fetch is in progress, whose statements' reads are recorded.
+    var isRecordingReads: Bool { readRecorder != nil }
+
+    /// Whether the loaded SQLite reports `SQLITE_READ` for tables from which no column is read;
+    /// found once per connection (see ``StatementAccess/readsComplete``).
+    var reportsReadsWithoutColumns: Bool?
+
+    /// Tables the open transaction may have written.
+    private var pending = TableRegion()
+
+    private var observations: [UInt64: any ObservationEntry] = [:]
+    private var nextObservationID: UInt64 = 1
+
+    /// Whether statements must be analysed as they run: some observation exists, or one is fetching.
+    private(set) var isActive = false
+
+    /// How many statement analyses and observation fetches ran, for tests that must tell "nothing
+    /// happened" from "it happened and found nothing" without timing.
+    var analysisCount = 0
+    private(set) var fetchCount = 0
+
+    deinit {
+        // The connection is closing: wake every consumer so that its next fetch reports the
+        // closed database instead of waiting forever.
+        for entry in observations.values { entry.signal?.markDirty() }
+    }
+
+    // MARK: Observations
+
+    /// Adds an observation and returns its identifier.
+    func register(_ entry: any ObservationEntry) -> UInt64 {
+        if observations.isEmpty {
+            // Nothing was analysed while nobody observed: schema changes may have gone unseen.
+            generation &+= 1
+        }
+        let id = nextObservationID
+        nextObservationID &+= 1
+        observations[id] = entry
+        updateActive()
+        return id
+    }
+
+    func observation(_ id: UInt64) -> (any ObservationEntry)? {
+        observations[id]
+    }
+
+    func removeObservation(_ id: UInt64) {
+        observations[id] = nil
+        updateActive()
+    }
+
+    /// The number of live observations, after dropping those whose consumer went away.
+    var observationCount: Int {
+        pruneAbandoned()
+        return observations.count
+    }
+
+    private func pruneAbandoned() {
+        let abandoned = observations.filter { $0.value.signal == nil }.keys
+        guard !abandoned.isEmpty else { return }
+        for id in abandoned { observations[id] = nil }
+        updateActive()
+    }
+
+    private func updateActive() {
+        isActive = !observations.isEmpty || readRecorder != nil
+    }
+
+    // MARK: Reads
+
+    /// Runs `body` (a fetch) and returns the tables its statements read.
+    func recordingReads<T>(_ body: () throws -> T) throws -> (value: T, region: TableRegion) {
+        let outer = readRecorder
+        readRecorder = TableRegion()
+        updateActive()
+        defer {
+            readRecorder = outer
+            updateActive()
+        }
+        let value = try body()
+        return (value, readRecorder ?? TableRegion())
+    }
+
+    // MARK: Statements
+
+    /// Accounts for one execution of a statement, before its first step.
+    /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` when a fetch runs a statement that writes.
+    func statementWillRun(_ access: StatementAccess, isReadOnly: Bool, sql: String,
+                          isInTransaction: () -> Bool) throws {
+        if access.invalidatesAnalysis { generation &+= 1 }
+        if readRecorder != nil {
+            guard isReadOnly else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "a live request must only read, but it ran a statement that writes: \(sql). "
+                        + "Make the change with Database.execute or transaction, outside the request")
+            }
+            readRecorder?.formUnion(access.reads)
+        }
+        if !observations.isEmpty && !access.writes.isEmpty {
+            // Outside a transaction, whatever is pending belongs to one that ended without a
+            // commit or rollback hook (it wrote nothing): start afresh.
+            if !pending.isEmpty && !isInTransaction() { pending = TableRegion() }
+            pending.formUnion(access.writes)
+        }
+    }
+
+    // MARK: Transaction hooks
+
+    /// From the commit hook: the observations of the changed tables are marked dirty. Must not
+    /// call into SQLite (https://sqlite.org/c3ref/commit_hook.html).
+    ///
+    /// Should the commit still fail afterwards (`SQLITE_BUSY`), a consumer may fetch inside the
+    /// still-open transaction; such a fetch asks for another one when the transaction ends
+    /// (``noteFetch(_:isInTransaction:)``), so nothing is lost.
+    func transactionWillCommit() {
+        let changed = pending
+        pending = TableRegion()
+        guard !observations.isEmpty else { return }
+        for (id, entry) in observations {
+            guard let signal = entry.signal else {
+                observations[id] = nil
+                continue
+            }
+            if entry.refetchWhenTransactionEnds || entry.region.intersects(changed) {
+                entry.refetchWhenTransactionEnds = false
+                signal.markDirty()
+            }
+        }
+        updateActive()
+    }
+
+    /// From the rollback hook: nothing pending happened. Observations that fetched inside the
+    /// transaction (and may show its uncommitted rows) fetch again.
+    func transactionDidRollBack() {
+        pending = TableRegion()
+        // The rollback may have undone a schema change that analyses already saw.
+        generation &+= 1
+        for entry in observations.values where entry.refetchWhenTransactionEnds {
+            entry.refetchWhenTransactionEnds = false
+            entry.signal?.markDirty()
+        }
+    }
+
+    /// Records that `entry` just fetched; inside a transaction that was opened by hand, the fetch
+    /// can see uncommitted rows, so it is repeated when the transaction ends.
+    func noteFetch(_ entry: any ObservationEntry, isInTransaction: Bool) {
+        fetchCount += 1
+        entry.refetchWhenTransactionEnds = isInTransaction
+    }
+
+    /// The live observations and whether each waits for a fetch, for tests.
+    var observationStates: [(tables: Set<String>, isDirty: Bool)] {
+        pruneAbandoned()
+        return observations.values.map { ($0.region.tables, $0.signal?.isDirty ?? false) }
+    }
+}
+
+/// The tracker's view of one observation.
+protocol ObservationEntry: AnyObject {
+    /// The consumer's side; nil once the consumer has gone away.
+    var signal: ObservationSignal? { get }
+    /// The tables the last fetch read.
+    var region: TableRegion { get }
+    /// Whether the last fetch ran inside an open transaction.
+    var refetchWhenTransactionEnds: Bool { get set }
+}

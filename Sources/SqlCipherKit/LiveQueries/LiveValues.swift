@@ -1,0 +1,107 @@
+/// The values of a ``LiveRequest`` over time: the current value, then one value after each
+/// committed transaction that changed it. Made by ``Database/values(of:)``.
+///
+/// ```swift
+/// for try await products in db.values(of: .fetch(Product.self, orderBy: col("name").ascending)) {
+///     try await socket.send(JSONEncoder().encode(products))
+/// }
+/// ```
+///
+/// - Pull-based: a commit only marks the observation as changed (and wakes a waiting loop); the
+///   query runs on the database actor when the loop asks for the next value, and only the result
+///   crosses to the loop. A slow consumer gets the current state, never a backlog.
+/// - At most one value per transaction, and none when the result is the same as the last one
+///   yielded (a write to a row outside the request's `where`, a rollback, a savepoint rollback).
+/// - Ends (`nil`) when the consuming task is cancelled, and removes the observation at once.
+///   Breaking out of the loop also ends it; the observation is then dropped at the next commit.
+/// - Throws when a fetch fails (for example ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``
+///   when a table is missing, or ``SqlCipherError/databaseClosed`` after ``Database/close()``),
+///   and ends.
+///
+/// Each iterator is one observation; the sequence itself can be iterated any number of times.
+public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = Value
+
+    let database: Database
+    let request: LiveRequest<Value>
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(database: database, request: request)
+    }
+
+    /// Iterates a ``LiveValues``. Its first call to ``next()`` starts the observation.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = Value
+
+        private enum State {
+            case idle
+            case observing(id: UInt64, signal: ObservationSignal)
+            case finished
+        }
+
+        let database: Database
+        let request: LiveRequest<Value>
+        private var state = State.idle
+
+        init(database: Database, request: LiveRequest<Value>) {
+            self.database = database
+            self.request = request
+        }
+
+        /// The current value on the first call; afterwards, waits for a change that alters the
+        /// result. `nil` once the task is cancelled.
+        public mutating func next() async throws -> Value? {
+            switch state {
+            case .finished:
+                return nil
+            case .idle:
+                if Task.isCancelled {
+                    state = .finished
+                    return nil
+                }
+                let signal = ObservationSignal()
+                do {
+                    let (id, value) = try await database.startObserving(request, signal: signal)
+                    state = .observing(id: id, signal: signal)
+                    return value
+                } catch {
+                    state = .finished
+                    throw error
+                }
+            case let .observing(id, signal):
+                while true {
+                    guard await signal.waitForChange(), !Task.isCancelled else {
+                        state = .finished
+                        await database.stopObserving(id)
+                        return nil
+                    }
+                    let outcome: ObservedFetch<Value>
+                    do {
+                        outcome = try await database.fetchObserved(id, as: Value.self)
+                    } catch {
+                        state = .finished
+                        throw error
+                    }
+                    switch outcome {
+                    case .changed(let value):
+                        return value
+                    case .unchanged:
+                        continue
+                    case .ended:
+                        state = .finished
+                        return nil
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The outcome of fetching a dirty observation.
+enum ObservedFetch<Value: Sendable>: Sendable {
+    case changed(Value)
+    /// The result equals the last one yielded.
+    case unchanged
+    /// The observation is no longer registered.
+    case ended
+}
