@@ -1,31 +1,58 @@
 #!/usr/bin/env bash
 # Runs SqlCipherKit's whole test suite: once against SQLCipher 4.x and once against SQLCipher
 # 3.4.1 (where the distribution has it). Installs what it needs through apt when it is missing.
-# Extra arguments go to `swift test` (e.g. --filter DatabaseTests).
+#
+# Extra arguments go to `swift test` (e.g. --filter DatabaseTests); the build options among them
+# (--scratch-path, --build-path, -c/--configuration) go to `swift build` too, so both use the same
+# build. The suite is built once and run once per library. Exit status: 0 when every run passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+
+build_args=()
+test_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --scratch-path|--build-path|-c|--configuration)
+      [ $# -ge 2 ] || { echo "test.sh: $1 needs a value" >&2; exit 2; }
+      build_args+=("$1" "$2"); test_args+=("$1" "$2"); shift 2 ;;
+    --scratch-path=*|--build-path=*|--configuration=*)
+      build_args+=("$1"); test_args+=("$1"); shift ;;
+    *)
+      test_args+=("$1"); shift ;;
+  esac
+done
 
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 libdir=/usr/lib/$multiarch
 libraries=()
 for name in libsqlcipher.so.1 libsqlcipher.so.0; do
-  [ -e "$libdir/$name" ] && libraries+=("$libdir/$name")
+  if [ -e "$libdir/$name" ]; then libraries+=("$libdir/$name"); fi
 done
 if [ ${#libraries[@]} -eq 0 ]; then
-  echo "test.sh: no SQLCipher library found in $libdir" >&2
+  echo "test.sh: no SQLCipher library found in $libdir; run scripts/install-deps.sh" >&2
   exit 1
 fi
 
-swift build --build-tests "$@" 2>&1 | grep -v '^\[' || true
-swift build --build-tests "$@" >/dev/null
+# Build once; show the compiler's messages but not the progress lines.
+set +e
+swift build --build-tests ${build_args[@]+"${build_args[@]}"} 2>&1 | grep -v '^\[[0-9]*/[0-9]*\]'
+build_status=${PIPESTATUS[0]}
+set -e
+if [ "$build_status" -ne 0 ]; then
+  echo "test.sh: the build failed" >&2
+  exit "$build_status"
+fi
 
 status=0
 for lib in "${libraries[@]}"; do
   echo "=== SqlCipherKit tests against $lib"
-  if ! SQLCIPHERKIT_LIBRARY="$lib" swift test --skip-build "$@"; then
+  if ! SQLCIPHERKIT_LIBRARY="$lib" swift test --skip-build ${test_args[@]+"${test_args[@]}"}; then
     status=1
     echo "=== FAILED against $lib"
   fi
 done
+if [ ${#libraries[@]} -lt 2 ]; then
+  echo "=== note: only ${libraries[*]} is installed; the suite ran against it alone"
+fi
 exit $status

@@ -11,6 +11,9 @@ let helperCommands: [HelperCommand] = [
     pingCommand,
     crashWriterCommand,
     faultRunCommand,
+    loadLibraryCommand,
+    linkedSQLite3Command,
+    alreadyLoadedCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

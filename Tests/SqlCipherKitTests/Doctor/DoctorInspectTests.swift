@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// `sqlcipher-doctor inspect`, run as a user would.
+@Suite struct DoctorInspectTests {
+    private func inspect(_ arguments: [String]) throws -> ChildResult {
+        let result = try runChild(productPath("sqlcipher-doctor"), ["inspect"] + arguments)
+        #expect(!result.signaled, "the doctor crashed: \(result.stderr)")
+        return result
+    }
+
+    /// A folder holding one file of each kind, with WAL companions, copied from the fixtures.
+    private func filesOfEachKind(_ directory: TemporaryDirectory) throws -> [String: String] {
+        let copies = ["plaintext.db", "sqlcipher4-plaintext-header.db", "sqlcipher4-default.db", "sqlcipher3-wal.db",
+                      "sqlcipher3-wal.db-wal", "README.md"]
+        for name in copies {
+            try FileManager.default.copyItem(at: Linking.fixtures.appendingPathComponent(name),
+                                             to: directory.url.appendingPathComponent(name))
+        }
+        try Data().write(to: URL(fileURLWithPath: directory.path("empty.db")))
+        return [
+            "missing": directory.path("missing.db"), "empty": directory.path("empty.db"),
+            "plaintext": directory.path("plaintext.db"), "plaintext-header": directory.path("sqlcipher4-plaintext-header.db"),
+            "encrypted": directory.path("sqlcipher4-default.db"), "not-a-database": directory.path("README.md"),
+        ]
+    }
+
+    @Test func jsonNamesEachKind() throws {
+        let directory = TemporaryDirectory()
+        let files = try filesOfEachKind(directory)
+        let order = ["missing", "empty", "plaintext", "plaintext-header", "encrypted", "not-a-database"]
+        let result = try inspect(["--json"] + order.map { files[$0]! })
+        // A missing file makes the exit code 1; the report is complete anyway.
+        #expect(result.status == 1)
+        let report = try Linking.jsonObject(result.stdout)
+        let entries = try #require(report["files"] as? [[String: Any]])
+        #expect(entries.count == order.count)
+        for (entry, kind) in zip(entries, order) {
+            #expect(entry["kind"] as? String == kind)
+            #expect(entry["path"] as? String == files[kind])
+            #expect(!(entry["detail"] as? String ?? "").isEmpty)
+        }
+        #expect(entries[2]["page_size"] as? Int == 4096)
+        #expect(entries[2]["journal_mode"] as? String == "rollback")
+        #expect(entries[3]["reserved_bytes"] as? Int == 80)
+        #expect(entries[4]["page_size"] is NSNull)
+    }
+
+    @Test func exitCodeIsZeroWhenEveryFileWasRead() throws {
+        let directory = TemporaryDirectory()
+        let files = try filesOfEachKind(directory)
+        let result = try inspect([files["plaintext"]!, files["encrypted"]!, directory.path("sqlcipher3-wal.db")])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("plaintext.db: plaintext\n"))
+        #expect(result.stdout.contains("sqlcipher4-default.db: encrypted\n"))
+        #expect(result.stdout.contains("sqlcipher3-wal.db: encrypted\n"))
+        #expect(result.stdout.contains("-wal (3176 bytes)"))
+    }
+
+    @Test func aFileNamedLikeAnOptionAfterTheSeparator() throws {
+        let directory = TemporaryDirectory()
+        let odd = directory.path("-odd.db")
+        try Data().write(to: URL(fileURLWithPath: odd))
+        let direct = try inspect(["--", odd])
+        #expect(direct.status == 0)
+        #expect(direct.stdout.contains(": empty"))
+    }
+
+    @Test func inspectNeverModifiesAFile() async throws {
+        let directory = TemporaryDirectory()
+        _ = try filesOfEachKind(directory)
+        // Also a database in WAL mode with its -wal and -shm, left as a crashed process would.
+        try FileManager.default.copyItem(at: Linking.fixtures.appendingPathComponent("sqlcipher4-wal.db"),
+                                         to: directory.url.appendingPathComponent("sqlcipher4-wal.db"))
+        try FileManager.default.copyItem(at: Linking.fixtures.appendingPathComponent("sqlcipher4-wal.db-wal"),
+                                         to: directory.url.appendingPathComponent("sqlcipher4-wal.db-wal"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        func snapshot() throws -> [String: (Data, Date)] {
+            var state: [String: (Data, Date)] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
+                let path = directory.path(name)
+                let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                state[name] = (try Data(contentsOf: URL(fileURLWithPath: path)), attributes[.modificationDate] as! Date)
+            }
+            return state
+        }
+        let before = try snapshot()
+        // Let a modification, if any, show up in the mtime.
+        try await Task.sleep(for: .milliseconds(20))
+        let paths = names.map { directory.path($0) } + [directory.path("missing.db")]
+        #expect(try inspect(paths).status == 1)
+        #expect(try inspect(["--json"] + paths).status == 1)
+        let after = try snapshot()
+        #expect(after.keys.sorted() == names, "no file may appear (e.g. a -shm) or disappear")
+        for name in names {
+            #expect(after[name]?.0 == before[name]?.0, "\(name) changed")
+            #expect(after[name]?.1 == before[name]?.1, "\(name) mtime changed")
+        }
+    }
+}
