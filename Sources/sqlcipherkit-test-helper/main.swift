@@ -14,6 +14,7 @@ let helperCommands: [HelperCommand] = [
     loadLibraryCommand,
     linkedSQLite3Command,
     alreadyLoadedCommand,
+    leakWatchCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
