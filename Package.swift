@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "SqlCipherKit", targets: ["SqlCipherKit"]),
         .executable(name: "sqlcipher-doctor", targets: ["sqlcipher-doctor"]),
+        .executable(name: "sqlcipherkit-bench", targets: ["sqlcipherkit-bench"]),
     ],
     targets: [
         .target(
@@ -35,9 +36,20 @@ let package = Package(
             name: "sqlcipherkit-test-helper",
             dependencies: ["SqlCipherKit", "CSQLite3", "CSqlCipherTestVFS"]
         ),
+        // The benchmark floor: the bench's loops in C, calling the bridge's loaded library.
+        .target(
+            name: "CSqlCipherBenchFloor",
+            dependencies: ["CSqlCipherBridge"]
+        ),
+        // Benchmarks against that floor (docs/performance.md): swift run -c release sqlcipherkit-bench.
+        .executableTarget(
+            name: "sqlcipherkit-bench",
+            dependencies: ["SqlCipherKit", "CSqlCipherBenchFloor"]
+        ),
         .testTarget(
             name: "SqlCipherKitTests",
-            dependencies: ["SqlCipherKit", "CSQLite3", "sqlcipherkit-test-helper", "sqlcipher-doctor"]
+            dependencies: ["SqlCipherKit", "CSQLite3", "sqlcipherkit-test-helper", "sqlcipher-doctor",
+                           "sqlcipherkit-bench"]
         ),
     ],
     swiftLanguageModes: [.v6],

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Runs the built benchmark in its quick mode. Checks that it runs every workload against the
+/// library under test and reports sane figures; it never asserts speed.
+@Suite("Benchmark smoke run")
+struct BenchSmokeTests {
+    /// Every workload the benchmark must report.
+    static let workloads = [
+        "insert", "fetch.byIndex", "fetch.byName", "fetch.entity", "entity.save", "entity.upsert",
+        "open.passphrase", "open.rawKey", "open.unencrypted",
+        "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
+    ]
+
+    @Test("--quick --json reports every workload with positive medians, for the library under test")
+    func quickJSONRun() throws {
+        let result = try runChild(productPath("sqlcipherkit-bench"), ["--quick", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        let report = try #require(object as? [String: Any], "stdout is not one JSON object: \(result.stdout)")
+
+        #expect(report["mode"] as? String == "quick")
+        let library = try #require(report["library"] as? [String: Any])
+        #expect(library["path"] as? String == (try loadedLibrary().path))
+        #expect(library["cipherVersion"] as? String == (try loadedLibrary().cipherVersion))
+        #expect((report["missing"] as? [Any])?.isEmpty == true)
+
+        let entries = try #require(report["workloads"] as? [[String: Any]])
+        let byName = Dictionary(entries.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(Set(byName.keys) == Set(Self.workloads))
+        for name in Self.workloads {
+            let entry = try #require(byName[name], "missing workload \(name)")
+            let variants = ["encrypted", "unencrypted"].compactMap { entry[$0] as? [String: Any] }
+            #expect(!variants.isEmpty, "\(name) has no figures")
+            for figures in variants {
+                let swift = try #require(figures["swiftMedianMs"] as? Double, "\(name): \(figures)")
+                #expect(swift > 0, "\(name): \(figures)")
+                let floor = try #require(figures["floorMedianMs"] as? Double, "\(name): \(figures)")
+                #expect(floor > 0, "\(name): \(figures)")
+                let ratio = try #require(figures["ratioToFloor"] as? Double)
+                #expect(abs(ratio - swift / floor) <= 0.01 * ratio + 0.001, "\(name): \(figures)")
+                let runs = try #require(figures["swiftRunsMs"] as? [Double])
+                #expect(runs.count == entry["runs"] as? Int)
+            }
+        }
+        // Workloads measured both ways carry the encryption overhead.
+        for name in ["insert", "fetch.byIndex", "entity.save"] {
+            let overhead = try #require(byName[name]?["encryptionOverhead"] as? [String: Any], name)
+            #expect((overhead["swift"] as? Double ?? 0) > 0)
+            #expect((overhead["floor"] as? Double ?? 0) > 0)
+        }
+
+        let targets = try #require(report["targets"] as? [[String: Any]])
+        #expect(targets.count == 13, "7 targets, all but the raw-key opening for both variants: \(targets)")
+        for target in targets {
+            let status = target["status"] as? String
+            #expect(status == "PASS" || status == "MISS")
+            let measured = try #require(target["measured"] as? Double)
+            let limit = try #require(target["limit"] as? Double)
+            #expect(status == (measured <= limit ? "PASS" : "MISS"))
+        }
+    }
+
+    @Test("the table output names the library and every target")
+    func quickTextRun() throws {
+        let result = try runChild(productPath("sqlcipherkit-bench"), ["--quick", "--runs", "1"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains(try loadedLibrary().path))
+        #expect(result.stdout.contains("opening with a raw key under 5 ms"))
+        #expect(result.stdout.contains("Encryption overhead"))
+    }
+
+    @Test("bad arguments exit with status 2 and say what is wrong")
+    func badArguments() throws {
+        let unknown = try runChild(productPath("sqlcipherkit-bench"), ["--fast"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("unknown argument \"--fast\""))
+        let runs = try runChild(productPath("sqlcipherkit-bench"), ["--runs", "0"])
+        #expect(runs.status == 2)
+        #expect(runs.stderr.contains("--runs needs a positive whole number"))
+        let help = try runChild(productPath("sqlcipherkit-bench"), ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: sqlcipherkit-bench"))
+    }
+}
