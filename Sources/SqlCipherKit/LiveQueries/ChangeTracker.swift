@@ -33,6 +33,12 @@ final class ChangeTracker {
     /// Tables the open transaction may have written.
     private var pending = TableRegion()
 
+    /// Tables the statement running now (the last one accounted for) can write. Counted again at
+    /// commit because SQLite can roll back and retry inside one `sqlite3_step`: a statement that
+    /// finds the schema changed (for example by a new trigger) aborts its first attempt, which
+    /// runs the rollback hook, then is prepared again and commits.
+    private var runningWrites = TableRegion()
+
     private var observations: [UInt64: any ObservationEntry] = [:]
     private var nextObservationID: UInt64 = 1
 
@@ -89,6 +95,11 @@ final class ChangeTracker {
 
     private func updateActive() {
         isActive = !observations.isEmpty || readRecorder != nil
+        if observations.isEmpty {
+            // Nothing is accounted for while nobody observes; forget what was.
+            pending = TableRegion()
+            runningWrites = TableRegion()
+        }
     }
 
     // MARK: Reads
@@ -121,7 +132,9 @@ final class ChangeTracker {
             }
             readRecorder?.formUnion(access.reads)
         }
-        if !observations.isEmpty && !access.writes.isEmpty {
+        guard !observations.isEmpty else { return }
+        runningWrites = access.writes
+        if !access.writes.isEmpty {
             // Outside a transaction, whatever is pending belongs to one that ended without a
             // commit or rollback hook (it wrote nothing): start afresh.
             if !pending.isEmpty && !isInTransaction() { pending = TableRegion() }
@@ -138,7 +151,8 @@ final class ChangeTracker {
     /// still-open transaction; such a fetch asks for another one when the transaction ends
     /// (``noteFetch(_:isInTransaction:)``), so nothing is lost.
     func transactionWillCommit() {
-        let changed = pending
+        var changed = pending
+        changed.formUnion(runningWrites)
         pending = TableRegion()
         guard !observations.isEmpty else { return }
         for (id, entry) in observations {

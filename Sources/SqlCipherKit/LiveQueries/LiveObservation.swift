@@ -19,8 +19,8 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
     /// Runs the request and returns its value, whatever the previous one was.
     func fetchValue(on connection: SQLiteConnection) throws -> Value {
         switch request.fetcher {
-        case let .sql(sql, arguments, decode):
-            let (rows, raw) = try readRows(sql, arguments, on: connection)
+        case let .rows(source, decode):
+            let (rows, raw) = try readRows(source, on: connection)
             let value = try decode(rows)
             previousRows = raw
             return value
@@ -35,8 +35,8 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
     /// requests the raw rows are compared, so an unchanged result is never decoded.
     func fetchIfChanged(on connection: SQLiteConnection) throws -> Value? {
         switch request.fetcher {
-        case let .sql(sql, arguments, decode):
-            let (rows, raw) = try readRows(sql, arguments, on: connection)
+        case let .rows(source, decode):
+            let (rows, raw) = try readRows(source, on: connection)
             if let previousRows, previousRows == raw { return nil }
             let value = try decode(rows)
             previousRows = raw
@@ -49,9 +49,9 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
         }
     }
 
-    private func readRows(_ sql: String, _ arguments: [DatabaseValue], on connection: SQLiteConnection) throws
+    private func readRows(_ source: RowSource, on connection: SQLiteConnection) throws
         -> (rows: [Row], raw: (columns: [String], values: [DatabaseValue])) {
-        let (rows, region) = try connection.changeTracker.recordingReads { try connection.query(sql, arguments) }
+        let (rows, region) = try connection.changeTracker.recordingReads { try source.rows(on: connection) }
         self.region = region
         return (rows, Self.raw(rows))
     }

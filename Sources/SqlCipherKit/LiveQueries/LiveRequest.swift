@@ -37,9 +37,9 @@ public struct LiveRequest<Value: Sendable>: Sendable, Equatable {
     let fetcher: Fetcher
 
     enum Fetcher: Sendable {
-        /// One SQL query; its raw rows are compared with the previous fetch's before decoding, so an
+        /// One query; its raw rows are compared with the previous fetch's before decoding, so an
         /// unchanged result costs no decoding and yields nothing.
-        case sql(String, [DatabaseValue], decode: @Sendable ([Row]) throws -> Value)
+        case rows(RowSource, decode: @Sendable ([Row]) throws -> Value)
         /// Any reads; the decoded values are compared.
         case closure(
             @Sendable (borrowing Connection) throws -> Value,
@@ -77,8 +77,8 @@ public struct LiveRequest<Value: Sendable>: Sendable, Equatable {
 
     public static func == (lhs: LiveRequest, rhs: LiveRequest) -> Bool {
         switch (lhs.fetcher, rhs.fetcher) {
-        case let (.sql(lhsSQL, lhsArguments, _), .sql(rhsSQL, rhsArguments, _)):
-            return lhsSQL == rhsSQL && lhsArguments == rhsArguments
+        case let (.rows(lhsSource, _), .rows(rhsSource, _)):
+            return lhsSource == rhsSource
         case let (.closure(_, _, lhsIdentity), .closure(_, _, rhsIdentity)):
             return lhsIdentity === rhsIdentity
         default:
@@ -89,6 +89,23 @@ public struct LiveRequest<Value: Sendable>: Sendable, Equatable {
 
 /// Tells copies of one closure request apart from other closure requests.
 final class RequestIdentity: Sendable {}
+
+/// The one query of an entity or SQL request.
+enum RowSource: Sendable, Hashable {
+    /// Raw SQL with positional arguments.
+    case sql(String, [DatabaseValue])
+    /// A query-builder template, rendered by the builder's own renderer at each fetch.
+    case select(Select)
+
+    func rows(on connection: SQLiteConnection) throws -> [Row] {
+        switch self {
+        case let .sql(sql, arguments):
+            return try connection.query(sql, arguments)
+        case let .select(select):
+            return try connection.query(select.render(), [])
+        }
+    }
+}
 
 extension LiveRequest where Value == [Row] {
     /// A raw SQL query; its rows, placeholder `[]`.
@@ -102,11 +119,11 @@ extension LiveRequest where Value == [Row] {
     /// The query must be a single statement that only reads. A new result is yielded only when its
     /// rows differ from the previous ones.
     public static func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) -> LiveRequest {
-        LiveRequest(placeholder: [], fetcher: .sql(sql, arguments.databaseValues, decode: { $0 }))
+        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, arguments.databaseValues), decode: { $0 }))
     }
 
     /// A raw SQL query with an array of arguments.
     public static func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) -> LiveRequest {
-        LiveRequest(placeholder: [], fetcher: .sql(sql, arguments.databaseValues, decode: { $0 }))
+        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, arguments.databaseValues), decode: { $0 }))
     }
 }
