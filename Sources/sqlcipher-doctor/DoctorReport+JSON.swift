@@ -31,7 +31,8 @@ extension DoctorReport {
         let audit = self.audit
         return .object([
             ("status", .string(auditStatus.rawValue)),
-            ("supported", library.map { .bool($0.bindingAudit.isSupported) } ?? .null),
+            // A binding conflict is an audit result, so the audit ran.
+            ("supported", library.map { .bool($0.bindingAudit.isSupported) } ?? (auditStatus == .fail ? .bool(true) : .null)),
             ("checked", audit.checked.map(JSONValue.int) ?? .null),
             ("foreign_count", .int(audit.foreignCount)),
             ("foreign", .array(audit.foreign.map { .object([("symbol", .string($0.symbol)), ("object", .string($0.object))]) })),
