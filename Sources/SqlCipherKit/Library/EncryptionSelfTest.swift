@@ -104,7 +104,7 @@ extension SqlCipherLibrary {
     /// Runs the ``EncryptionSelfTest`` with this library.
     ///
     /// ```swift
-    /// let result = await try SqlCipherLibrary.shared.runEncryptionSelfTest(keyKind: .rawKey)
+    /// let result = try await SqlCipherLibrary.shared.runEncryptionSelfTest(keyKind: .rawKey)
     /// print(result.passed)
     /// ```
     public func runEncryptionSelfTest(keyKind: EncryptionSelfTest.KeyKind = .passphrase,
