@@ -9,12 +9,15 @@ import Foundation
 /// Every command, by name. Add a new command in its own file and list it here.
 let helperCommands: [HelperCommand] = [
     pingCommand,
+    openDatabaseCommand,
+    encryptInPlaceCommand,
+    rekeyLoopCommand,
     crashWriterCommand,
     faultRunCommand,
+    leakWatchCommand,
     loadLibraryCommand,
     linkedSQLite3Command,
     alreadyLoadedCommand,
-    leakWatchCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

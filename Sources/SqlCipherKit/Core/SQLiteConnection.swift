@@ -36,6 +36,17 @@ final class SQLiteConnection {
     }
 
     deinit {
+        close()
+    }
+
+    /// Whether ``close()`` ran.
+    private(set) var isClosed = false
+
+    /// Finalizes the cached statements and closes the handle now rather than at release, so that
+    /// files can be checked, renamed or removed right after. Closing twice is harmless.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
         cache.removeAll()
         scb_close_v2(handle)
     }
@@ -126,7 +137,7 @@ final class SQLiteConnection {
                     throw error(rc, sql: sql)
                 }
                 guard let handle else { break }
-                let text = String(cString: scb_sql(handle))
+                let text = String(cString: scb_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
                 let statement = Statement(handle: handle, sql: text, hasTrailingStatements: false, connection: self)
                 guard statement.parameterCount == 0 else {
                     throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: 0, sql: text)

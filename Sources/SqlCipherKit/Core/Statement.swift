@@ -132,16 +132,25 @@ final class Statement {
     }
 
     /// Runs the statement to completion and collects every row.
+    ///
+    /// Column names are read after the first step: a statement whose schema changed is prepared
+    /// again inside `sqlite3_step`, so before it the count and names can still be the old ones
+    /// (for example `SELECT *` after `ALTER TABLE ... ADD COLUMN`).
     func fetchAll() throws -> [Row] {
-        let names = columnNames()
-        let width = Int32(names.count)
+        var names: [String]?
+        var width: Int32 = 0
         var values: [DatabaseValue] = []
         while try step() {
+            if names == nil {
+                let current = columnNames()
+                names = current
+                width = Int32(current.count)
+            }
             for index in 0..<width {
                 values.append(value(at: index))
             }
         }
-        return RowStorage(columns: RowColumns(names: names), values: values).rows()
+        return RowStorage(columns: RowColumns(names: names ?? columnNames()), values: values).rows()
     }
 
     /// Runs the statement to completion, discarding rows.

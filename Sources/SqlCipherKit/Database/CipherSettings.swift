@@ -54,7 +54,9 @@ public struct CipherSettings: Sendable, Hashable {
     /// (compatibility first: it resets the others).
     /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` or
     ///   ``SqlCipherError/invalidQuery(reason:)`` for out-of-range values.
-    func pragmas(for library: SqlCipherLibrary) throws -> [String] {
+    func pragmas(for library: SqlCipherLibrary, schema: String? = nil) throws -> [String] {
+        // `PRAGMA name.cipher_page_size` applies to one attached database (the export target).
+        let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
         var pragmas: [String] = []
         if let compatibility {
             guard compatibility == 3 || compatibility == 4 else {
@@ -62,7 +64,7 @@ public struct CipherSettings: Sendable, Hashable {
             }
             if library.cipherMajorVersion >= 4 {
                 try library.require("cipher_compatibility", cipher: 4, 0, 1)
-                pragmas.append("PRAGMA cipher_compatibility = \(compatibility)")
+                pragmas.append(prefix + "cipher_compatibility = \(compatibility)")
             } else if compatibility > library.cipherMajorVersion {
                 throw SqlCipherError.unsupported(
                     feature: "SQLCipher \(compatibility) file format", requires: "SQLCipher \(compatibility).0 or later",
@@ -73,13 +75,13 @@ public struct CipherSettings: Sendable, Hashable {
             guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
                 throw SqlCipherError.invalidQuery(reason: "cipher page size must be a power of two from 512 to 65536, not \(pageSize)")
             }
-            pragmas.append("PRAGMA cipher_page_size = \(pageSize)")
+            pragmas.append(prefix + "cipher_page_size = \(pageSize)")
         }
         if let kdfIterations {
             guard kdfIterations >= 1 else {
                 throw SqlCipherError.invalidQuery(reason: "KDF iterations must be at least 1, not \(kdfIterations)")
             }
-            pragmas.append("PRAGMA kdf_iter = \(kdfIterations)")
+            pragmas.append(prefix + "kdf_iter = \(kdfIterations)")
         }
         if let plaintextHeaderSize {
             try library.require("a plaintext header (cipher_plaintext_header_size)", cipher: 4)
@@ -87,7 +89,7 @@ public struct CipherSettings: Sendable, Hashable {
                 throw SqlCipherError.invalidQuery(
                     reason: "a plaintext header must be 0 or a multiple of 16 of at least 24 bytes, not \(plaintextHeaderSize)")
             }
-            pragmas.append("PRAGMA cipher_plaintext_header_size = \(plaintextHeaderSize)")
+            pragmas.append(prefix + "cipher_plaintext_header_size = \(plaintextHeaderSize)")
         }
         return pragmas
     }

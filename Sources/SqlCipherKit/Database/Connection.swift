@@ -53,6 +53,7 @@ public struct Connection: ~Copyable {
     ///     }
     /// }
     /// ```
+    @discardableResult
     public func savepoint<T>(_ body: (borrowing Connection) throws -> T) throws -> T {
         try core.inSavepoint { try body(self) }
     }

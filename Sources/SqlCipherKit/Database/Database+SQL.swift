@@ -53,6 +53,7 @@ extension Database {
     /// `IMMEDIATE` takes the write lock at the start, so a transaction never fails half-way with
     /// `SQLITE_BUSY` when it first writes. Inside a transaction opened by hand (`execute("BEGIN")`)
     /// the body runs in a savepoint instead.
+    @discardableResult
     public func transaction<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
         let core = try liveConnection()
         // A named local, not a temporary: Swift 6.3.1 crashes in release builds (GenericSpecializer,
@@ -66,6 +67,7 @@ extension Database {
 
     /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
     /// behaves like ``transaction(_:)`` with a deferred begin.
+    @discardableResult
     public func savepoint<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
         let core = try liveConnection()
         // A named local for the same compiler crash as in transaction(_:).

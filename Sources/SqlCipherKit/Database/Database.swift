@@ -27,6 +27,10 @@ public actor Database {
     public nonisolated let journalMode: JournalMode
     /// The cipher settings the database was opened with.
     public nonisolated let cipherSettings: CipherSettings
+    /// Whether the file could only be opened read-only (for example a file without write
+    /// permission). Reads work; every write throws ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``
+    /// with SQLite's `SQLITE_READONLY` (8).
+    public nonisolated let isReadOnly: Bool
 
     var connection: SQLiteConnection?
 
@@ -98,6 +102,7 @@ public actor Database {
         self.isEncrypted = false
         self.journalMode = opened.journalMode
         self.cipherSettings = .default
+        self.isReadOnly = opened.isReadOnly
         self.connection = opened.connection
     }
 
@@ -108,6 +113,7 @@ public actor Database {
         self.isEncrypted = true
         self.journalMode = opened.journalMode
         self.cipherSettings = cipher
+        self.isReadOnly = opened.isReadOnly
         self.connection = opened.connection
     }
 
@@ -121,6 +127,7 @@ public actor Database {
     ///
     /// A database is also closed when the last reference to it goes away.
     public func close() {
+        connection?.close()
         connection = nil
     }
 

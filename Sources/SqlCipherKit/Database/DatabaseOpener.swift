@@ -8,6 +8,9 @@ enum DatabaseOpener {
         let connection: SQLiteConnection
         let library: SqlCipherLibrary
         let journalMode: JournalMode
+        /// Whether SQLite opened the file read-only (it does so by itself when the file cannot be
+        /// written, https://sqlite.org/c3ref/open.html).
+        let isReadOnly: Bool
     }
 
     /// Opens `path` with `key` (nil for plaintext), applies `cipher`, proves the key, sets the
@@ -21,16 +24,26 @@ enum DatabaseOpener {
         guard !path.isEmpty else {
             throw SqlCipherError.cannotOpen(path: path, reason: "the path is empty; use \":memory:\" for an in-memory database")
         }
-        let isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
         let settings = try cipher.pragmas(for: library)
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
+        let existed = !inMemory && FileManager.default.fileExists(atPath: path)
+        let isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
 
         let connection = try SQLiteConnection(path: path)
+        // Files this call brings into existence, removed again when the open fails. A file that was
+        // there before (even an empty one) is never removed.
         var created: [String] = []
-        if isNew && !inMemory { created = [path, path + "-wal", path + "-shm", path + "-journal"] }
+        if !inMemory {
+            created = [path + "-wal", path + "-shm", path + "-journal"]
+                .filter { !FileManager.default.fileExists(atPath: $0) }
+            if !existed { created.append(path) }
+        }
         do {
+            // Before the first read, so that a file locked by another connection is waited for
+            // rather than reported busy at once.
+            scb_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)
             if let key {
                 let rc = key.withBytes { bytes in
                     scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count))
@@ -55,20 +68,19 @@ enum DatabaseOpener {
                 mode = JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
             }
 
-            scb_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)
             try connection.execute("PRAGMA foreign_keys = ON")
             try connection.execute("PRAGMA temp_store = MEMORY")
 
             if encrypted && isNew && !inMemory {
                 try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
+            } else if encrypted && !inMemory {
+                try finishInterruptedCreation(connection, path: path, cipher: cipher)
             }
-            return Opened(connection: connection, library: library, journalMode: mode)
+            let readOnly = scb_db_readonly(connection.handle, "main") == 1
+            return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: readOnly)
         } catch {
-            if !created.isEmpty {
-                // Only files this call created are removed; an existing file is never touched.
-                withExtendedLifetime(connection) {}
-                for file in created { try? FileManager.default.removeItem(atPath: file) }
-            }
+            connection.close()
+            for file in created { try? FileManager.default.removeItem(atPath: file) }
             throw error
         }
     }
@@ -100,6 +112,8 @@ enum DatabaseOpener {
                         reason: "it is a SQLCipher database with a plaintext header. Open it with "
                             + "CipherSettings(plaintextHeaderSize:) and Database(path:rawKey:salt:)")
                 }
+            } else if header.looksPlaintextHeaderSQLCipher {
+                throw SqlCipherError.notPlaintextDatabase(path: path)
             } else if !header.hasPlaintextMagic {
                 if header.fileSize < 512 || header.fileSize % 512 != 0 {
                     throw SqlCipherError.notADatabase(
@@ -126,11 +140,16 @@ enum DatabaseOpener {
                                       cipher: CipherSettings) throws {
         do {
             _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
-        } catch SqlCipherError.sqlite(let code, _, let message, _) {
+        } catch SqlCipherError.sqlite(let code, let extended, let message, let sql) {
+            if code == 14 {
+                throw SqlCipherError.cannotOpen(
+                    path: path, reason: "SQLite could not open the file or its -wal/-shm companions (\(message)); a "
+                        + "read-only database in WAL mode needs a writable folder or an existing -shm file")
+            }
             let size = FileHeader(path: path)?.fileSize ?? 0
             let unreadable = code == 26 || (encrypted && cipher.plaintextHeaderSize != nil && code == 1)
             guard unreadable else {
-                throw SqlCipherError.sqlite(code: code, extendedCode: code, message: message, sql: nil)
+                throw SqlCipherError.sqlite(code: code, extendedCode: extended, message: message, sql: sql)
             }
             if size % 512 != 0 {
                 throw SqlCipherError.notADatabase(
@@ -147,6 +166,20 @@ enum DatabaseOpener {
 
     private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {
         Int64.fromDatabaseValue(try connection.scalar("PRAGMA page_count") ?? .null) ?? 0
+    }
+
+    /// Finishes a creation that was interrupted between the probe's CREATE and DROP (the process
+    /// was killed; the crash-safety suite hits this window): drops the leftover probe table, which
+    /// would otherwise stay in the user's schema, and runs the on-disk check the interruption
+    /// skipped. One read of the schema when there is nothing to do; nothing on a read-only file.
+    private static func finishInterruptedCreation(_ connection: SQLiteConnection, path: String,
+                                                  cipher: CipherSettings) throws {
+        let leftovers = try connection
+            .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'sqlcipherkit_probe_*'")
+            .compactMap { $0.get("name", as: String.self) }
+        guard !leftovers.isEmpty, scb_db_readonly(connection.handle, "main") == 0 else { return }
+        for name in leftovers { try connection.execute("DROP TABLE \"\(name)\"") }
+        try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
     }
 
     /// Writes a uniquely named table and drops it, then proves that neither its name nor a plaintext

@@ -5,9 +5,10 @@ import Foundation
 /// Written by hand rather than with `DateFormatter` so that it is exact, allocation-light and
 /// free of locale and time-zone state.
 enum DatabaseDateFormat {
-    /// Formats `date` in UTC with millisecond precision (rounded toward negative infinity).
+    /// Formats `date` in UTC with millisecond precision (rounded to the nearest millisecond, so
+    /// that a time like `.123`, which a `Double` holds as `.12299...`, keeps its digits).
     static func string(from date: Date) -> String {
-        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         var days = totalMilliseconds / 86_400_000
         var milliseconds = totalMilliseconds % 86_400_000
         if milliseconds < 0 { milliseconds += 86_400_000; days -= 1 }
@@ -38,14 +39,19 @@ enum DatabaseDateFormat {
                 guard let second = scanner.number(digits: 2), second < 60 else { return nil }
                 seconds += Double(second)
                 if scanner.expect(UInt8(ascii: ".")) {
-                    var scale = 0.1
+                    // Digits as one integer divided once: `.250` reads as exactly 0.25.
+                    var fraction: Int64 = 0
+                    var scale: Double = 1
                     var any = false
                     while let digit = scanner.digit() {
-                        seconds += Double(digit) * scale
-                        scale /= 10
+                        if scale < 1e15 {
+                            fraction = fraction * 10 + Int64(digit)
+                            scale *= 10
+                        }
                         any = true
                     }
                     if !any { return nil }
+                    seconds += Double(fraction) / scale
                 }
             }
             if scanner.expect(UInt8(ascii: "Z")) {

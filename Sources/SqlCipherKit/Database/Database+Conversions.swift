@@ -1,0 +1,481 @@
+import CSqlCipherBridge
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Conversions between plaintext and encrypted files, and between cipher settings.
+//
+// Every one of them writes a NEW file with `ATTACH ... KEY ?` and `sqlcipher_export`
+// (https://www.zetetic.net/sqlcipher/sqlcipher-api/#sqlcipher_export), copies `user_version` and
+// `application_id` (which the export does not), and verifies the new file with a fresh connection
+// before it reports success. The ones that replace a file do it with one atomic `rename` after
+// `fsync`, so a crash leaves either the old file or the complete new one.
+extension Database {
+    // MARK: Plaintext to encrypted
+
+    /// Writes an encrypted copy of a plaintext database to a new file; the source is not changed.
+    ///
+    /// ```swift
+    /// try Database.encrypt(plaintextAt: "/data/public.db", to: "/data/secret.db", key: "a passphrase")
+    /// let db = try Database(path: "/data/secret.db", key: "a passphrase")
+    /// ```
+    ///
+    /// Schema, rows, `user_version` and `application_id` are copied. The copy is then opened with
+    /// the key and checked: the same tables with the same row counts, `PRAGMA quick_check`, and a
+    /// header that is not plaintext. The new file gets the source's journal mode.
+    ///
+    /// - Parameters:
+    ///   - source: A plaintext SQLite file.
+    ///   - target: A path where no file exists yet, in an existing folder.
+    ///   - key: The key of the new file: a passphrase, or ``DatabaseKey/rawKey(_:)``.
+    ///   - cipher: Cipher settings of the new file.
+    /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` when the source is encrypted;
+    ///   ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists;
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` when the export or its
+    ///   verification fails (the partial target is removed).
+    public static func encrypt(plaintextAt source: String, to target: String, key: DatabaseKey,
+                               cipher: CipherSettings = .default) throws {
+        let material = try key.material()
+        let opened = try openPlaintextSource(source)
+        defer { opened.connection.close() }
+        try Exporter(source: opened.connection, sourcePath: source, library: opened.library)
+            .export(to: target, key: material, cipher: cipher, journalMode: opened.journalMode)
+    }
+
+    /// Writes an encrypted copy of a plaintext database with a passphrase. See
+    /// ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``.
+    public static func encrypt(plaintextAt source: String, to target: String, key: String,
+                               cipher: CipherSettings = .default) throws {
+        try encrypt(plaintextAt: source, to: target, key: .passphrase(key), cipher: cipher)
+    }
+
+    /// Encrypts a plaintext database file where it is: the safe form of "export, then delete the
+    /// plaintext".
+    ///
+    /// ```swift
+    /// try Database.encryptInPlace(path: "/data/notes.db", key: "a passphrase")
+    /// let db = try Database(path: "/data/notes.db", key: "a passphrase")
+    /// ```
+    ///
+    /// The steps: export to `<path>.sqlcipherkit-encrypting` beside the original, verify it (see
+    /// ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``), `fsync` it, optionally keep
+    /// the original under `<path>.plaintext-backup` (a hard link, made before the switch), then
+    /// `rename` the new file over the original and `fsync` the folder. A crash or power loss at any
+    /// moment leaves at `path` either the complete plaintext original or the complete encrypted
+    /// file; a leftover `.sqlcipherkit-encrypting` file is removed by the next call.
+    ///
+    /// Close every connection to the file first: the original's WAL must be empty, and a process
+    /// still holding the old file open would go on writing plaintext to it.
+    ///
+    /// Without a backup the plaintext bytes are unlinked, not overwritten: they may stay readable
+    /// on the storage until the file system reuses the blocks (see `docs/security.md`).
+    ///
+    /// - Parameter keepBackup: Keep the plaintext original as `<path>.plaintext-backup`.
+    /// - Returns: The backup's path when one was kept.
+    /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` when the file is already encrypted,
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` when a step fails; the
+    ///   original is then unchanged.
+    @discardableResult
+    public static func encryptInPlace(path: String, key: DatabaseKey, cipher: CipherSettings = .default,
+                                      keepBackup: Bool = false) throws -> String? {
+        let material = try key.material()
+        let temporary = path + ".sqlcipherkit-encrypting"
+        let backup = path + ".plaintext-backup"
+        if keepBackup && FileManager.default.fileExists(atPath: backup) {
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: "a backup already exists at \(backup); move it away first")
+        }
+        try Exporter.removeDatabaseFiles(temporary)
+
+        let opened = try openPlaintextSource(path)
+        let source = opened.connection
+        do {
+            try Exporter.lockExclusively(source, path: path, journalMode: opened.journalMode)
+            try Exporter(source: source, sourcePath: path, library: opened.library)
+                .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode)
+        } catch {
+            Exporter.unlock(source, journalMode: opened.journalMode)
+            source.close()
+            throw error
+        }
+        // The lock is held until here: nobody wrote to the original while it was being copied.
+        source.close()
+        try Exporter.replace(path, with: temporary, backup: keepBackup ? backup : nil)
+        return keepBackup ? backup : nil
+    }
+
+    /// Encrypts a plaintext database file where it is, with a passphrase. See
+    /// ``encryptInPlace(path:key:cipher:keepBackup:)-(_,DatabaseKey,_,_)``.
+    @discardableResult
+    public static func encryptInPlace(path: String, key: String, cipher: CipherSettings = .default,
+                                      keepBackup: Bool = false) throws -> String? {
+        try encryptInPlace(path: path, key: .passphrase(key), cipher: cipher, keepBackup: keepBackup)
+    }
+
+    // MARK: Copies of an open database
+
+    /// Writes a plaintext copy of this database to a new file. This database is not changed.
+    ///
+    /// ```swift
+    /// try await db.exportDecrypted(to: "/tmp/inspect.db")   // readable by any SQLite tool
+    /// ```
+    ///
+    /// The copy is verified like ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``.
+    /// It holds every row in the clear: keep it only as long as needed.
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``.
+    public func exportDecrypted(to target: String) throws {
+        let core = try liveConnection()
+        try Exporter(source: core, sourcePath: path, library: library)
+            .export(to: target, key: nil, cipher: .default, journalMode: exportJournalMode)
+    }
+
+    /// Writes an encrypted copy of this database, with another key and possibly other cipher
+    /// settings, to a new file. This database is not changed.
+    ///
+    /// ```swift
+    /// // A SQLCipher 3 file, copied to SQLCipher 4's format with a raw key:
+    /// let old = try Database(path: "/data/v3.db", key: "secret", cipher: .sqlcipher3)
+    /// try await old.export(to: "/data/v4.db", key: .rawKey(keyBytes), cipher: .default)
+    /// ```
+    ///
+    /// Works from a plaintext database too. The copy is verified like
+    /// ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``.
+    public func export(to target: String, key: DatabaseKey, cipher: CipherSettings = .default) throws {
+        let material = try key.material()
+        let core = try liveConnection()
+        try Exporter(source: core, sourcePath: path, library: library)
+            .export(to: target, key: material, cipher: cipher, journalMode: exportJournalMode)
+    }
+
+    /// Writes an encrypted copy with a passphrase. See ``export(to:key:cipher:)-(_,DatabaseKey,_)``.
+    public func export(to target: String, key: String, cipher: CipherSettings = .default) throws {
+        try export(to: target, key: .passphrase(key), cipher: cipher)
+    }
+
+    /// The journal mode an exported copy gets: the source's, WAL for an in-memory source.
+    private var exportJournalMode: JournalMode { path == ":memory:" ? .wal : journalMode }
+
+    // MARK: SQLCipher 3 to 4
+
+    /// Upgrades a SQLCipher 1.x-3.x file made with that version's default settings to SQLCipher 4's
+    /// format, in place, with `PRAGMA cipher_migrate`
+    /// (https://www.zetetic.net/sqlcipher/sqlcipher-api/#cipher_migrate).
+    ///
+    /// ```swift
+    /// try Database.upgradeFromSqlCipher3(path: "/data/old.db", key: "secret")
+    /// let db = try Database(path: "/data/old.db", key: "secret")   // 4.x defaults from now on
+    /// ```
+    ///
+    /// The migration runs on a copy beside the file, which is verified with SQLCipher 4's default
+    /// settings (same tables, same row counts, same `user_version`), synced and renamed over the
+    /// original, so a crash leaves the old or the new file. Close every connection first. A file
+    /// made with non-default settings (page size, KDF iterations) cannot be migrated this way: open
+    /// it with those settings and use ``export(to:key:cipher:)-(_,DatabaseKey,_)``.
+    ///
+    /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` on SQLCipher 3;
+    ///   ``SqlCipherError/keyFailed(path:reason:)`` when the key does not open the file as a
+    ///   SQLCipher 3 file; ``SqlCipherError/conversionFailed(source:target:reason:)``.
+    public static func upgradeFromSqlCipher3(path: String, key: DatabaseKey) throws {
+        let library = try SqlCipherLibrary.shared
+        try library.require("Upgrading a SQLCipher 3 file (PRAGMA cipher_migrate)", cipher: 4)
+        let material = try key.material()
+        let temporary = path + ".sqlcipherkit-upgrading"
+        try Exporter.removeDatabaseFiles(temporary)
+
+        // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes
+        // the file for itself (a WAL moves into the file), so that a copy of the file alone is
+        // complete and nobody writes to the original until it is replaced.
+        let source = try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        do {
+            let expected = try Exporter.contents(of: source.connection, schema: "main")
+            try Exporter.lockExclusively(source.connection, path: path, journalMode: source.journalMode)
+            try FileManager.default.copyItem(atPath: path, toPath: temporary)
+            let migrating = try SQLiteConnection(path: temporary)
+            defer { migrating.close() }
+            let rc = material.withBytes { scb_key(migrating.handle, $0.baseAddress, Int32($0.count)) }
+            guard rc == 0 else { throw migrating.error(rc, sql: nil) }
+            if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
+            // SQLCipher answers with the text "0" on success.
+            let answer = try migrating.scalar("PRAGMA cipher_migrate").flatMap { value -> Int? in
+                if case .text(let text) = value { return Int(text) }
+                return Int.fromDatabaseValue(value)
+            }
+            guard answer == 0 else {
+                throw SqlCipherError.conversionFailed(
+                    source: path, target: temporary,
+                    reason: "cipher_migrate reported \(answer.map(String.init) ?? "no result"); only files made "
+                        + "with SQLCipher 3's default settings can be migrated")
+            }
+            if source.journalMode == .wal { _ = try migrating.query("PRAGMA journal_mode = WAL") }
+            migrating.close()
+            try Exporter.verify(temporary, key: material, cipher: .default, expected: expected, source: path)
+        } catch {
+            Exporter.unlock(source.connection, journalMode: source.journalMode)
+            source.connection.close()
+            try? Exporter.removeDatabaseFiles(temporary)
+            if error is SqlCipherError { throw error }
+            throw SqlCipherError.conversionFailed(source: path, target: temporary, reason: "\(error)")
+        }
+        source.connection.close()
+        try Exporter.replace(path, with: temporary, backup: nil)
+    }
+
+    /// Upgrades a SQLCipher 3 file with a passphrase. See ``upgradeFromSqlCipher3(path:key:)-(_,DatabaseKey)``.
+    public static func upgradeFromSqlCipher3(path: String, key: String) throws {
+        try upgradeFromSqlCipher3(path: path, key: .passphrase(key))
+    }
+
+    // MARK: Helpers
+
+    /// Opens `path` as an existing plaintext database.
+    private static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
+        guard let header = FileHeader(path: path), header.fileSize > 0 else {
+            throw SqlCipherError.cannotOpen(path: path, reason: "there is no database file there")
+        }
+        return try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+    }
+}
+
+/// The export machinery shared by the conversions.
+struct Exporter {
+    /// What a database holds, compared between the source and the copy.
+    struct Contents: Equatable {
+        var rowCounts: [String: Int64]
+        var userVersion: Int64
+        var applicationID: Int64
+    }
+
+    let source: SQLiteConnection
+    let sourcePath: String
+    let library: SqlCipherLibrary
+
+    /// The schema name the target is attached under.
+    static let schema = "sqlcipherkit_export"
+
+    /// Exports `source` (its main database) into a new file at `target`, then verifies the file.
+    /// `key` nil writes a plaintext file. On failure the target's files are removed.
+    func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode) throws {
+        try Self.checkNewTarget(target)
+        let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
+        if key == nil && cipher != .default {
+            throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
+        }
+        let expected = try Self.contents(of: source, schema: "main")
+        do {
+            try attach(target, key: key)
+            do {
+                for pragma in settings { try source.execute(pragma) }
+                _ = try source.query("PRAGMA \(Self.schema).journal_mode = \(journalMode.pragmaValue)")
+                _ = try source.query("SELECT sqlcipher_export('\(Self.schema)')")
+                try source.execute("PRAGMA \(Self.schema).user_version = \(expected.userVersion)")
+                try source.execute("PRAGMA \(Self.schema).application_id = \(expected.applicationID)")
+            } catch {
+                _ = try? source.execute("DETACH DATABASE \(Self.schema)")
+                throw error
+            }
+            try source.execute("DETACH DATABASE \(Self.schema)")
+            try Self.verify(target, key: key, cipher: cipher, expected: expected, source: sourcePath)
+        } catch {
+            try? Self.removeDatabaseFiles(target)
+            if case SqlCipherError.conversionFailed = error { throw error }
+            throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
+        }
+    }
+
+    /// `ATTACH DATABASE ? AS sqlcipherkit_export KEY ?` with both bound: the key bytes never
+    /// become SQL text. An empty key attaches a plaintext database (a missing KEY clause would
+    /// reuse the main database's key instead).
+    private func attach(_ target: String, key: KeyMaterial?) throws {
+        let statement = try source.uncachedStatement("ATTACH DATABASE ? AS \(Self.schema) KEY ?")
+        defer { statement.reset() }
+        try statement.bind(.text(target), at: 1)
+        let rc: Int32
+        if let key {
+            rc = key.withBytes { scb_bind_blob(statement.handle, 2, $0.baseAddress, Int32($0.count)) }
+        } else {
+            var empty: UInt8 = 0
+            rc = scb_bind_blob(statement.handle, 2, &empty, 0)
+        }
+        guard rc == 0 else { throw source.error(rc, sql: statement.sql) }
+        try statement.run()
+    }
+
+    /// Row counts of the ordinary tables, `user_version` and `application_id` of one schema.
+    static func contents(of connection: SQLiteConnection, schema: String) throws -> Contents {
+        let names = try connection.query(
+            "SELECT name FROM \(schema).sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                + "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")
+            .compactMap { $0.get(0, as: String.self) }
+        var counts: [String: Int64] = [:]
+        for name in names {
+            let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            counts[name] = try connection.scalar("SELECT count(*) FROM \(schema).\(quoted)")
+                .flatMap { Int64.fromDatabaseValue($0) } ?? -1
+        }
+        let userVersion = try connection.scalar("PRAGMA \(schema).user_version").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        let applicationID = try connection.scalar("PRAGMA \(schema).application_id").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        return Contents(rowCounts: counts, userVersion: userVersion, applicationID: applicationID)
+    }
+
+    /// Opens `target` with a fresh connection and checks it against `expected`: tables and row
+    /// counts, `user_version`, `application_id`, `quick_check`, and the header (ciphertext unless
+    /// plaintext was asked for).
+    static func verify(_ target: String, key: KeyMaterial?, cipher: CipherSettings, expected: Contents,
+                       source: String) throws {
+        func fail(_ reason: String) -> SqlCipherError {
+            .conversionFailed(source: source, target: target, reason: "verification failed: " + reason)
+        }
+        guard let header = FileHeader(path: target), header.fileSize > 0 else { throw fail("the new file is empty") }
+        if key == nil {
+            guard header.looksPlaintextSQLite else { throw fail("the new file does not have a plaintext SQLite header") }
+        } else if (cipher.plaintextHeaderSize ?? 0) == 0 && header.hasPlaintextMagic {
+            throw fail("the new file starts with \"SQLite format 3\", it is not encrypted")
+        }
+        let opened: DatabaseOpener.Opened
+        do {
+            opened = try DatabaseOpener.open(path: target, key: key, journalMode: .rollback, cipher: cipher)
+        } catch {
+            throw fail("the new file does not open with the key (\(error))")
+        }
+        defer { opened.connection.close() }
+        let found = try contents(of: opened.connection, schema: "main")
+        guard found == expected else {
+            throw fail("the new file holds \(found), the source \(expected)")
+        }
+        let check = try opened.connection.query("PRAGMA quick_check").compactMap { $0.get(0, as: String.self) }
+        guard check == ["ok"] else { throw fail("quick_check reports " + check.joined(separator: "; ")) }
+    }
+
+    /// Refuses a target that exists (or has journal files) or whose folder is missing.
+    static func checkNewTarget(_ target: String) throws {
+        guard !target.isEmpty, target != ":memory:" else {
+            throw SqlCipherError.cannotOpen(path: target, reason: "an export needs a file path")
+        }
+        for file in [target, target + "-wal", target + "-journal"] where FileManager.default.fileExists(atPath: file) {
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "\(file) already exists; an export only writes a new file, so remove it or choose another path")
+        }
+        let parent = (target as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw SqlCipherError.cannotOpen(path: target, reason: "the folder \(folder) does not exist; create it first")
+        }
+    }
+
+    /// Makes `connection` the only user of its file until it closes: a WAL file is switched to a
+    /// rollback journal (which SQLite refuses while any other connection has the file open, and
+    /// which moves the WAL into the file), then the exclusive lock is taken and kept
+    /// (`locking_mode = EXCLUSIVE`), so that nobody writes to the original while it is copied.
+    /// Waits at most a second for other connections.
+    static func lockExclusively(_ connection: SQLiteConnection, path: String, journalMode: JournalMode) throws {
+        func inUse(_ detail: String) -> SqlCipherError {
+            .conversionFailed(
+                source: path, target: path,
+                reason: "another connection is using the file (\(detail)); close every connection to it first")
+        }
+        scb_busy_timeout(connection.handle, 1000)
+        if journalMode == .wal {
+            let mode: String?
+            do {
+                mode = try connection.scalar("PRAGMA journal_mode = DELETE").flatMap { String.fromDatabaseValue($0) }
+            } catch {
+                throw inUse("\(error)")
+            }
+            guard mode?.lowercased() == "delete" else { throw inUse("it stays in WAL mode") }
+        }
+        try connection.execute("PRAGMA locking_mode = EXCLUSIVE")
+        do {
+            try connection.execute("BEGIN EXCLUSIVE")
+            try connection.execute("COMMIT")
+        } catch {
+            throw inUse("\(error)")
+        }
+    }
+
+    /// Undoes ``lockExclusively(_:path:journalMode:)`` after a failure: the original gets its
+    /// journal mode back.
+    static func unlock(_ connection: SQLiteConnection, journalMode: JournalMode) {
+        _ = try? connection.execute("PRAGMA locking_mode = NORMAL")
+        if journalMode == .wal { _ = try? connection.query("PRAGMA journal_mode = WAL") }
+    }
+
+    /// Removes a database file and its journal files, when they exist.
+    static func removeDatabaseFiles(_ path: String) throws {
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"]
+        where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.removeItem(atPath: file)
+        }
+    }
+
+    /// Puts `replacement` at `path` in one atomic step, after making it durable; keeps the old
+    /// file as `backup` (a hard link made before the switch) when asked.
+    static func replace(_ path: String, with replacement: String, backup: String?) throws {
+        func fail(_ reason: String) -> SqlCipherError {
+            .conversionFailed(source: path, target: replacement, reason: reason)
+        }
+        // A stale WAL beside the original would be replayed into the new file. The original's
+        // connection was closed and checkpointed, so one still there belongs to someone else.
+        if let wal = FileHeader(path: path + "-wal"), wal.fileSize > 0 {
+            try? removeDatabaseFiles(replacement)
+            throw fail("\(path)-wal is not empty: another connection is using the file; close it first")
+        }
+        if FileManager.default.fileExists(atPath: path + "-journal") {
+            try? removeDatabaseFiles(replacement)
+            throw fail("\(path)-journal exists: another connection is writing to the file; close it first")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            // The new file gets the original's permissions (SQLite creates files with the umask's).
+            var original = stat()
+            if stat(path, &original) == 0 {
+                guard chmod(replacement, original.st_mode & 0o7777) == 0 else { throw posixError("chmod \(replacement)") }
+            }
+            try fsyncPath(replacement, directory: false)
+            try fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+            if let backup {
+                guard link(path, backup) == 0 else { throw posixError("link \(path) to \(backup)") }
+                try fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+            }
+        } catch {
+            try? removeDatabaseFiles(replacement)
+            throw fail("\(error)")
+        }
+        guard rename(replacement, path) == 0 else {
+            let error = posixError("rename \(replacement) to \(path)")
+            try? removeDatabaseFiles(replacement)
+            if let backup { unlink(backup) }
+            throw fail("\(error)")
+        }
+        // After the rename the new file is in place; a failing folder sync can only mean that the
+        // switch may not survive a power loss, which leaves the old file: still no data lost.
+        _ = try? fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+        for stale in [path + "-wal", path + "-shm"] { unlink(stale) }
+    }
+
+    /// `fsync` of a file or folder (a folder's entry list is what makes a rename durable).
+    static func fsyncPath(_ path: String, directory: Bool) throws {
+        let fd = open(path, directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY)
+        guard fd >= 0 else { throw posixError("open \(path) for fsync") }
+        defer { closeDescriptor(fd) }
+        guard fsync(fd) == 0 else { throw posixError("fsync \(path)") }
+    }
+
+    private static func closeDescriptor(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Darwin.close(fd)
+        #endif
+    }
+
+    private static func posixError(_ what: String) -> SqlCipherError {
+        .cannotOpen(path: what, reason: String(cString: strerror(errno)))
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// What ``Database/verifyIntegrity()`` checked and what it found.
+///
+/// ```swift
+/// let report = try await db.verifyIntegrity()
+/// if !report.isOK { print(report.problems) }
+/// if !report.checksRun.contains(.cipherHMAC) { print(report.skipped) }  // e.g. on SQLCipher 3.4.1
+/// ```
+///
+/// A check that did not run is listed in ``skipped`` with the reason, never counted as passed.
+public struct IntegrityReport: Sendable, Equatable {
+    /// One kind of check.
+    public enum Check: String, Sendable, Hashable, CaseIterable {
+        /// SQLCipher's page HMAC check, `PRAGMA cipher_integrity_check` (SQLCipher 4.2+): every
+        /// page of the main file is authenticated with the key
+        /// (https://www.zetetic.net/sqlcipher/sqlcipher-api/#cipher_integrity_check).
+        case cipherHMAC = "cipher_integrity_check"
+        /// SQLite's structural check, `PRAGMA integrity_check`
+        /// (https://sqlite.org/pragma.html#pragma_integrity_check).
+        case sqliteIntegrity = "integrity_check"
+    }
+
+    /// A check that did not run, and why.
+    public struct Skipped: Sendable, Equatable {
+        /// The check.
+        public let check: Check
+        /// Why it did not run, e.g. that the loaded SQLCipher has no such check.
+        public let reason: String
+    }
+
+    /// The checks that ran to completion or reported problems.
+    public let checksRun: [Check]
+    /// The checks that did not run.
+    public let skipped: [Skipped]
+    /// Every problem found, one line each, prefixed with the check that found it.
+    public let problems: [String]
+    /// Remarks that are not problems but limit what was checked, e.g. WAL frames that could not be
+    /// checkpointed before the HMAC check because another connection was reading.
+    public let notes: [String]
+
+    /// Whether no check that ran found a problem. Look at ``checksRun`` to know what that covers.
+    public var isOK: Bool { problems.isEmpty }
+
+    /// Whether every page's HMAC was checked and none failed.
+    public var hmacVerified: Bool { checksRun.contains(.cipherHMAC) && !problems.contains { $0.hasPrefix(Check.cipherHMAC.rawValue) } }
+}
+
+extension Database {
+    /// Checks the database: SQLCipher's page HMACs where the loaded version can
+    /// (`cipher_integrity_check`, SQLCipher 4.2+, after a WAL checkpoint, since it reads the main file
+    /// only), then SQLite's `integrity_check`.
+    ///
+    /// ```swift
+    /// let report = try await db.verifyIntegrity()
+    /// #expect(report.isOK)
+    /// ```
+    ///
+    /// On SQLCipher 3.4.1 the HMAC check does not exist; the report lists it under
+    /// ``IntegrityReport/skipped`` rather than claiming it passed. (On 3.4.1 the pragma is silently
+    /// ignored and returns no rows, which is also what a clean file gives on 4.x, so it is not run.)
+    /// A damaged page that stops a check is reported as a problem, not thrown.
+    ///
+    /// - Throws: ``SqlCipherError/databaseClosed``; SQLite errors other than damage.
+    public func verifyIntegrity() throws -> IntegrityReport {
+        let core = try liveConnection()
+        var run: [IntegrityReport.Check] = []
+        var skipped: [IntegrityReport.Skipped] = []
+        var problems: [String] = []
+        var notes: [String] = []
+
+        if !isEncrypted {
+            skipped.append(.init(check: .cipherHMAC, reason: "the database is not encrypted, so its pages carry no HMAC"))
+        } else if path == ":memory:" {
+            skipped.append(.init(check: .cipherHMAC, reason: "an in-memory database has no encrypted pages"))
+        } else if !library.cipherVersionIsAtLeast(4, 2) {
+            skipped.append(.init(
+                check: .cipherHMAC,
+                reason: "SQLCipher \(library.cipherVersion) has no cipher_integrity_check (it needs SQLCipher 4.2.0 "
+                    + "or later); page HMACs are still checked whenever a page is read"))
+        } else {
+            if journalMode == .wal && !core.isInTransaction {
+                let (busy, frames, done) = try core.checkpoint("TRUNCATE")
+                if busy {
+                    notes.append("the WAL could not be checkpointed (another connection is using the file): "
+                        + "\(max(0, frames - done)) of its \(max(0, frames)) frames were not HMAC-checked")
+                }
+            } else if journalMode == .wal {
+                notes.append("a transaction is open, so the WAL was not checkpointed: pages still in it were not HMAC-checked")
+            }
+            do {
+                let rows = try core.query("PRAGMA cipher_integrity_check")
+                problems += rows.map { "\(IntegrityReport.Check.cipherHMAC.rawValue): " + ($0.get(0, as: String.self) ?? $0.description) }
+            } catch SqlCipherError.sqlite(let code, _, let message, _) {
+                problems.append("\(IntegrityReport.Check.cipherHMAC.rawValue): stopped with SQLite error \(code): \(message)")
+            }
+            run.append(.cipherHMAC)
+        }
+
+        do {
+            let rows = try core.query("PRAGMA integrity_check")
+            let lines = rows.map { $0.get(0, as: String.self) ?? $0.description }
+            if lines != ["ok"] {
+                problems += lines.map { "\(IntegrityReport.Check.sqliteIntegrity.rawValue): " + $0 }
+            }
+        } catch SqlCipherError.sqlite(let code, _, let message, _) {
+            problems.append("\(IntegrityReport.Check.sqliteIntegrity.rawValue): stopped with SQLite error \(code): \(message)")
+        }
+        run.append(.sqliteIntegrity)
+        return IntegrityReport(checksRun: run, skipped: skipped, problems: problems, notes: notes)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// A key for the operations that take one as a value: rekey, exports and conversions.
+///
+/// ```swift
+/// try Database.encrypt(plaintextAt: "/data/public.db", to: "/data/secret.db", key: "a passphrase")
+/// try Database.encrypt(plaintextAt: "/data/public.db", to: "/data/raw.db", key: .rawKey(keyBytes))
+/// ```
+///
+/// A passphrase is run through SQLCipher's PBKDF2; a raw key is exactly 32 bytes and skips it.
+/// The value is checked when it is used (``SqlCipherError/emptyKey``,
+/// ``SqlCipherError/invalidRawKey(byteCount:)``). It holds a copy of the key bytes for as long as
+/// it exists, like any Swift value: keep it only as long as the call that needs it (see
+/// `docs/security.md`).
+public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
+    enum Kind: Sendable {
+        case passphrase
+        case raw
+    }
+
+    let kind: Kind
+    let bytes: Data
+    let salt: Data?
+
+    private init(kind: Kind, bytes: Data, salt: Data?) {
+        self.kind = kind
+        self.bytes = bytes
+        self.salt = salt
+    }
+
+    /// A passphrase; its UTF-8 bytes are the key.
+    public static func passphrase(_ passphrase: String) -> DatabaseKey {
+        DatabaseKey(kind: .passphrase, bytes: Data(passphrase.utf8), salt: nil)
+    }
+
+    /// A passphrase given as bytes (any bytes, NUL and invalid UTF-8 included).
+    public static func passphrase(_ passphrase: Data) -> DatabaseKey {
+        DatabaseKey(kind: .passphrase, bytes: passphrase, salt: nil)
+    }
+
+    /// A raw key of exactly 32 bytes: no key derivation.
+    public static func rawKey(_ key: Data) -> DatabaseKey {
+        DatabaseKey(kind: .raw, bytes: key, salt: nil)
+    }
+
+    /// A raw key of 32 bytes with an explicit 16-byte salt, for files with a plaintext header
+    /// (``CipherSettings/plaintextHeaderSize``), which do not store their salt.
+    public static func rawKey(_ key: Data, salt: Data) -> DatabaseKey {
+        DatabaseKey(kind: .raw, bytes: key, salt: salt)
+    }
+
+    /// A passphrase written as a string literal: `key: "secret"`.
+    public init(stringLiteral passphrase: String) {
+        self.init(kind: .passphrase, bytes: Data(passphrase.utf8), salt: nil)
+    }
+
+    /// The bytes to hand to SQLCipher, checked.
+    func material() throws -> KeyMaterial {
+        switch kind {
+        case .passphrase: return try KeyMaterial(passphrase: bytes)
+        case .raw: return try KeyMaterial(rawKey: bytes, salt: salt)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import SqlCipherKit
+
+/// Opens a database and reports the outcome on one line, optionally running one SQL statement:
+/// `opened readOnly=<bool> journal=<mode>` then `executed` or `error <case>: <message>`.
+/// Used for what needs a process of its own: SQLCipher's stderr output, and files and folders
+/// without permission (the parent runs this command as an unprivileged user).
+let openDatabaseCommand = HelperCommand(
+    name: "open-database",
+    usage: "open-database PATH pass:<text>|raw:<hex>|none [SQL]: opens, reports, optionally runs SQL"
+) { arguments in
+    guard arguments.count >= 2 else { throw DatabaseHelperError(message: "open-database PATH KEY [SQL]") }
+    let key = try HelperKey(arguments[1])
+    let db: Database
+    do {
+        db = try key.open(arguments[0])
+    } catch {
+        report("error \(errorCaseName(error)): \(error)")
+        return 0
+    }
+    report("opened readOnly=\(db.isReadOnly) journal=\(db.journalMode.rawValue)")
+    if arguments.count > 2 {
+        let sql = arguments[2]
+        do {
+            _ = try waitForDatabaseWork { try await db.execute(sql) }
+            report("executed")
+        } catch {
+            report("error \(errorCaseName(error)): \(error)")
+        }
+    }
+    return 0
+}

@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Cipher settings: defaults per version, SQLCipher 3 compatibility proven with the real 3.4.1 CLI,
+/// page size, KDF iterations, plaintext header, and `unsupported` where the version cannot honour one.
+@Suite struct CipherSettingsTests {
+    /// A cipher pragma's value; SQLCipher answers these as text.
+    func pragmaNumber(_ db: Database, _ name: String) async throws -> Int? {
+        let value = try await db.query("PRAGMA \(name)").first?[0]
+        switch value {
+        case .integer(let int)?: return Int(int)
+        case .text(let text)?: return Int(text)
+        default: return nil
+        }
+    }
+
+    @Test func defaultFollowsTheLoadedLibrary() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"), rawKey: rawKey())
+        let pageSize = try await pragmaNumber(db, "cipher_page_size")
+        #expect(pageSize == (isSQLCipher4() ? 4096 : 1024))
+    }
+
+    @Test func sqlcipher3FileIsReadByTheRealSqlCipher341CLI() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("v3.db")
+        let db = try Database(path: path, key: "pass'word", journalMode: .rollback, cipher: .sqlcipher3)
+        try await db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
+        try await db.execute("INSERT INTO t(name) VALUES (?), (?)", "one", "Grüße")
+        await db.close()
+        let lines = try SqlcipherCLI.run(SqlcipherCLI.version3, path, [
+            SqlcipherCLI.keyPragma(passphrase: "pass'word"),
+            "SELECT name FROM t ORDER BY id",
+            "PRAGMA cipher_page_size",
+        ])
+        #expect(lines == ["one", "Grüße", "1024"])
+        // And the package opens what 3.4.1 wrote back, with .sqlcipher3.
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version3, path, [
+            SqlcipherCLI.keyPragma(passphrase: "pass'word"), "INSERT INTO t(name) VALUES ('from 3.4.1')",
+        ])
+        let again = try Database(path: path, key: "pass'word", cipher: .sqlcipher3)
+        #expect(try await again.query("SELECT name FROM t WHERE id = 3")[0].get(0, as: String.self) == "from 3.4.1")
+    }
+
+    @Test func sqlcipher3RawKeyFileIsReadByTheRealSqlCipher341CLI() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("v3raw.db")
+        let db = try Database(path: path, rawKey: rawKey(9), journalMode: .wal, cipher: .sqlcipher3)
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES (42)")
+        await db.close()
+        let lines = try SqlcipherCLI.run(SqlcipherCLI.version3, path, [
+            SqlcipherCLI.keyPragma(rawKey: rawKey(9)), "SELECT x FROM t", "PRAGMA journal_mode",
+        ])
+        #expect(lines == ["42", "wal"])
+    }
+
+    @Test func version4DefaultFileIsNotReadableByTheSqlCipher341CLI() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("v4.db")
+        let db = try Database(path: path, key: "secret")
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        #expect(throws: SqlcipherCLI.CLIError.self) {
+            try SqlcipherCLI.run(SqlcipherCLI.version3, path, [SqlcipherCLI.keyPragma(passphrase: "secret"), "SELECT * FROM t"])
+        }
+    }
+
+    @Test func sqlcipher3FileNeedsTheSettingOnVersion4() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("v3.db")
+        let db = try Database(path: path, key: "secret", cipher: .sqlcipher3)
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let error = try #require(throws: SqlCipherError.self) { try Database(path: path, key: "secret") }
+        guard case .keyFailed(_, let reason) = error else {
+            Issue.record("expected keyFailed, got \(error)")
+            return
+        }
+        #expect(reason.contains("sqlcipher3"))
+    }
+
+    @Test func sqlcipher4SettingIsUnsupportedOnVersion3() throws {
+        guard !isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let error = try #require(throws: SqlCipherError.self) {
+            try Database(path: dir.path("a.db"), rawKey: rawKey(), cipher: .sqlcipher4)
+        }
+        guard case .unsupported(let feature, let requires, let loaded) = error else {
+            Issue.record("expected unsupported, got \(error)")
+            return
+        }
+        #expect(feature.contains("SQLCipher 4"))
+        #expect(requires.contains("4."))
+        #expect(loaded.hasPrefix("3.4"))
+    }
+
+    @Test func pageSizeAndKdfIterationsAreApplied() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let settings = CipherSettings(pageSize: 8192, kdfIterations: 1234)
+        let db = try Database(path: path, key: "secret", journalMode: .rollback, cipher: settings)
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES (zeroblob(20000))")
+        #expect(try await pragmaNumber(db, "cipher_page_size") == 8192)
+        #expect(try await pragmaNumber(db, "kdf_iter") == 1234)
+        await db.close()
+        let size = try #require(FileHeader(path: path)).fileSize
+        #expect(size % 8192 == 0)
+        // The same settings are needed again; without them the key does not fit.
+        _ = try Database(path: path, key: "secret", cipher: settings)
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "secret") }
+        // The real CLI of the same version agrees.
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        let lines = try SqlcipherCLI.run(cli, path, [
+            SqlcipherCLI.keyPragma(passphrase: "secret"), "PRAGMA cipher_page_size = 8192", "PRAGMA kdf_iter = 1234",
+            "SELECT length(x) FROM t",
+        ])
+        #expect(lines.last == "20000")
+    }
+
+    @Test(arguments: [0, 100, 1000, 131072])
+    func invalidPageSizeIsRejected(size: Int) throws {
+        let dir = TemporaryDirectory()
+        #expect {
+            try Database(path: dir.path("a.db"), rawKey: rawKey(), cipher: CipherSettings(pageSize: size))
+        } throws: { error in
+            if case SqlCipherError.invalidQuery(let reason) = error { return reason.contains("power of two") }
+            return false
+        }
+    }
+
+    @Test func invalidKdfIterationsAndCompatibilityAreRejected() throws {
+        let dir = TemporaryDirectory()
+        #expect(throws: SqlCipherError.self) {
+            try Database(path: dir.path("a.db"), key: "k", cipher: CipherSettings(kdfIterations: 0))
+        }
+        #expect(throws: SqlCipherError.self) {
+            try Database(path: dir.path("a.db"), key: "k", cipher: CipherSettings(compatibility: 2))
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("a.db")))
+    }
+
+    @Test func plaintextHeaderWithRawKeyAndSalt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("ph.db")
+        let salt = Data("0123456789abcdef".utf8)
+        let settings = CipherSettings(plaintextHeaderSize: 32)
+        guard isSQLCipher4() else {
+            let error = try #require(throws: SqlCipherError.self) {
+                try Database(path: path, rawKey: rawKey(), salt: salt, cipher: settings)
+            }
+            guard case .unsupported(let feature, let requires, _) = error else {
+                Issue.record("expected unsupported, got \(error)")
+                return
+            }
+            #expect(feature.contains("plaintext header"))
+            #expect(requires.contains("SQLCipher 4"))
+            #expect(!FileManager.default.fileExists(atPath: path))
+            return
+        }
+        let db = try Database(path: path, rawKey: rawKey(), salt: salt, journalMode: .rollback, cipher: settings)
+        try await db.execute("CREATE TABLE t(secret TEXT)")
+        try await db.execute("INSERT INTO t VALUES ('PLAINTEXT-HEADER-MARKER')")
+        await db.close()
+        let header = try #require(FileHeader(path: path))
+        #expect(header.hasPlaintextMagic)
+        #expect(header.looksPlaintextHeaderSQLCipher)
+        #expect(filesContain([path], "PLAINTEXT-HEADER-MARKER").isEmpty)
+        // Reopens with key and salt; without the setting, or as plaintext, it is refused.
+        let again = try Database(path: path, rawKey: rawKey(), salt: salt, cipher: settings)
+        #expect(try await again.query("SELECT secret FROM t")[0].get(0, as: String.self) == "PLAINTEXT-HEADER-MARKER")
+        await again.close()
+        #expect(throws: SqlCipherError.self) { try Database(path: path, rawKey: rawKey(), salt: salt) }
+        #expect(throws: SqlCipherError.notPlaintextDatabase(path: path)) { try Database(unencryptedPath: path) }
+        // The real CLI reads it with the same key, salt and setting.
+        let lines = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            "PRAGMA key = \"x'\(hex(rawKey()))\(hex(salt))'\"", "PRAGMA cipher_plaintext_header_size = 32", "SELECT secret FROM t",
+        ])
+        #expect(lines == ["PLAINTEXT-HEADER-MARKER"])
+    }
+
+    @Test func plaintextHeaderIsRejectedForUnencryptedDatabases() throws {
+        guard isSQLCipher4() else { return }
+        #expect(throws: SqlCipherError.self) {
+            _ = try DatabaseOpener.open(path: ":memory:", key: nil, journalMode: .wal,
+                                        cipher: CipherSettings(plaintextHeaderSize: 32))
+        }
+    }
+
+    @Test func fixtureFromTheSqlCipher3CLIOpensWithSqlcipher3Settings() async throws {
+        // Fixtures/sqlcipher3-default.db was written by the real 3.4.1 CLI.
+        let dir = TemporaryDirectory()
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/sqlcipher3-default.db")
+        let path = dir.path("copy.db")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+        let db = try Database(path: path, key: "fixture-passphrase-3", cipher: .sqlcipher3)
+        #expect(try await db.query("SELECT count(*) FROM items")[0].get(0, as: Int.self) == 20)
+        #expect(try await db.query("PRAGMA user_version")[0].get(0, as: Int.self) == 7)
+        #expect(try await db.query("SELECT name FROM items WHERE id = 18")[0].get(0, as: String.self) == "FIXTURE-MARKER-Q7Z3K9")
+    }
+}

@@ -1,0 +1,292 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// encrypt, encryptInPlace, exportDecrypted, export, upgradeFromSqlCipher3.
+@Suite struct ConversionTests {
+    /// A plaintext database with two tables, an index, a view, a trigger, an AUTOINCREMENT
+    /// table, `user_version` and `application_id`.
+    func makePlaintext(_ path: String, mode: JournalMode = .rollback, rows: Int = 100) async throws {
+        let db = try Database(unencryptedPath: path, journalMode: mode)
+        try await db.execute(#"""
+            CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, data BLOB);
+            CREATE INDEX items_name ON items(name);
+            CREATE TABLE "odd ""name"""(x);
+            CREATE VIEW item_names AS SELECT name FROM items;
+            CREATE TRIGGER items_log AFTER INSERT ON items BEGIN INSERT INTO "odd ""name""" VALUES (new.id); END;
+            PRAGMA user_version = 42;
+            PRAGMA application_id = 1234;
+            """#)
+        try await db.transaction { conn in
+            for index in 0..<rows {
+                try conn.execute("INSERT INTO items(name, data) VALUES (?, ?)", "PLAIN-MARKER item \(index)", Data([UInt8(index % 256)]))
+            }
+        }
+        await db.close()
+    }
+
+    func checkContents(_ db: Database, rows: Int = 100) async throws {
+        #expect(try await db.query("SELECT count(*) FROM items")[0].get(0, as: Int.self) == rows)
+        #expect(try await db.query("SELECT count(*) FROM \"odd \"\"name\"\"\"")[0].get(0, as: Int.self) == rows)
+        #expect(try await db.query("SELECT count(*) FROM item_names")[0].get(0, as: Int.self) == rows)
+        #expect(try await db.query("PRAGMA user_version")[0].get(0, as: Int.self) == 42)
+        #expect(try await db.query("PRAGMA application_id")[0].get(0, as: Int.self) == 1234)
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'items_name'").count == 1)
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE type = 'trigger'").count == 1)
+        // AUTOINCREMENT's counter came along.
+        #expect(try await db.query("SELECT seq FROM sqlite_sequence WHERE name = 'items'")[0].get(0, as: Int.self) == rows)
+    }
+
+    // MARK: encrypt
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func encryptWritesAVerifiedEncryptedCopy(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let source = dir.path("plain.db"), target = dir.path("enc.db")
+        try await makePlaintext(source, mode: mode)
+        let before = try #require(FileManager.default.contents(atPath: source))
+        try Database.encrypt(plaintextAt: source, to: target, key: "secret", cipher: fastCipher)
+        // The source is unchanged, the target is ciphertext in the source's journal mode.
+        #expect(FileManager.default.contents(atPath: source) == before)
+        #expect(filesContain([target, target + "-wal"], "PLAIN-MARKER").isEmpty)
+        #expect(try #require(FileHeader(path: target)).hasPlaintextMagic == false)
+        let db = try Database(path: target, key: "secret", cipher: fastCipher)
+        #expect(db.journalMode == mode)
+        try await checkContents(db)
+    }
+
+    @Test func encryptWithARawKeyAndSqlcipher3SettingsIsReadByTheCLI() async throws {
+        let dir = TemporaryDirectory()
+        let source = dir.path("plain.db"), target = dir.path("enc.db")
+        try await makePlaintext(source, rows: 10)
+        try Database.encrypt(plaintextAt: source, to: target, key: .rawKey(rawKey(4)), cipher: .sqlcipher3)
+        let lines = try SqlcipherCLI.run(SqlcipherCLI.version3, target, [
+            SqlcipherCLI.keyPragma(rawKey: rawKey(4)), "SELECT count(*) FROM items", "PRAGMA user_version",
+        ])
+        #expect(lines == ["10", "42"])
+    }
+
+    @Test func encryptRefusesAnExistingTargetAndAnEncryptedSource() async throws {
+        let dir = TemporaryDirectory()
+        let source = dir.path("plain.db"), target = dir.path("enc.db")
+        try await makePlaintext(source, rows: 1)
+        #expect(FileManager.default.createFile(atPath: target, contents: Data("keep me".utf8)))
+        #expect {
+            try Database.encrypt(plaintextAt: source, to: target, key: "k")
+        } throws: { error in
+            if case SqlCipherError.cannotOpen(_, let reason) = error { return reason.contains("already exists") }
+            return false
+        }
+        #expect(FileManager.default.contents(atPath: target) == Data("keep me".utf8))
+        let encrypted = dir.path("already.db")
+        _ = try Database(path: encrypted, rawKey: rawKey())
+        #expect(throws: SqlCipherError.notPlaintextDatabase(path: encrypted)) {
+            try Database.encrypt(plaintextAt: encrypted, to: dir.path("x.db"), key: "k")
+        }
+        #expect(throws: SqlCipherError.self) { try Database.encrypt(plaintextAt: dir.path("none.db"), to: dir.path("y.db"), key: "k") }
+        #expect(throws: SqlCipherError.emptyKey) { try Database.encrypt(plaintextAt: source, to: dir.path("z.db"), key: "") }
+        #expect(throws: SqlCipherError.self) {
+            try Database.encrypt(plaintextAt: source, to: dir.path("missing/z.db"), key: "k")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("x.db")))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("z.db")))
+    }
+
+    @Test func unsupportedTargetSettingFailsWithoutLeavingAFile() async throws {
+        guard !isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let source = dir.path("plain.db"), target = dir.path("enc.db")
+        try await makePlaintext(source, rows: 1)
+        #expect {
+            try Database.encrypt(plaintextAt: source, to: target, key: "k", cipher: .sqlcipher4)
+        } throws: { error in
+            if case SqlCipherError.unsupported = error { return true }
+            return false
+        }
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    // MARK: encryptInPlace
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func encryptInPlaceReplacesThePlaintext(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await makePlaintext(path, mode: mode)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        let backup = try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher)
+        #expect(backup == nil)
+        #expect(filesContain([path], "PLAIN-MARKER").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.db"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(throws: SqlCipherError.notPlaintextDatabase(path: path)) { try Database(unencryptedPath: path) }
+        let db = try Database(path: path, key: "secret", cipher: fastCipher)
+        #expect(db.journalMode == mode)
+        try await checkContents(db)
+        await db.close()
+        // Running it again on the now encrypted file is refused, and changes nothing.
+        #expect(throws: SqlCipherError.notPlaintextDatabase(path: path)) {
+            try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher)
+        }
+    }
+
+    @Test func encryptInPlaceKeepsABackupWhenAsked() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await makePlaintext(path)
+        let original = try #require(FileManager.default.contents(atPath: path))
+        let backup = try #require(try Database.encryptInPlace(path: path, key: .rawKey(rawKey()), keepBackup: true))
+        #expect(backup == path + ".plaintext-backup")
+        #expect(FileManager.default.contents(atPath: backup) == original)
+        _ = try Database(path: path, rawKey: rawKey())
+        // A second backup would overwrite the first: refused.
+        let other = dir.path("other.db")
+        try await makePlaintext(other, rows: 1)
+        #expect(FileManager.default.createFile(atPath: other + ".plaintext-backup", contents: Data("old".utf8)))
+        #expect(throws: SqlCipherError.self) { try Database.encryptInPlace(path: other, key: "k", keepBackup: true) }
+        #expect(FileManager.default.contents(atPath: other + ".plaintext-backup") == Data("old".utf8))
+        _ = try Database(unencryptedPath: other)
+    }
+
+    @Test func encryptInPlaceRefusesAFileInUse() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("busy.db")
+        try await makePlaintext(path, mode: .wal)
+        let holder = try Database(unencryptedPath: path)
+        try await holder.execute("BEGIN")
+        _ = try await holder.query("SELECT count(*) FROM items")
+        #expect(throws: SqlCipherError.self) { try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher) }
+        try await holder.execute("COMMIT")
+        await holder.close()
+        // Nothing changed: still plaintext, no leftovers.
+        let db = try Database(unencryptedPath: path)
+        try await checkContents(db)
+        #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-encrypting"))
+    }
+
+    @Test func encryptInPlaceRemovesAStaleTemporaryFile() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await makePlaintext(path, rows: 3)
+        #expect(FileManager.default.createFile(atPath: path + ".sqlcipherkit-encrypting", contents: Data("half-written".utf8)))
+        try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher)
+        #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-encrypting"))
+        try await checkContents(try Database(path: path, key: "k", cipher: fastCipher), rows: 3)
+    }
+
+    // MARK: exports of an open database
+
+    @Test func exportDecryptedWritesPlaintextAndLeavesTheSourceAlone() async throws {
+        let dir = TemporaryDirectory()
+        let plain = dir.path("plain.db"), encrypted = dir.path("enc.db"), out = dir.path("out.db")
+        try await makePlaintext(plain)
+        try Database.encrypt(plaintextAt: plain, to: encrypted, key: "k", cipher: fastCipher)
+        let db = try Database(path: encrypted, key: "k", cipher: fastCipher)
+        try await db.exportDecrypted(to: out)
+        #expect(try #require(FileHeader(path: out)).looksPlaintextSQLite)
+        #expect(!filesContain([out], "PLAIN-MARKER").isEmpty)
+        try await checkContents(try Database(unencryptedPath: out))
+        // The plain sqlite3 tool reads it.
+        let lines = try runChild("/usr/bin/sqlite3", [out, "SELECT count(*) FROM items"]).stdout
+        #expect(lines == "100\n")
+        // The source still works, and is still encrypted.
+        try await checkContents(db)
+        await #expect(throws: SqlCipherError.self) { try await db.exportDecrypted(to: out) }
+    }
+
+    @Test func exportFromSqlcipher3ToVersion4Settings() async throws {
+        let dir = TemporaryDirectory()
+        let plain = dir.path("plain.db"), old = dir.path("v3.db"), new = dir.path("v4.db")
+        try await makePlaintext(plain, rows: 20)
+        try Database.encrypt(plaintextAt: plain, to: old, key: "three", cipher: .sqlcipher3)
+        let db = try Database(path: old, key: "three", cipher: .sqlcipher3)
+        guard isSQLCipher4() else {
+            await #expect(throws: SqlCipherError.self) { try await db.export(to: new, key: "four", cipher: .sqlcipher4) }
+            #expect(!FileManager.default.fileExists(atPath: new))
+            return
+        }
+        try await db.export(to: new, key: .rawKey(rawKey(8)), cipher: .default)
+        let upgraded = try Database(path: new, rawKey: rawKey(8))
+        try await checkContents(upgraded, rows: 20)
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, new, [SqlcipherCLI.keyPragma(rawKey: rawKey(8)), "SELECT count(*) FROM items"]) == ["20"])
+        // And the other way: a 4.x database exported to a file SQLCipher 3.4.1 reads.
+        let back = dir.path("back3.db")
+        try await upgraded.export(to: back, key: "for 3.4.1", cipher: .sqlcipher3)
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version3, back, [SqlcipherCLI.keyPragma(passphrase: "for 3.4.1"), "SELECT count(*) FROM items"]) == ["20"])
+    }
+
+    @Test func exportWithCustomPageSizeAndPlaintextHeader() async throws {
+        let dir = TemporaryDirectory()
+        let plain = dir.path("plain.db")
+        try await makePlaintext(plain, rows: 5)
+        let source = try Database(unencryptedPath: plain)
+        let custom = dir.path("custom.db")
+        try await source.export(to: custom, key: "k", cipher: CipherSettings(pageSize: 2048, kdfIterations: 3))
+        try await checkContents(try Database(path: custom, key: "k", cipher: CipherSettings(pageSize: 2048, kdfIterations: 3)), rows: 5)
+        let header = dir.path("header.db")
+        let settings = CipherSettings(plaintextHeaderSize: 32)
+        let salt = Data("fedcba9876543210".utf8)
+        guard isSQLCipher4() else {
+            await #expect(throws: SqlCipherError.self) {
+                try await source.export(to: header, key: .rawKey(rawKey(), salt: salt), cipher: settings)
+            }
+            return
+        }
+        try await source.export(to: header, key: .rawKey(rawKey(), salt: salt), cipher: settings)
+        #expect(try #require(FileHeader(path: header)).looksPlaintextHeaderSQLCipher)
+        try await checkContents(try Database(path: header, rawKey: rawKey(), salt: salt, cipher: settings), rows: 5)
+    }
+
+    @Test func exportFromMemory() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await fill(db, rows: 7)
+        try await db.export(to: dir.path("copy.db"), key: "k", cipher: fastCipher)
+        let copy = try Database(path: dir.path("copy.db"), key: "k", cipher: fastCipher)
+        #expect(try await countRows(copy) == 7)
+        #expect(copy.journalMode == .wal)
+    }
+
+    // MARK: SQLCipher 3 upgrade
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func upgradeFromSqlcipher3(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db")
+        let old = try Database(path: path, key: "legacy", journalMode: mode, cipher: .sqlcipher3)
+        try await fill(old, rows: 30)
+        try await old.execute("PRAGMA user_version = 5")
+        await old.close()
+        guard isSQLCipher4() else {
+            let error = try #require(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: "legacy") }
+            guard case .unsupported(let feature, let requires, _) = error else {
+                Issue.record("expected unsupported, got \(error)")
+                return
+            }
+            #expect(feature.contains("cipher_migrate"))
+            #expect(requires.contains("SQLCipher 4"))
+            _ = try Database(path: path, key: "legacy", cipher: .sqlcipher3)
+            return
+        }
+        try Database.upgradeFromSqlCipher3(path: path, key: "legacy")
+        #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-upgrading"))
+        let db = try Database(path: path, key: "legacy")
+        #expect(try await countRows(db) == 30)
+        #expect(try await db.query("PRAGMA user_version")[0].get(0, as: Int.self) == 5)
+        await db.close()
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "legacy", cipher: .sqlcipher3) }
+    }
+
+    @Test func upgradeWithTheWrongKeyChangesNothing() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db")
+        let old = try Database(path: path, key: "legacy", cipher: .sqlcipher3)
+        try await fill(old, rows: 3)
+        await old.close()
+        let before = try #require(FileManager.default.contents(atPath: path))
+        #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: "wrong") }
+        #expect(FileManager.default.contents(atPath: path) == before)
+    }
+}

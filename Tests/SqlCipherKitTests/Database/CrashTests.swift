@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// SIGKILL in the middle of `encryptInPlace` and of `rekey`, at seeded random moments: the file
+/// must open afterwards with one of the two keys (or as the plaintext original) and hold all data.
+@Suite(.serialized) struct CrashTests {
+    /// A small deterministic generator, so that a failing round can be replayed.
+    struct SeededRandom: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Starts the helper, waits `delay` seconds after its first output line, kills it with SIGKILL
+    /// and returns what it printed.
+    func runAndKill(_ arguments: [String], after delay: TimeInterval) throws -> (output: String, killed: Bool) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: productPath("sqlcipherkit-test-helper"))
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let reader = output.fileHandleForReading
+        // Wait for the first line ("start" / "opened"): the process is past its own start-up.
+        var seen = Data()
+        while !seen.contains(UInt8(ascii: "\n")) {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        Thread.sleep(forTimeInterval: delay)
+        let killed = process.isRunning
+        if killed { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        seen.append(reader.readDataToEndOfFile())
+        return (String(decoding: seen, as: UTF8.self), killed && process.terminationReason == .uncaughtSignal)
+    }
+
+    /// How long one uninterrupted run takes after its first line, to spread the kill moments.
+    func measure(_ arguments: [String]) throws -> TimeInterval {
+        let start = Date()
+        let result = try runHelper(arguments)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        return Date().timeIntervalSince(start)
+    }
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func killDuringEncryptInPlace(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let rows = 3000
+        func makeSource(_ path: String) async throws {
+            try Exporter.removeDatabaseFiles(path)
+            let db = try Database(unencryptedPath: path, journalMode: mode)
+            try await fill(db, rows: rows, size: 300)
+            await db.close()
+        }
+        let key = "pass:crash-test"
+        let timing = dir.path("timing.db")
+        try await makeSource(timing)
+        let duration = try measure(["encrypt-in-place", timing, key])
+        var random = SeededRandom(state: 0x5EED_0001 &+ UInt64(mode == .wal ? 1 : 0))
+        var outcomes: [String: Int] = [:]
+        for round in 0..<8 {
+            let path = dir.path("round\(round).db")
+            try await makeSource(path)
+            let delay = Double.random(in: 0...(duration * 1.1), using: &random)
+            let (output, killed) = try runAndKill(["encrypt-in-place", path, key], after: delay)
+            // Whatever the moment: the file opens, as plaintext or with the key, with every row.
+            let db: Database
+            if let plain = try? Database(unencryptedPath: path) {
+                db = plain
+                outcomes["plaintext", default: 0] += 1
+                #expect(!output.contains("done"), "round \(round): reported done but is still plaintext")
+            } else {
+                db = try Database(path: path, key: "crash-test")
+                outcomes["encrypted", default: 0] += 1
+                #expect(filesContain([path], "xxxxxxxxxxxxxxxxxxxx").isEmpty)
+            }
+            #expect(try await countRows(db) == rows, "round \(round), delay \(delay), killed \(killed)")
+            #expect(try await db.verifyIntegrity().isOK)
+            await db.close()
+            // A later call finishes the job from whatever state was left.
+            if !db.isEncrypted {
+                try Database.encryptInPlace(path: path, key: "crash-test")
+                #expect(try await countRows(try Database(path: path, key: "crash-test")) == rows)
+            }
+            #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-encrypting") || !db.isEncrypted)
+        }
+        // Both outcomes are expected over the rounds; record them for the log.
+        #expect(outcomes.values.reduce(0, +) == 8)
+    }
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func killDuringRekey(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("rekey.db")
+        let rows = 4000
+        let keyA = rawKey(11), keyB = rawKey(22)
+        let db = try Database(path: path, rawKey: keyA, journalMode: mode)
+        try await fill(db, rows: rows, size: 300)
+        await db.close()
+        let arguments = { (rounds: Int) in ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "\(rounds)"] }
+        // Two rekeys (A->B->A) leave the key as it was; their duration spreads the kill moments.
+        let duration = try measure(arguments(2))
+        var random = SeededRandom(state: 0x5EED_0002 &+ UInt64(mode == .wal ? 1 : 0))
+        var current = keyA
+        for round in 0..<8 {
+            let delay = Double.random(in: 0...duration, using: &random)
+            let (output, _) = try runAndKill(arguments(1000), after: delay)
+            _ = output
+            // The helper always starts from key A, so make A current before the next round.
+            let opened: Database
+            if let withA = try? Database(path: path, rawKey: keyA) {
+                opened = withA
+                current = keyA
+            } else {
+                opened = try Database(path: path, rawKey: keyB)
+                current = keyB
+            }
+            #expect(try await countRows(opened) == rows, "round \(round), delay \(delay)")
+            #expect(try await opened.verifyIntegrity().isOK, "round \(round)")
+            if current == keyB { try await opened.rekey(rawKey: keyA) }
+            await opened.close()
+        }
+        _ = try Database(path: path, rawKey: keyA)
+    }
+}

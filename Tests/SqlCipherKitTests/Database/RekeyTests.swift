@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// `rekey`: every key kind, both journal modes, verification, and failures that keep the old key.
+@Suite struct RekeyTests {
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func passphraseToPassphrase(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, key: "old", journalMode: mode, cipher: fastCipher)
+        try await fill(db, rows: 200)
+        try await db.rekey("new")
+        // The same connection goes on working.
+        #expect(try await countRows(db) == 200)
+        try await db.execute("INSERT INTO t(body) VALUES ('after')")
+        await db.close()
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "old", cipher: fastCipher) }
+        let again = try Database(path: path, key: "new", cipher: fastCipher)
+        #expect(try await countRows(again) == 201)
+        #expect(again.journalMode == mode)
+        #expect(try await again.verifyIntegrity().isOK)
+    }
+
+    @Test func passphraseToRawKeyAndBack() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, key: "words", cipher: fastCipher)
+        try await fill(db, rows: 50)
+        try await db.rekey(rawKey: rawKey(5))
+        await db.close()
+        let raw = try Database(path: path, rawKey: rawKey(5), cipher: fastCipher)
+        #expect(try await countRows(raw) == 50)
+        try await raw.rekey(Data([0, 1, 2, 0xFF]))
+        await raw.close()
+        #expect(throws: SqlCipherError.self) { try Database(path: path, rawKey: rawKey(5), cipher: fastCipher) }
+        let bytes = try Database(path: path, key: Data([0, 1, 2, 0xFF]), cipher: fastCipher)
+        #expect(try await countRows(bytes) == 50)
+    }
+
+    @Test func rekeyedFileOpensInTheCLI() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, key: "before")
+        try await fill(db, rows: 10)
+        try await db.rekey("after")
+        await db.close()
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        #expect(try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: "after"), "SELECT count(*) FROM t"]) == ["10"])
+    }
+
+    @Test func unencryptedDatabaseThrowsNotEncrypted() async throws {
+        let db = try Database(unencryptedPath: ":memory:")
+        await #expect(throws: SqlCipherError.notEncrypted) { try await db.rekey("x") }
+        await #expect(throws: SqlCipherError.notEncrypted) { try await db.rekey(rawKey: rawKey()) }
+        #expect(SqlCipherError.notEncrypted.description.contains("Database.encrypt"))
+    }
+
+    @Test func invalidNewKeysAreRejectedBeforeAnythingChanges() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, rawKey: rawKey())
+        try await fill(db, rows: 3)
+        await #expect(throws: SqlCipherError.emptyKey) { try await db.rekey("") }
+        await #expect(throws: SqlCipherError.emptyKey) { try await db.rekey(Data()) }
+        await #expect(throws: SqlCipherError.invalidRawKey(byteCount: 5)) { try await db.rekey(rawKey: Data(count: 5)) }
+        #expect(try await countRows(db) == 3)
+    }
+
+    @Test func rekeyInsideATransactionIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, rawKey: rawKey())
+        try await fill(db, rows: 3)
+        try await db.execute("BEGIN")
+        await #expect {
+            try await db.rekey(rawKey: rawKey(2))
+        } throws: { error in
+            if case SqlCipherError.rekeyFailed(_, let reason) = error { return reason.contains("transaction") }
+            return false
+        }
+        try await db.execute("COMMIT")
+        #expect(try await countRows(db) == 3)
+        await db.close()
+        _ = try Database(path: path, rawKey: rawKey())
+    }
+
+    @Test func busyFileFailsAndStillOpensWithTheOldKey() async throws {
+        // Rollback journal: a reader holding a read transaction keeps the rekey from taking the
+        // exclusive lock.
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, rawKey: rawKey(1), journalMode: .rollback)
+        try await fill(db, rows: 20)
+        try await db.execute("PRAGMA busy_timeout = 100")
+        let reader = try Database(path: path, rawKey: rawKey(1))
+        try await reader.execute("BEGIN")
+        #expect(try await countRows(reader) == 20)   // holds a SHARED lock until COMMIT
+        await #expect {
+            try await db.rekey(rawKey: rawKey(2))
+        } throws: { error in
+            if case SqlCipherError.rekeyFailed(_, let reason) = error { return reason.contains("busy") }
+            return false
+        }
+        try await reader.execute("COMMIT")
+        // The failed rekey changed nothing: this connection still works, and so does the old key.
+        #expect(try await countRows(db) == 20)
+        try await db.execute("INSERT INTO t(body) VALUES ('still writable')")
+        await db.close()
+        await reader.close()
+        let again = try Database(path: path, rawKey: rawKey(1))
+        #expect(try await countRows(again) == 21)
+        #expect(throws: SqlCipherError.self) { try Database(path: path, rawKey: rawKey(2)) }
+    }
+
+    @Test func readOnlyFileFailsAndStillOpensWithTheOldKey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, rawKey: rawKey(1), journalMode: .rollback)
+        try await fill(db, rows: 5)
+        await db.close()
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dir.url.path)
+        // As an unprivileged user the file opens read-only; the rekey is refused.
+        let result = try runHelperUnprivileged(["rekey-loop", path, "raw:" + hex(rawKey(1)), "raw:" + hex(rawKey(2)), "1"])
+        #expect(result.stdout.contains("opened"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("Changing the key"), "\(result.stdout)")
+        #expect(result.stdout.contains("read-only"), "\(result.stdout)")
+        let again = try Database(path: path, rawKey: rawKey(1))
+        #expect(try await countRows(again) == 5)
+    }
+
+    @Test func readerOnAWALFileDoesNotBlockTheRekey() async throws {
+        // In WAL mode a reader does not block the writer: the rekey goes through and is verified
+        // through the WAL, which the reader keeps from being checkpointed.
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try Database(path: path, rawKey: rawKey(1))
+        try await fill(db, rows: 20)
+        let reader = try Database(path: path, rawKey: rawKey(1))
+        try await reader.execute("BEGIN")
+        #expect(try await countRows(reader) == 20)
+        try await db.rekey(rawKey: rawKey(2))
+        try await reader.execute("COMMIT")
+        await reader.close()
+        try await db.execute("INSERT INTO t(body) VALUES ('after')")
+        await db.close()
+        let again = try Database(path: path, rawKey: rawKey(2))
+        #expect(try await countRows(again) == 21)
+    }
+
+    @Test func sqlcipher3FileKeepsItsSettingsWhenRekeyed() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("v3.db")
+        let db = try Database(path: path, key: "old", cipher: .sqlcipher3)
+        try await fill(db, rows: 5)
+        try await db.rekey("new")
+        await db.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version3, path, [SqlcipherCLI.keyPragma(passphrase: "new"), "SELECT count(*) FROM t"]) == ["5"])
+    }
+
+    @Test func plaintextHeaderDatabaseRekeysWithARawKey() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("ph.db")
+        let salt = Data("0123456789abcdef".utf8)
+        let settings = CipherSettings(plaintextHeaderSize: 32)
+        let db = try Database(path: path, rawKey: rawKey(1), salt: salt, cipher: settings)
+        try await fill(db, rows: 5)
+        await #expect(throws: SqlCipherError.self) { try await db.rekey("a passphrase") }
+        try await db.rekey(rawKey: rawKey(2))
+        await db.close()
+        let again = try Database(path: path, rawKey: rawKey(2), salt: salt, cipher: settings)
+        #expect(try await countRows(again) == 5)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// `transaction` and `savepoint`: commit, rollback, values, nesting, hand-written transactions.
+@Suite struct TransactionTests {
+    func database() async throws -> Database {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        return db
+    }
+
+    func values(_ db: Database) async throws -> [String] {
+        try await db.query("SELECT x FROM t ORDER BY rowid").compactMap { $0.get(0, as: String.self) }
+    }
+
+    struct Expected: Error, Equatable {}
+
+    @Test func commitsAndReturnsTheBodysValue() async throws {
+        let db = try await database()
+        let count = try await db.transaction { conn in
+            try conn.execute("INSERT INTO t VALUES ('a')")
+            try conn.execute("INSERT INTO t VALUES (?)", "b")
+            // Reads inside see the body's own uncommitted writes.
+            return try conn.query("SELECT count(*) FROM t")[0].decode(0, as: Int.self)
+        }
+        #expect(count == 2)
+        #expect(try await values(db) == ["a", "b"])
+        #expect(try await db.query("SELECT 1")[0].get(0, as: Int.self) == 1)
+    }
+
+    @Test func rollsBackWhenTheBodyThrows() async throws {
+        let db = try await database()
+        await #expect(throws: Expected()) {
+            try await db.transaction { conn in
+                try conn.execute("INSERT INTO t VALUES ('gone')")
+                throw Expected()
+            }
+        }
+        #expect(try await values(db).isEmpty)
+        // A failing statement inside rolls back the earlier ones too.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.transaction { conn in
+                try conn.execute("INSERT INTO t VALUES ('gone too')")
+                try conn.execute("INSERT INTO missing VALUES (1)")
+            }
+        }
+        #expect(try await values(db).isEmpty)
+        // The database is usable afterwards, not stuck in a transaction.
+        try await db.transaction { conn in try conn.execute("INSERT INTO t VALUES ('kept')") }
+        #expect(try await values(db) == ["kept"])
+    }
+
+    @Test func savepointUndoesOnlyItsOwnWork() async throws {
+        let db = try await database()
+        try await db.transaction { conn in
+            try conn.execute("INSERT INTO t VALUES ('outer')")
+            #expect(throws: Expected()) {
+                try conn.savepoint { conn in
+                    try conn.execute("INSERT INTO t VALUES ('inner')")
+                    throw Expected()
+                }
+            }
+            let kept = try conn.savepoint { conn in
+                try conn.execute("INSERT INTO t VALUES ('second')")
+                return "returned"
+            }
+            #expect(kept == "returned")
+        }
+        #expect(try await values(db) == ["outer", "second"])
+    }
+
+    @Test func savepointsNestToAnyDepth() async throws {
+        let db = try await database()
+        // Each level inserts a row and opens a savepoint for the next; level 21 throws, and level
+        // 20 catches it: levels 21...30 are undone, 1...20 stay.
+        func nest(_ conn: borrowing Connection, depth: Int) throws {
+            try conn.execute("INSERT INTO t VALUES (?)", "level \(depth)")
+            if depth < 30 {
+                do {
+                    try conn.savepoint { conn in try nest(conn, depth: depth + 1) }
+                } catch is Expected {
+                    #expect(depth == 20)
+                }
+            }
+            if depth == 21 { throw Expected() }
+        }
+        try await db.transaction { conn in
+            try conn.execute("INSERT INTO t VALUES ('start')")
+            try conn.savepoint { conn in try nest(conn, depth: 1) }
+            // Inside, the rows of the undone levels are already gone.
+            #expect(try conn.query("SELECT count(*) FROM t")[0].decode(0, as: Int.self) == 21)
+        }
+        let all = try await values(db)
+        #expect(all.first == "start")
+        #expect(all.count == 21)
+        #expect(all.last == "level 20")
+    }
+
+    @Test func databaseSavepointOutsideATransaction() async throws {
+        let db = try await database()
+        try await db.savepoint { conn in try conn.execute("INSERT INTO t VALUES ('sp')") }
+        await #expect(throws: Expected()) {
+            try await db.savepoint { conn in
+                try conn.execute("INSERT INTO t VALUES ('undone')")
+                throw Expected()
+            }
+        }
+        #expect(try await values(db) == ["sp"])
+    }
+
+    @Test func handWrittenTransactionThroughExecute() async throws {
+        let db = try await database()
+        try await db.execute("BEGIN")
+        try await db.execute("INSERT INTO t VALUES ('manual')")
+        #expect(try await values(db) == ["manual"])
+        try await db.execute("ROLLBACK")
+        #expect(try await values(db).isEmpty)
+        try await db.execute("BEGIN IMMEDIATE")
+        try await db.execute("INSERT INTO t VALUES ('committed')")
+        // transaction(_:) inside a hand-written transaction becomes a savepoint.
+        await #expect(throws: Expected()) {
+            try await db.transaction { conn in
+                try conn.execute("INSERT INTO t VALUES ('nested, undone')")
+                throw Expected()
+            }
+        }
+        try await db.execute("COMMIT")
+        #expect(try await values(db) == ["committed"])
+        // A script with its own BEGIN/COMMIT.
+        try await db.execute("BEGIN; INSERT INTO t VALUES ('script'); COMMIT;")
+        #expect(try await values(db) == ["committed", "script"])
+    }
+
+    @Test func failingCommitRollsBackAndThrows() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE parent(id INTEGER PRIMARY KEY)")
+        try await db.execute("""
+            CREATE TABLE child(id INTEGER PRIMARY KEY,
+                               parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)
+            """)
+        await #expect {
+            try await db.transaction { conn in
+                try conn.execute("INSERT INTO parent VALUES (1)")
+                try conn.execute("INSERT INTO child(parent) VALUES (99)")   // checked at COMMIT
+                return 1
+            }
+        } throws: { error in
+            guard case SqlCipherError.sqlite(let code, _, let message, _) = error else { return false }
+            return code == 19 && message.contains("FOREIGN KEY")
+        }
+        #expect(try await db.query("SELECT count(*) FROM parent")[0].get(0, as: Int.self) == 0)
+        #expect(try await db.query("SELECT count(*) FROM child")[0].get(0, as: Int.self) == 0)
+        // Not left inside a transaction.
+        try await db.execute("BEGIN")
+        try await db.execute("COMMIT")
+    }
+
+    @Test func transactionIsImmediate() async throws {
+        // A second connection holding the write lock makes BEGIN IMMEDIATE wait and then fail,
+        // before the body runs.
+        let dir = TemporaryDirectory()
+        let path = dir.path("a.db")
+        let first = try Database(path: path, rawKey: rawKey(), journalMode: .wal)
+        try await first.execute("CREATE TABLE t(x)")
+        let second = try Database(path: path, rawKey: rawKey())
+        try await second.execute("PRAGMA busy_timeout = 50")
+        try await first.execute("BEGIN IMMEDIATE")
+        let ran = ReachedFlag()
+        await #expect(throws: SqlCipherError.self) {
+            try await second.transaction { conn in
+                ran.mark()
+                try conn.execute("INSERT INTO t VALUES (1)")
+            }
+        }
+        #expect(!ran.value)
+        try await first.execute("COMMIT")
+    }
+
+    @Test func lastInsertRowID() async throws {
+        let db = try await database()
+        let id = try await db.transaction { conn in
+            try conn.execute("INSERT INTO t VALUES ('a')")
+            try conn.execute("INSERT INTO t VALUES ('b')")
+            return conn.lastInsertRowID
+        }
+        #expect(id == 2)
+    }
+}
+
+/// A flag a non-escaping body can set.
+final class ReachedFlag: @unchecked Sendable {
+    private(set) var value = false
+    func mark() { value = true }
+}
