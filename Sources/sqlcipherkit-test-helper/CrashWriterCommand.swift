@@ -47,7 +47,8 @@ let crashWriterCommand = HelperCommand(
     let key = try helperBytes(fromHex: arguments[2])
     return try runBlocking { () async throws -> Int32 in
         let db = try Database(path: path, rawKey: key, journalMode: mode)
-        try await db.execute(CrashLedger.schema)
+        // One transaction: a kill leaves the whole schema or none of it.
+        try await db.transaction { conn in try conn.execute(CrashLedger.schema) }
         var n = (try await db.query("SELECT last FROM meta").first?.get("last", as: Int64.self) ?? 0) + 1
         report("ready \(n)")
         while true {

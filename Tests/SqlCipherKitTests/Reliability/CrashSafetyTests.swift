@@ -70,6 +70,50 @@ import Testing
     }
 }
 
+extension CrashSafetyTests {
+    /// Kills during the creation of a new file: opening it, writing the first pages, the package's
+    /// own on-disk ciphertext probe, the schema. Each round starts from no file. Afterwards the
+    /// file must open with the key and hold either nothing or the whole schema, and nothing of the
+    /// package's own (no leftover probe table).
+    @Test(arguments: JournalMode.allCases)
+    func killedDuringCreationLeavesNoTrace(_ mode: JournalMode) async throws {
+        let scenario = "SIGKILL during creation (\(mode.rawValue))"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
+        var tally = Tally()
+        let key = rawKey(43)
+        // The helper needs some 40 ms to start; the delays cover the end of that, the creation and
+        // the first commits.
+        let delays = 25...110
+        for round in 1...Reliability.count(short: 15, long: 300) {
+            let dir = TemporaryDirectory()
+            let path = dir.path("new.db")
+            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hexString(key)])
+            usleep(UInt32(Int.random(in: delays, using: &random) * 1000))
+            child.killAndCollect()
+            record.faults += 1
+            record.rounds += 1
+            let committed = child.lines.filter { $0.hasPrefix("committed ") }.count
+            var ledger = CrashLedgerState()
+            do {
+                if !FileManager.default.fileExists(atPath: path) {
+                    tally.add("killed before the file existed")
+                    continue
+                }
+                let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+                _ = try await ledger.verify(path: path, mode: mode, key: key,
+                                            reported: child.lines.compactMap { $0.hasPrefix("committed ") ? Int64($0.dropFirst(10)) : nil })
+                tally.add(size == 0 ? "killed with an empty file" : committed > 0 ? "killed after commits" : "killed while creating")
+            } catch {
+                Issue.record("round \(round): \(error)")
+                record.failures += 1
+            }
+        }
+        record.notes = tally.summary
+        record.record()
+    }
+}
+
 /// The deterministic content of the crash scenario's transactions: the same formulas as the
 /// helper's `CrashLedger` (Sources/sqlcipherkit-test-helper/CrashWriterCommand.swift). The helper
 /// is a separate program, so the two are kept in step by hand; a difference fails every round.
@@ -123,10 +167,14 @@ struct CrashLedgerState {
     private mutating func verify(_ db: Database, mode: JournalMode, reported: [Int64], maxReported: Int64) async throws -> Bool {
         let tables = try await db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
         if tables.isEmpty {
-            // Killed before the schema transaction committed: nothing may exist yet.
+            // Killed before the schema transaction committed: nothing may exist yet (not even the
+            // probe table of an interrupted creation, which opening the file again removes).
             guard reported.isEmpty && last == 0 else { throw ReliabilityViolation("the schema is gone after \(last) commits") }
             let count = try await db.query("SELECT count(*) FROM sqlite_master").first?.get(0, as: Int.self)
-            guard count == 0 else { throw ReliabilityViolation("a half-created schema: \(count ?? -1) objects without meta") }
+            guard count == 0 else {
+                let names = try await db.query("SELECT name FROM sqlite_master").compactMap { $0.get("name", as: String.self) }
+                throw ReliabilityViolation("a half-created schema without meta: \(names)")
+            }
             return false
         }
         guard let meta = try await db.query("SELECT last, total FROM meta WHERE id = 1").first,
@@ -205,13 +253,7 @@ struct CrashLedgerState {
 
     /// SQLite's integrity check, and SQLCipher's page-by-page HMAC check on 4.x.
     static func checkIntegrity(_ db: Database, mode: JournalMode) async throws {
-        let integrity = try await db.query("PRAGMA integrity_check").map { $0.get(0, as: String.self) ?? "" }
-        guard integrity == ["ok"] else { throw ReliabilityViolation("integrity_check: \(integrity)") }
-        if isSQLCipher4() {
-            // cipher_integrity_check reads the main file only: move the -wal into it first.
-            if mode == .wal { _ = try await db.query("PRAGMA wal_checkpoint(TRUNCATE)") }
-            let problems = try await db.query("PRAGMA cipher_integrity_check")
-            guard problems.isEmpty else { throw ReliabilityViolation("cipher_integrity_check: \(problems)") }
-        }
+        let problems = try await integrityProblems(db)
+        guard problems.isEmpty else { throw ReliabilityViolation("integrity: \(problems)") }
     }
 }

@@ -154,3 +154,15 @@ private func hexValue(_ c: UInt8) -> UInt8? {
     default: return nil
     }
 }
+
+/// The integrity problems of an open database, from ``Database/verifyIntegrity()``: SQLCipher's
+/// page HMAC check on 4.x (after a WAL checkpoint) and SQLite's integrity_check. Throws when the
+/// HMAC check did not run on an encrypted 4.x database, or claims to have run on 3.4.1.
+func integrityProblems(_ db: Database) async throws -> [String] {
+    let report = try await db.verifyIntegrity()
+    let hmacRan = report.checksRun.contains(.cipherHMAC)
+    if db.isEncrypted && hmacRan != isSQLCipher4() {
+        throw ReliabilityViolation("verifyIntegrity ran \(report.checksRun), skipped \(report.skipped) on \(Reliability.libraryVersion)")
+    }
+    return report.problems
+}
