@@ -1,0 +1,54 @@
+extension Database {
+    /// Applies, in order, every migration of `migrations` that the database has not recorded yet.
+    ///
+    /// ```swift
+    /// let migrations: [any Migration] = [CreateProductsTable(), AddDiscountColumn()]
+    /// try await db.migrate(migrations)   // safe to call at every launch
+    /// ```
+    ///
+    /// Applied ids are recorded in the `_migrations` table (`id TEXT PRIMARY KEY, applied_at TEXT`,
+    /// the time in UTC). Each pending migration runs in its own transaction together with its record,
+    /// and when foreign keys are enforced `PRAGMA foreign_key_check` must find no violation before
+    /// it commits. The first failure rolls that migration back entirely and stops: later migrations
+    /// are not attempted, earlier ones stay applied. Calling `migrate` again applies nothing.
+    ///
+    /// - Throws: ``SqlCipherError/unknownAppliedMigrations(ids:)`` when the database records ids the
+    ///   list does not contain (a database migrated by a newer program), before changing anything;
+    ///   ``SqlCipherError/migrationFailed(id:reason:)`` for a failing migration;
+    ///   ``SqlCipherError/invalidQuery(reason:)`` for duplicate or empty ids, or inside a transaction.
+    public func migrate(_ migrations: [any Migration]) throws {
+        try liveConnection().migrate(migrations)
+    }
+
+    /// Reverses every applied migration from the one called `id` to the end of `migrations`, newest
+    /// first, each in its own transaction with its record removed.
+    ///
+    /// ```swift
+    /// // Undo AddDiscountColumn and everything applied after it.
+    /// try await db.rollback(to: "002-add-discount", using: migrations)
+    /// ```
+    ///
+    /// A failure stops the rollback: the migrations reversed so far stay reversed, the failing one
+    /// and those before it stay applied.
+    /// - Throws: ``SqlCipherError/unknownMigration(id:)`` when `id` is not in the list or not applied;
+    ///   ``SqlCipherError/migrationNotReversible(id:)`` for a migration without `down`;
+    ///   ``SqlCipherError/migrationFailed(id:reason:)``; ``SqlCipherError/unknownAppliedMigrations(ids:)``.
+    public func rollback(to id: String, using migrations: [any Migration]) throws {
+        try liveConnection().rollback(to: id, using: migrations)
+    }
+
+    /// The ids of the applied migrations, in the order they were applied.
+    public func appliedMigrations() throws -> [String] {
+        try liveConnection().appliedMigrationIDs()
+    }
+
+    /// `migrate` with the table-rebuild path forced on every SQLite version, for tests.
+    func migrate(_ migrations: [any Migration], forceTableRebuild: Bool) throws {
+        try liveConnection().migrate(migrations, forceTableRebuild: forceTableRebuild)
+    }
+
+    /// `rollback` with the table-rebuild path forced on every SQLite version, for tests.
+    func rollback(to id: String, using migrations: [any Migration], forceTableRebuild: Bool) throws {
+        try liveConnection().rollback(to: id, using: migrations, forceTableRebuild: forceTableRebuild)
+    }
+}

@@ -1,0 +1,110 @@
+/// What a ``Migration`` uses to change the database: schema builders, query builders and raw SQL,
+/// all inside the migration's transaction.
+///
+/// ```swift
+/// func up(_ ctx: MigrationContext) throws {
+///     try ctx.execute(AlterTable(TableName("products"), addColumn: "discount", .real, .default(0.0)))
+///     try ctx.execute("UPDATE products SET discount = 0.1 WHERE price > ?", 100.0)
+/// }
+/// ```
+///
+/// A context is valid only while its migration runs; using it afterwards throws
+/// ``SqlCipherError/connectionNotUsable``.
+public final class MigrationContext {
+    private let core: SQLiteConnection
+    private let forceTableRebuild: Bool
+    private var isActive = true
+    /// Set when a table rebuild was needed while foreign keys were enforced: the runner then runs
+    /// the migration again with foreign keys off, even if the migration caught the error.
+    private(set) var needsForeignKeysOff = false
+
+    init(core: SQLiteConnection, forceTableRebuild: Bool) {
+        self.core = core
+        self.forceTableRebuild = forceTableRebuild
+    }
+
+    func invalidate() {
+        isActive = false
+    }
+
+    private func connection() throws -> SQLiteConnection {
+        guard isActive else { throw SqlCipherError.connectionNotUsable }
+        return core
+    }
+
+    /// SQLite's version number, e.g. `3046001`, for migrations that depend on it.
+    public var sqliteVersionNumber: Int { core.sqliteVersionNumber }
+
+    // MARK: Schema
+
+    /// Creates a table.
+    public func execute(_ statement: CreateTable) throws {
+        try connection().execute(statement.sql())
+    }
+
+    /// Creates an index.
+    public func execute(_ statement: CreateIndex) throws {
+        try connection().execute(statement.sql())
+    }
+
+    /// Drops a table.
+    public func execute(_ statement: DropTable) throws {
+        try connection().execute(statement.sql())
+    }
+
+    /// Drops an index.
+    public func execute(_ statement: DropIndex) throws {
+        try connection().execute(statement.sql())
+    }
+
+    /// Alters a table; renames and drops of columns rebuild the table where SQLite cannot do them
+    /// natively (see ``AlterTable``).
+    public func execute(_ statement: AlterTable) throws {
+        let core = try connection()
+        guard let change = statement.rebuild(onSQLiteVersion: core.sqliteVersionNumber, force: forceTableRebuild) else {
+            try core.execute(statement.sql())
+            return
+        }
+        if try core.foreignKeysEnabled() {
+            needsForeignKeysOff = true
+            throw MigrationRunner.NeedsForeignKeysOff()
+        }
+        try TableRebuild(connection: core, table: statement.table.name, change: change).run()
+    }
+
+    // MARK: Data
+
+    /// Runs raw SQL with `?` arguments; returns the number of rows changed.
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
+        try connection().execute(sql, arguments.databaseValues)
+    }
+
+    /// Runs a raw query with `?` arguments.
+    public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
+        try connection().query(sql, arguments.databaseValues)
+    }
+
+    /// Runs a ``Select`` template.
+    public func query(_ select: Select, _ bindings: ParameterBinding...) throws -> [Row] {
+        try connection().query(select.render(), bindings)
+    }
+
+    /// Runs an ``Insert`` template; returns the number of rows inserted.
+    @discardableResult
+    public func execute(_ insert: Insert, _ bindings: ParameterBinding...) throws -> Int {
+        try connection().execute(insert.render(), bindings)
+    }
+
+    /// Runs an ``Update`` template; returns the number of rows changed.
+    @discardableResult
+    public func execute(_ update: Update, _ bindings: ParameterBinding...) throws -> Int {
+        try connection().execute(update.render(), bindings)
+    }
+
+    /// Runs a ``Delete`` template; returns the number of rows deleted.
+    @discardableResult
+    public func execute(_ delete: Delete, _ bindings: ParameterBinding...) throws -> Int {
+        try connection().execute(delete.render(), bindings)
+    }
+}

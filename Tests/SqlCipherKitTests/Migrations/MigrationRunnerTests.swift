@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+@Suite struct MigrationRunnerTests {
+    static let products = TableName("products")
+
+    static let createProducts = StepMigration("001-create-products", up: { ctx in
+        try ctx.execute(CreateTable(products)
+            .column("id", .integer, .primaryKey)
+            .column("name", .text, .notNull)
+            .column("price", .real, .notNull))
+    }, down: { ctx in
+        try ctx.execute(DropTable(products))
+    })
+
+    static let addDiscount = StepMigration("002-add-discount", up: { ctx in
+        try ctx.execute(AlterTable(products, addColumn: "discount", .real, .default(0.0)))
+    }, down: { ctx in
+        try ctx.execute(AlterTable(products, dropColumn: "discount"))
+    })
+
+    static let seedRows = StepMigration("003-seed", up: { ctx in
+        try ctx.execute(Insert(into: products).set(col("name"), to: "Widget").set(col("price"), to: 9.99))
+        try ctx.execute(CreateIndex("products_by_name", on: products, columns: "name"))
+    }, down: { ctx in
+        try ctx.execute(DropIndex("products_by_name"))
+        try ctx.execute(Delete(products, allRows: true))
+    })
+
+    @Test func forwardThenRepeatedIsANoOp() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let migrations: [any Migration] = [Self.createProducts, Self.addDiscount, Self.seedRows]
+        try await db.migrate(migrations)
+        #expect(try await db.appliedMigrations() == ["001-create-products", "002-add-discount", "003-seed"])
+        #expect(try await db.builderColumns("products") == ["id", "name", "price", "discount"])
+        let recorded = try await db.query(#"SELECT "id", "applied_at" FROM "_migrations" ORDER BY rowid"#)
+        #expect(recorded.count == 3)
+        let appliedAt = try #require(recorded[0].get("applied_at", as: String.self))
+        #expect(Date.fromDatabaseValue(.text(appliedAt)) != nil)
+
+        try await db.migrate(migrations)
+        try await db.migrate(migrations)
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM products") == 1)
+        #expect(try await db.query(#"SELECT "applied_at" FROM "_migrations" ORDER BY rowid"#).first?["applied_at"]
+            == .text(appliedAt))
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+    }
+
+    @Test func failureStopsWithNothingOfTheFailingMigrationApplied() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let broken = StepMigration("002-broken", up: { ctx in
+            try ctx.execute(CreateTable(TableName("half")).column("id", .integer))
+            try ctx.execute(Insert(into: Self.products).set(col("name"), to: "partial").set(col("price"), to: 1.0))
+            try ctx.execute("INSERT INTO no_such_table VALUES (1)")
+        })
+        let later = StepMigration("003-later", up: { ctx in
+            try ctx.execute(CreateTable(TableName("later")).column("id", .integer))
+        })
+        do {
+            try await db.migrate([Self.createProducts, broken, later])
+            Issue.record("expected a failure")
+        } catch let SqlCipherError.migrationFailed(id, reason) {
+            #expect(id == "002-broken")
+            #expect(reason.contains("no_such_table"))
+        }
+        #expect(try await db.appliedMigrations() == ["001-create-products"])
+        #expect(try await db.builderSchemaNames("table") == ["_migrations", "products"])
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM products") == 0)
+
+        let fixed = StepMigration("002-broken", up: { ctx in
+            try ctx.execute(CreateTable(TableName("half")).column("id", .integer))
+        })
+        try await db.migrate([Self.createProducts, fixed, later])
+        #expect(try await db.appliedMigrations() == ["001-create-products", "002-broken", "003-later"])
+    }
+
+    @Test func foreignKeysAreCheckedBeforeCommit() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let schema = StepMigration("001", up: { ctx in
+            try ctx.execute("CREATE TABLE parent(id INTEGER PRIMARY KEY)")
+            try ctx.execute("""
+                CREATE TABLE child(id INTEGER PRIMARY KEY,
+                    parent_id INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)
+                """)
+        })
+        // A deferred constraint lets the orphan in until commit; the check before commit stops it.
+        let orphan = StepMigration("002-orphan", up: { ctx in
+            try ctx.execute("INSERT INTO child(parent_id) VALUES (42)")
+        })
+        do {
+            try await db.migrate([schema, orphan])
+            Issue.record("expected a failure")
+        } catch let SqlCipherError.migrationFailed(id, reason) {
+            #expect(id == "002-orphan")
+            #expect(reason == SqlCipherError.foreignKeyViolation(table: "child", rowid: 1, parent: "parent").description)
+        }
+        #expect(try await db.appliedMigrations() == ["001"])
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 0)
+    }
+
+    @Test func divergentDatabaseIsAnError() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let newer = StepMigration("004-from-a-newer-app", up: { _ in })
+        try await db.migrate([Self.createProducts, Self.addDiscount, newer])
+        let extra = StepMigration("005-extra", up: { ctx in try ctx.execute("CREATE TABLE extra(x)") })
+        await #expect(throws: SqlCipherError.unknownAppliedMigrations(ids: ["004-from-a-newer-app"])) {
+            try await db.migrate([Self.createProducts, Self.addDiscount, extra])
+        }
+        #expect(try await db.builderSchemaNames("table").contains("extra") == false)
+        await #expect(throws: SqlCipherError.unknownAppliedMigrations(ids: ["004-from-a-newer-app"])) {
+            try await db.rollback(to: "002-add-discount", using: [Self.createProducts, Self.addDiscount])
+        }
+        #expect(try await db.builderColumns("products").contains("discount"))
+    }
+
+    @Test(arguments: [false, true])
+    func rollbackInReverseOrder(forceTableRebuild: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let order = OrderLog()
+        let logged: [any Migration] = [Self.createProducts, Self.addDiscount, Self.seedRows].map { migration in
+            StepMigration(migration.id, up: { try migration.up($0) }, down: { ctx in
+                order.append(migration.id)
+                try migration.down(ctx)
+            })
+        }
+        try await db.migrate(logged, forceTableRebuild: forceTableRebuild)
+        try await db.rollback(to: "002-add-discount", using: logged, forceTableRebuild: forceTableRebuild)
+        // Dropping a column rebuilds the table on SQLite < 3.35 (or when forced); the runner then runs
+        // that `down` a second time with foreign keys off, after rolling back the first attempt.
+        let rebuilds = forceTableRebuild || !isSQLCipher4()
+        #expect(order.ids == ["003-seed", "002-add-discount"] + (rebuilds ? ["002-add-discount"] : []))
+        #expect(try await db.appliedMigrations() == ["001-create-products"])
+        #expect(try await db.builderColumns("products") == ["id", "name", "price"])
+        #expect(try await db.builderSchemaNames("index").isEmpty)
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+
+        await #expect(throws: SqlCipherError.unknownMigration(id: "nope")) {
+            try await db.rollback(to: "nope", using: logged)
+        }
+        await #expect(throws: SqlCipherError.unknownMigration(id: "003-seed")) {
+            try await db.rollback(to: "003-seed", using: logged)
+        }
+        try await db.migrate(logged, forceTableRebuild: forceTableRebuild)
+        try await db.rollback(to: "001-create-products", using: logged, forceTableRebuild: forceTableRebuild)
+        #expect(try await db.appliedMigrations() == [])
+        #expect(try await db.builderSchemaNames("table") == ["_migrations"])
+    }
+
+    @Test func irreversibleMigrationStopsTheRollback() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let oneWay = StepMigration("002-one-way", up: { ctx in try ctx.execute("CREATE TABLE one_way(x)") })
+        let last = StepMigration("003-last", up: { ctx in try ctx.execute("CREATE TABLE last(x)") },
+                                 down: { ctx in try ctx.execute(DropTable(TableName("last"))) })
+        let migrations: [any Migration] = [Self.createProducts, oneWay, last]
+        try await db.migrate(migrations)
+        await #expect(throws: SqlCipherError.migrationNotReversible(id: "002-one-way")) {
+            try await db.rollback(to: "001-create-products", using: migrations)
+        }
+        // 003 was reversed before the runner reached 002; 002 and 001 stay applied.
+        #expect(try await db.appliedMigrations() == ["001-create-products", "002-one-way"])
+        #expect(try await db.builderSchemaNames("table") == ["_migrations", "one_way", "products"])
+    }
+
+    @Test func invalidListsAndTransactionsAreRejected() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        await #expect(throws: SqlCipherError.self) { try await db.migrate([Self.createProducts, Self.createProducts]) }
+        await #expect(throws: SqlCipherError.self) { try await db.migrate([StepMigration("", up: { _ in })]) }
+        try await db.execute("BEGIN")
+        await #expect(throws: SqlCipherError.self) { try await db.migrate([Self.createProducts]) }
+        try await db.execute("ROLLBACK")
+        #expect(try await db.appliedMigrations() == [])
+    }
+
+    @Test func contextIsUnusableAfterItsMigration() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let box = ContextBox()
+        try await db.migrate([StepMigration("001", up: { ctx in
+            try ctx.execute("CREATE TABLE t(x)")
+            box.store(ctx)
+        })])
+        let failure = try await db.transaction { _ in
+            do {
+                try box.use()
+                return "no error"
+            } catch {
+                return String(describing: error)
+            }
+        }
+        #expect(failure == SqlCipherError.connectionNotUsable.description)
+    }
+
+    @Test func hostileNamesAndDefaultsInSchema() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE canary(x)")
+        let table = TableName(#"t"; DROP TABLE canary; --"#)
+        let text = "'); DROP TABLE canary; -- ünï 🙂 \"q\""
+        try await db.migrate([StepMigration("001", up: { ctx in
+            try ctx.execute(CreateTable(table)
+                .column("id", .integer, .primaryKey)
+                .column("a'b\"c", .text, .default(text))
+                .column("n", .integer, .default(-7))
+                .column("r", .real, .default(2.5))
+                .column("b", .blob, .default(Data([0, 39, 34]))))
+            try ctx.execute(CreateIndex("i\"; --", on: table, columns: "a'b\"c"))
+            try ctx.execute(Insert(into: table).set(col("id"), to: 1))
+        })])
+        let row = try #require(try await db.query(Select(.all).from(table)).first)
+        #expect(row["a'b\"c"] == .text(text))
+        #expect(row["n"] == .integer(-7))
+        #expect(row["r"] == .real(2.5))
+        #expect(row["b"] == .blob(Data([0, 39, 34])))
+        #expect(try await db.builderSchemaNames("table").contains("canary"))
+        #expect(try await db.builderSchemaNames("index") == ["i\"; --"])
+    }
+}
+
+/// Records the order of `down` calls across the migration closures.
+final class OrderLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [String] = []
+    func append(_ id: String) { lock.withLock { storage.append(id) } }
+    var ids: [String] { lock.withLock { storage } }
+}
+
+/// Smuggles a context out of its migration to prove it is dead afterwards.
+final class ContextBox: @unchecked Sendable {
+    private var context: MigrationContext?
+    func store(_ context: MigrationContext) { self.context = context }
+    func use() throws { try context?.execute("SELECT 1") }
+}

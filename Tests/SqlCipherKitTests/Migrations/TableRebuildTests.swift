@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Renaming and dropping columns: natively where SQLite can (4.x), and by the documented table
+/// rebuild on SQLite 3.15 (3.4.1) or when forced. Every test runs both ways where both exist.
+@Suite struct TableRebuildTests {
+    static let parent = TableName("parent")
+
+    /// A parent table with an AUTOINCREMENT key, a CHECK, two indexes (one partial), a trigger and
+    /// a child table whose foreign key cascades deletes.
+    static let schema = StepMigration("001-schema", up: { ctx in
+        try ctx.execute("""
+            CREATE TABLE parent(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                name TEXT NOT NULL CHECK (length(name) > 0),
+                note TEXT,
+                legacy TEXT DEFAULT 'old',
+                code TEXT
+            )
+            """)
+        try ctx.execute("CREATE INDEX parent_by_name ON parent(name)")
+        try ctx.execute("CREATE UNIQUE INDEX parent_code ON parent(code) WHERE code IS NOT NULL")
+        try ctx.execute("CREATE TABLE child(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id) ON DELETE CASCADE)")
+        try ctx.execute("CREATE TABLE log(msg TEXT)")
+        try ctx.execute("""
+            CREATE TRIGGER parent_renamed AFTER UPDATE OF name ON parent
+            BEGIN INSERT INTO log(msg) VALUES ('renamed ' || NEW.name); END
+            """)
+        try ctx.execute("""
+            INSERT INTO parent(name, note, legacy, code) VALUES ('a', 'n1', 'x', 'A'), ('b', 'n2', 'y', NULL),
+                ('c', 'n3', 'z', 'C')
+            """)
+        try ctx.execute("DELETE FROM parent WHERE id = 3")
+        try ctx.execute("INSERT INTO child(parent_id) VALUES (1), (2), (2)")
+        try ctx.execute("CREATE TABLE notes(body TEXT, extra TEXT)")
+        try ctx.execute("INSERT INTO notes VALUES ('one', 1), ('two', 2), ('three', 3)")
+        try ctx.execute("DELETE FROM notes WHERE body = 'one'")
+    })
+
+    func expectSchemaIntact(_ db: Database, nameColumn: String) async throws {
+        #expect(try await db.builderSchemaNames("index") == ["parent_by_name", "parent_code"])
+        #expect(try await db.builderSchemaNames("trigger") == ["parent_renamed"])
+        // Every child row survived: the rebuild's DROP TABLE did not cascade.
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
+        #expect(try await db.query("PRAGMA foreign_key_check").isEmpty)
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+        // The AUTOINCREMENT counter survived: id 3 was used and deleted, so the next is 4.
+        try await db.execute("INSERT INTO parent(\(nameColumn)) VALUES ('d')")
+        #expect(try await db.builderScalarInt("SELECT max(id) FROM parent") == 4)
+        // The trigger still fires, with the current column name.
+        try await db.execute("UPDATE parent SET \(nameColumn) = 'aa' WHERE id = 1")
+        #expect(try await db.query("SELECT msg FROM log").map { $0["msg"] } == [.text("renamed aa")])
+        // The CHECK still holds.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.execute("UPDATE parent SET \(nameColumn) = '' WHERE id = 1")
+        }
+        // Indexes are used and the partial unique index still constrains.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.execute("UPDATE parent SET code = 'A' WHERE id = 2")
+        }
+        let plan = try await db.query("EXPLAIN QUERY PLAN SELECT * FROM parent WHERE \(nameColumn) = 'b'")
+        #expect(plan.contains { ($0["detail"].flatMap { String.fromDatabaseValue($0) } ?? "").contains("parent_by_name") })
+    }
+
+    @Test(arguments: [false, true])
+    func dropColumnKeepsDataIndexesTriggersAndKeys(forceTableRebuild: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let drop = StepMigration("002-drop", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
+            try ctx.execute(AlterTable(TableName("notes"), dropColumn: "extra"))
+        })
+        try await db.migrate([Self.schema, drop], forceTableRebuild: forceTableRebuild)
+        #expect(try await db.builderColumns("parent") == ["id", "name", "note", "code"])
+        let rows = try await db.query("SELECT id, name, note, code FROM parent ORDER BY id")
+        #expect(rows.map { $0.values.map { $0 } } == [
+            [.integer(1), .text("a"), .text("n1"), .text("A")],
+            [.integer(2), .text("b"), .text("n2"), .null],
+        ])
+        // Rowids of a table without INTEGER PRIMARY KEY are kept.
+        let notes = try await db.query("SELECT rowid, * FROM notes ORDER BY rowid")
+        #expect(notes.map { $0.values.map { $0 } } == [[.integer(2), .text("two")], [.integer(3), .text("three")]])
+        try await expectSchemaIntact(db, nameColumn: "name")
+    }
+
+    @Test(arguments: [false, true])
+    func renameColumnRewritesIndexesTriggersAndChecks(forceTableRebuild: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let rename = StepMigration("002-rename", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, renameColumn: "name", to: "title"))
+        }, down: { ctx in
+            try ctx.execute(AlterTable(Self.parent, renameColumn: "title", to: "name"))
+        })
+        try await db.migrate([Self.schema, rename], forceTableRebuild: forceTableRebuild)
+        #expect(try await db.builderColumns("parent") == ["id", "title", "note", "legacy", "code"])
+        #expect(try await db.query("SELECT title FROM parent ORDER BY id").map { $0["title"] } == [.text("a"), .text("b")])
+        try await expectSchemaIntact(db, nameColumn: "title")
+
+        try await db.rollback(to: "002-rename", using: [Self.schema, rename], forceTableRebuild: forceTableRebuild)
+        #expect(try await db.builderColumns("parent") == ["id", "name", "note", "legacy", "code"])
+        #expect(try await db.builderSchemaNames("index") == ["parent_by_name", "parent_code"])
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
+    }
+
+    @Test(arguments: [false, true])
+    func unsafeDropsAreRefusedAndChangeNothing(forceTableRebuild: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.migrate([Self.schema], forceTableRebuild: forceTableRebuild)
+        let before = try await db.query("SELECT sql FROM sqlite_master ORDER BY name")
+        // Indexed, primary key, used in a trigger, referenced by a foreign key, used in a partial index.
+        for column in ["name", "id", "code"] {
+            let drop = StepMigration("002-drop-\(column)", up: { ctx in
+                try ctx.execute(AlterTable(Self.parent, dropColumn: column))
+            })
+            await #expect(throws: SqlCipherError.self, "\(column)") {
+                try await db.migrate([Self.schema, drop], forceTableRebuild: forceTableRebuild)
+            }
+        }
+        #expect(try await db.query("SELECT sql FROM sqlite_master ORDER BY name").map { $0["sql"] } == before.map { $0["sql"] })
+        #expect(try await db.appliedMigrations() == ["001-schema"])
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
+    }
+
+    @Test(arguments: [false, true])
+    func triggerUsingAKeywordNamedColumnBlocksTheDrop(forceTableRebuild: Bool) async throws {
+        // The scan skips unquoted keywords, so only the final compile of the triggers catches this.
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let schema = StepMigration("001", up: { ctx in
+            try ctx.execute("CREATE TABLE kv(id INTEGER PRIMARY KEY, key TEXT, value TEXT)")
+            try ctx.execute("CREATE TABLE audit(k TEXT)")
+            try ctx.execute("CREATE TRIGGER kv_added AFTER INSERT ON kv BEGIN INSERT INTO audit VALUES (NEW.key); END")
+            try ctx.execute("INSERT INTO kv(key, value) VALUES ('a', 'b')")
+        })
+        let drop = StepMigration("002", up: { ctx in try ctx.execute(AlterTable(TableName("kv"), dropColumn: "key")) })
+        await #expect(throws: SqlCipherError.self) {
+            try await db.migrate([schema, drop], forceTableRebuild: forceTableRebuild)
+        }
+        #expect(try await db.builderColumns("kv") == ["id", "key", "value"])
+        #expect(try await db.appliedMigrations() == ["001"])
+    }
+
+    @Test func rebuildRefusesARenameItCannotRewrite() async throws {
+        // A bare column name in a trigger body might belong to any table of the statement; the
+        // rebuild refuses rather than guess. (Native RENAME COLUMN parses the trigger and succeeds.)
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let trigger = StepMigration("002-trigger", up: { ctx in
+            try ctx.execute("CREATE TRIGGER copy_note AFTER INSERT ON parent BEGIN UPDATE parent SET code = note WHERE id = NEW.id; END")
+        })
+        let rename = StepMigration("003-rename", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, renameColumn: "note", to: "remark"))
+        })
+        do {
+            try await db.migrate([Self.schema, trigger, rename], forceTableRebuild: true)
+            Issue.record("expected a refusal")
+        } catch let SqlCipherError.migrationFailed(id, reason) {
+            #expect(id == "003-rename")
+            #expect(reason.contains("trigger \"copy_note\""))
+        }
+        #expect(try await db.builderColumns("parent").contains("note"))
+        #expect(try await db.appliedMigrations() == ["001-schema", "002-trigger"])
+    }
+
+    @Test func rebuildRunsTheMigrationOnceInEffect() async throws {
+        // A migration that needs a rebuild runs again with foreign keys off; its first attempt is
+        // rolled back, so its other changes happen once.
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let attempts = OrderLog()
+        let mixed = StepMigration("002", up: { ctx in
+            attempts.append("up")
+            try ctx.execute("INSERT INTO log(msg) VALUES ('before')")
+            try? ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
+            try ctx.execute("INSERT INTO log(msg) VALUES ('after')")
+        })
+        try await db.migrate([Self.schema, mixed], forceTableRebuild: true)
+        #expect(attempts.ids == ["up", "up"])
+        #expect(try await db.query("SELECT msg FROM log").map { $0["msg"] } == [.text("before"), .text("after")])
+        #expect(!(try await db.builderColumns("parent").contains("legacy")))
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+    }
+
+    @Test func foreignKeyViolationInARebuildMigrationRollsBack() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let orphan = StepMigration("002", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
+            // With foreign keys off for the rebuild, only the check before commit can catch this.
+            try ctx.execute("INSERT INTO child(parent_id) VALUES (999)")
+        })
+        do {
+            try await db.migrate([Self.schema, orphan], forceTableRebuild: true)
+            Issue.record("expected a failure")
+        } catch let SqlCipherError.migrationFailed(id, reason) {
+            #expect(id == "002")
+            #expect(reason.contains("\"child\""))
+        }
+        #expect(try await db.builderColumns("parent").contains("legacy"))
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+    }
+
+    @Test func renameTableAndRenameColumnWithChildReferences() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let renameTable = StepMigration("002", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, renameTo: "owners"))
+        })
+        try await db.migrate([Self.schema, renameTable])
+        // Renaming a referenced table updates the child's foreign key (foreign keys are on).
+        let childSQL = try await db.query("SELECT sql FROM sqlite_master WHERE name = 'child'")[0].get("sql", as: String.self)
+        #expect(childSQL?.contains("owners") == true)
+        try await db.execute("DELETE FROM owners WHERE id = 2")
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 1)
+
+        // A child's explicit reference to the column blocks a rebuild rename.
+        try await db.execute("CREATE TABLE tagged(code TEXT REFERENCES owners(code))")
+        let rename = StepMigration("003", up: { ctx in
+            try ctx.execute(AlterTable(TableName("owners"), renameColumn: "code", to: "ref"))
+        })
+        await #expect(throws: SqlCipherError.self) { try await db.migrate([Self.schema, renameTable, rename], forceTableRebuild: true) }
+        #expect(try await db.builderColumns("owners").contains("code"))
+    }
+}
