@@ -24,6 +24,10 @@ enum DatabaseOpener {
         guard !path.isEmpty else {
             throw SqlCipherError.cannotOpen(path: path, reason: "the path is empty; use \":memory:\" for an in-memory database")
         }
+        // C sees a path only up to its first NUL: "a\0b.db" would open (or create) "a".
+        guard !path.utf8.contains(0) else {
+            throw SqlCipherError.cannotOpen(path: path, reason: "the path contains a NUL character; remove it")
+        }
         let settings = try cipher.pragmas(for: library)
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
@@ -91,6 +95,13 @@ enum DatabaseOpener {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue {
                 throw SqlCipherError.cannotOpen(path: path, reason: "it is a directory; give the path of a file inside it")
+            }
+            // Reading the header of a named pipe would wait forever for a writer; a socket or a
+            // device is no database either.
+            var info = stat()
+            if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+                throw SqlCipherError.cannotOpen(
+                    path: path, reason: "it is not a regular file (a named pipe, socket or device); give the path of a database file")
             }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw SqlCipherError.cannotOpen(path: path, reason: "the file is not readable (check its permissions)")
