@@ -27,6 +27,14 @@ import Testing
         #expect(try bridge.contains { try !Linking.undefinedSymbols($0, prefix: "dlopen").isEmpty })
     }
 
+    @Test func theBridgeHeaderDeclaresNoSQLiteName() throws {
+        // What Swift imports is the header after preprocessing: comments gone, includes expanded.
+        let header = Linking.bridgeSources.appendingPathComponent("include/CSqlCipherBridge.h").path
+        let preprocessed = try Linking.tool("gcc", ["-std=c11", "-E", "-P", header])
+        #expect(preprocessed.contains("scb_load"))
+        #expect(!preprocessed.contains("sqlite3"))
+    }
+
     @Test func theDoctorNeedsNoSQLiteLibrary() throws {
         let doctor = productPath("sqlcipher-doctor")
         let needed = try Linking.neededLibraries(doctor)
