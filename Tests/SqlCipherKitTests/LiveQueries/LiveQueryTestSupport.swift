@@ -47,7 +47,7 @@ final class LiveReader<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Waits until `condition` holds, polling; throws ``LiveReaderTimeout`` after the guard time.
-func waitUntil(guardTime: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
+func waitUntil(guardTime: Duration = .seconds(60), _ condition: @Sendable () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + guardTime
     while try await !condition() {
         guard ContinuousClock.now < deadline else { throw LiveReaderTimeout() }
