@@ -15,6 +15,7 @@ let helperCommands: [HelperCommand] = [
     crashWriterCommand,
     faultRunCommand,
     leakWatchCommand,
+    hostileCaseCommand,
     loadLibraryCommand,
     linkedSQLite3Command,
     alreadyLoadedCommand,
