@@ -16,6 +16,7 @@ let helperCommands: [HelperCommand] = [
     faultRunCommand,
     leakWatchCommand,
     hostileCaseCommand,
+    reliabilityReportCommand,
     loadLibraryCommand,
     linkedSQLite3Command,
     alreadyLoadedCommand,

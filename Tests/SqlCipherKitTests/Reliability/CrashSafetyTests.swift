@@ -82,14 +82,21 @@ extension CrashSafetyTests {
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var tally = Tally()
         let key = rawKey(43)
-        // The helper needs some 40 ms to start; the delays cover the end of that, the creation and
-        // the first commits.
-        let delays = 25...110
         for round in 1...Reliability.count(short: 15, long: 300) {
             let dir = TemporaryDirectory()
             let path = dir.path("new.db")
             let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hexString(key)])
-            usleep(UInt32(Int.random(in: delays, using: &random) * 1000))
+            if Int.random(in: 0..<5, using: &random) == 0 {
+                // Anywhere in the start-up, before the file may exist.
+                usleep(UInt32(Int.random(in: 0...60, using: &random) * 1000))
+            } else {
+                // Aimed at the creation itself, which takes a few milliseconds from the moment the
+                // file appears (start-up time varies too much with the machine's load to aim from
+                // the start).
+                let deadline = Date().addingTimeInterval(10)
+                while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(200) }
+                usleep(UInt32(Int.random(in: 0...15_000, using: &random)))
+            }
             child.killAndCollect()
             record.faults += 1
             record.rounds += 1

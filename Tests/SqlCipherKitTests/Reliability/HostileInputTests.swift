@@ -360,10 +360,11 @@ import Testing
                 if let comment = known[name] {
                     withKnownIssue(comment) { Issue.record(Comment(rawValue: problem)) }
                     tally.add("KNOWN ISSUE: \(name)")
+                    record.knownIssues += 1
                 } else {
                     Issue.record(Comment(rawValue: problem))
+                    record.failures += 1
                 }
-                record.failures += 1
             }
         }
         record.rounds = expectations.count

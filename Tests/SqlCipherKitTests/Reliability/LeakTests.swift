@@ -88,7 +88,7 @@ import Testing
             #expect(hits == 0, "with temp_store = FILE, \(hits) writes held the marker: \(result.hits)")
         }
         if hits > 0 { tally.add("KNOWN ISSUE: plaintext in temporary files") }
-        record.failures = Int(hits)
+        record.knownIssues = Int(hits)
         record.notes = tally.summary
         record.record()
     }

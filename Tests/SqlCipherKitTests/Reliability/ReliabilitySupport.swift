@@ -71,6 +71,9 @@ struct ScenarioRecord: Codable, Sendable {
     var inputs: Int = 0
     /// Violations of the scenario's promise. A passing run records 0; the test fails otherwise.
     var failures: Int = 0
+    /// Failures of a known issue (reported with `withKnownIssue`, see docs/reliability.md): the
+    /// run passes, the figure shows how often the issue was hit.
+    var knownIssues: Int = 0
     /// What was observed, in a few words (error kinds seen, how faults surfaced).
     var notes: String = ""
 
