@@ -158,6 +158,8 @@ import Testing
         _ = try await holder.query("SELECT count(*) FROM items")
         #expect(throws: SqlCipherError.self) { try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher) }
         try await holder.execute("COMMIT")
+        // An idle connection on a WAL file is found too: SQLite will not leave WAL mode under it.
+        #expect(throws: SqlCipherError.self) { try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher) }
         await holder.close()
         // Nothing changed: still plaintext, no leftovers.
         let db = try Database(unencryptedPath: path)
