@@ -195,7 +195,7 @@ enum DatabaseOpener {
 
     /// Writes a uniquely named table and drops it, then proves that neither its name nor a plaintext
     /// SQLite header is on disk. Fails closed: any doubt is an error.
-    private static func verifyCiphertextOnDisk(_ connection: SQLiteConnection, path: String, cipher: CipherSettings) throws {
+    static func verifyCiphertextOnDisk(_ connection: SQLiteConnection, path: String, cipher: CipherSettings) throws {
         let marker = "sqlcipherkit_probe_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         try connection.execute("CREATE TABLE \(marker)(x); DROP TABLE \(marker)")
         guard let header = FileHeader(path: path), header.fileSize > 0 else {

@@ -141,6 +141,7 @@ import Testing
     }
 
     @Test func statementCacheIsBoundedAndLeastRecentlyUsedGoesFirst() throws {
+        _ = try loadedLibrary()   // a bare connection needs the library loaded first
         let connection = try SQLiteConnection(path: ":memory:")
         defer { connection.close() }
         #expect(connection.cache.capacity == 64)
@@ -162,6 +163,7 @@ import Testing
     }
 
     @Test func statementCacheUnitLRU() throws {
+        _ = try loadedLibrary()   // a bare connection needs the library loaded first
         let connection = try SQLiteConnection(path: ":memory:")
         defer { connection.close() }
         var cache = StatementCache(capacity: 2)
@@ -179,6 +181,7 @@ import Testing
     }
 
     @Test func scriptsAreNotCached() throws {
+        _ = try loadedLibrary()   // a bare connection needs the library loaded first
         let connection = try SQLiteConnection(path: ":memory:")
         defer { connection.close() }
         try connection.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
