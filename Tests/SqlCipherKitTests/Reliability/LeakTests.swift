@@ -113,7 +113,8 @@ struct LeakWatchOutcome: Decodable {
 
 /// Reads every regular file under the system temporary directories (TMPDIR, /tmp, /var/tmp)
 /// modified since `date` and reports those that contain `needle`. Build directories of other
-/// processes (`scb-*`, `.build`) are skipped: they are large and never hold database content.
+/// processes (`scb-*`, `.build`, SwiftPM's triple and module-cache folders) are skipped: they are
+/// large and never hold database content.
 func scanTemporaryDirectories(modifiedSince date: Date, for needle: Data) -> (scanned: Int, hits: [String]) {
     let roots = Set([FileManager.default.temporaryDirectory.path, "/tmp", "/var/tmp"].map {
         URL(fileURLWithPath: $0).resolvingSymlinksInPath().path
@@ -126,7 +127,8 @@ func scanTemporaryDirectories(modifiedSince date: Date, for needle: Data) -> (sc
             options: [], errorHandler: { _, _ in true }) else { continue }
         for case let url as URL in walker {
             let name = url.lastPathComponent
-            if name.hasPrefix("scb-") || name == ".build" || name.hasPrefix("rel-tree") {
+            if name.hasPrefix("scb-") || name.hasPrefix(".build") || name.hasSuffix(".build") || name.hasPrefix("rel-")
+                || ["ModuleCache", "checkouts", "repositories", "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"].contains(name) {
                 walker.skipDescendants()
                 continue
             }
