@@ -249,6 +249,8 @@ struct Exporter {
         var rowCounts: [String: Int64]
         var userVersion: Int64
         var applicationID: Int64
+        /// Rows that `PRAGMA foreign_key_check` reports (a copy must not have more).
+        var foreignKeyViolations: Int
     }
 
     let source: SQLiteConnection
@@ -267,6 +269,11 @@ struct Exporter {
             throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
         }
         let expected = try Self.contents(of: source, schema: "main")
+        // sqlcipher_export copies table by table, so a child row can arrive before its parent:
+        // foreign keys are checked again on the finished copy instead (foreign_key_check).
+        let foreignKeys = try source.scalar("PRAGMA foreign_keys").flatMap { Int.fromDatabaseValue($0) } ?? 0
+        if foreignKeys != 0 { try source.execute("PRAGMA foreign_keys = OFF") }
+        defer { if foreignKeys != 0 { _ = try? source.execute("PRAGMA foreign_keys = ON") } }
         do {
             try attach(target, key: key)
             do {
@@ -320,7 +327,9 @@ struct Exporter {
         }
         let userVersion = try connection.scalar("PRAGMA \(schema).user_version").flatMap { Int64.fromDatabaseValue($0) } ?? 0
         let applicationID = try connection.scalar("PRAGMA \(schema).application_id").flatMap { Int64.fromDatabaseValue($0) } ?? 0
-        return Contents(rowCounts: counts, userVersion: userVersion, applicationID: applicationID)
+        let violations = try connection.query("PRAGMA \(schema).foreign_key_check").count
+        return Contents(rowCounts: counts, userVersion: userVersion, applicationID: applicationID,
+                        foreignKeyViolations: violations)
     }
 
     /// Opens `target` with a fresh connection and checks it against `expected`: tables and row
@@ -350,6 +359,11 @@ struct Exporter {
         }
         let check = try opened.connection.query("PRAGMA quick_check").compactMap { $0.get(0, as: String.self) }
         guard check == ["ok"] else { throw fail("quick_check reports " + check.joined(separator: "; ")) }
+        let expectedViolations = expected.foreignKeyViolations
+        let violations = try opened.connection.query("PRAGMA foreign_key_check").count
+        guard violations == expectedViolations else {
+            throw fail("the new file has \(violations) foreign key violations, the source \(expectedViolations)")
+        }
     }
 
     /// Refuses a target that exists (or has journal files) or whose folder is missing.

@@ -106,6 +106,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
+    @Test func encryptCopiesTablesWhoseChildComesBeforeTheParent() async throws {
+        // The child table is created (and so exported) first; foreign keys are on by default.
+        let dir = TemporaryDirectory()
+        let source = dir.path("plain.db"), target = dir.path("enc.db")
+        let db = try Database(unencryptedPath: source)
+        try await db.execute("""
+            CREATE TABLE a_child(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL REFERENCES z_parent(id));
+            CREATE TABLE z_parent(id INTEGER PRIMARY KEY);
+            CREATE TABLE tree(id INTEGER PRIMARY KEY, up INTEGER REFERENCES tree(id));
+            """)
+        try await db.transaction { conn in
+            try conn.execute("INSERT INTO z_parent VALUES (1), (2)")
+            try conn.execute("INSERT INTO a_child(parent) VALUES (1), (2), (2)")
+            try conn.execute("INSERT INTO tree VALUES (1, NULL), (2, 3), (3, 1)")
+        }
+        try await db.export(to: target, key: "k", cipher: fastCipher)
+        let copy = try Database(path: target, key: "k", cipher: fastCipher)
+        #expect(try await copy.query("SELECT count(*) FROM a_child")[0].get(0, as: Int.self) == 3)
+        #expect(try await copy.query("PRAGMA foreign_key_check").isEmpty)
+        #expect(try await db.query("PRAGMA foreign_keys")[0].get(0, as: Int.self) == 1)   // restored
+    }
+
     // MARK: encryptInPlace
 
     @Test(arguments: [JournalMode.rollback, .wal])
