@@ -105,7 +105,16 @@ extension Database {
         }
         // The lock is held until here: nobody wrote to the original while it was being copied.
         source.close()
-        try Exporter.replace(path, with: temporary, backup: keepBackup ? backup : nil)
+        do {
+            try Exporter.replace(path, with: temporary, backup: keepBackup ? backup : nil)
+        } catch {
+            // The original stays; give it back the WAL mode that lockExclusively took from it.
+            if opened.journalMode == .wal, let connection = try? SQLiteConnection(path: path) {
+                _ = try? connection.query("PRAGMA journal_mode = WAL")
+                connection.close()
+            }
+            throw error
+        }
         return keepBackup ? backup : nil
     }
 
