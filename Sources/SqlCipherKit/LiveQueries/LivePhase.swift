@@ -34,6 +34,7 @@ public enum LiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The live query has no ``LiveQuery/database`` to read from.
     case missingDatabase
 
+    /// What went wrong and what to do.
     public var description: String {
         switch self {
         case .missingDatabase:

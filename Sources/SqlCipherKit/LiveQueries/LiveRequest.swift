@@ -75,6 +75,8 @@ public struct LiveRequest<Value: Sendable>: Sendable, Equatable {
         self.init(placeholder: placeholder, fetcher: .closure(fetch, isEqual: { $0 == $1 }, identity: RequestIdentity()))
     }
 
+    /// Whether both requests run the same SQL with the same arguments, or are copies of one
+    /// closure request.
     public static func == (lhs: LiveRequest, rhs: LiveRequest) -> Bool {
         switch (lhs.fetcher, rhs.fetcher) {
         case let (.rows(lhsSource, _), .rows(rhsSource, _)):

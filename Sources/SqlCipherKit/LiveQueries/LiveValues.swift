@@ -20,17 +20,20 @@
 ///
 /// Each iterator is one observation; the sequence itself can be iterated any number of times.
 public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
+    /// The request's result type.
     public typealias Element = Value
 
     let database: Database
     let request: LiveRequest<Value>
 
+    /// A new iterator: a new observation, started by its first ``Iterator/next()``.
     public func makeAsyncIterator() -> Iterator {
         Iterator(database: database, request: request)
     }
 
     /// Iterates a ``LiveValues``. Its first call to ``next()`` starts the observation.
     public struct Iterator: AsyncIteratorProtocol {
+        /// The request's result type.
         public typealias Element = Value
 
         private enum State {
