@@ -41,16 +41,18 @@ struct Bench {
             library: .init(path: library.path, cipherVersion: library.cipherVersion, sqliteVersion: library.sqliteVersion,
                            selectedBy: Self.librarySelection(options)),
             machine: MachineInfo.current())
-        progress("insert")
-        report.workloads.append(try await runInsert())
-        progress("fetch")
-        report.workloads += try await runFetch()
-        progress("entity")
-        report.workloads += try await runEntityWrites()
-        progress("open")
-        report.workloads += try await runOpen()
-        progress("observers")
-        report.workloads += try await runObservers()
+        let families: [(String, () async throws -> [WorkloadResult])] = [
+            ("insert", { [try await runInsert()] }),
+            ("fetch", runFetch),
+            ("entity", runEntityWrites),
+            ("open", runOpen),
+            ("observers", runObservers),
+        ]
+        for (family, run) in families where options.runs(family) {
+            progress(family)
+            report.workloads += try await run()
+        }
+        report.machine.loadAverageAtEnd = MachineInfo.loadAverage()
         report.targets = Targets.evaluate(report.workloads)
         return report
     }
@@ -87,6 +89,14 @@ enum MachineInfo {
             ?? ProcessInfo.processInfo.operatingSystemVersionString
         return BenchReport.Machine(
             cpu: cpu, cores: ProcessInfo.processInfo.activeProcessorCount, os: os,
-            memoryGiB: (Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824).rounded(places: 1))
+            memoryGiB: (Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824).rounded(places: 1),
+            loadAverageAtStart: loadAverage(), loadAverageAtEnd: nil)
+    }
+
+    /// The load averages from /proc/loadavg, or nil where there is none.
+    static func loadAverage() -> [Double]? {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return nil }
+        let values = text.split(separator: " ").prefix(3).compactMap { Double($0) }
+        return values.count == 3 ? values : nil
     }
 }

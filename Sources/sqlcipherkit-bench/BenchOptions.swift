@@ -1,7 +1,7 @@
 import Foundation
 
 /// What to run, from the command line.
-struct BenchOptions {
+struct BenchOptions: Sendable {
     /// Print one JSON object instead of the table.
     var json = false
     /// Small sizes and few runs, for CI smoke runs.
@@ -20,9 +20,18 @@ struct BenchOptions {
     var fetchRows = 200_000
     /// Observers in the observer workloads.
     var observers = 10
+    /// The workload families to run; all when empty.
+    var only: Set<String> = []
+
+    /// The workload families, in the order they run.
+    static let families = ["insert", "fetch", "entity", "open", "observers"]
+
+    func runs(_ family: String) -> Bool {
+        only.isEmpty || only.contains(family)
+    }
 
     static let usage = """
-        usage: sqlcipherkit-bench [--json] [--quick] [--runs N] [--library PATH]
+        usage: sqlcipherkit-bench [--json] [--quick] [--runs N] [--only FAMILY,...] [--library PATH]
 
         Times SqlCipherKit against the same loops written in C on the same loaded SQLCipher
         library (the floor), encrypted and unencrypted, and prints medians, ratios to the floor,
@@ -31,6 +40,7 @@ struct BenchOptions {
           --json          print one JSON object with the same figures
           --quick         small sizes and few runs (a smoke run, not a measurement)
           --runs N        timed runs per workload (default 7; 3 with --quick)
+          --only LIST     run only these workload families: insert, fetch, entity, open, observers
           --library PATH  the SQLCipher library to load (default: $SQLCIPHERKIT_LIBRARY, then discovery)
         """
 
@@ -56,6 +66,15 @@ struct BenchOptions {
                 }
                 runs = count
             case "--library": options.libraryPath = try value(after: argument)
+            case "--only":
+                let text = try value(after: argument)
+                let names = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                let unknown = names.subtracting(families)
+                guard unknown.isEmpty, !names.isEmpty else {
+                    throw BenchError("--only takes a comma-separated list of \(families.joined(separator: ", ")); "
+                        + "not \"\(text)\"")
+                }
+                options.only = names
             case "--help", "-h": throw BenchError.usage
             default: throw BenchError("unknown argument \"\(argument)\"\n\n\(usage)")
             }

@@ -10,6 +10,10 @@ struct CaseFigures: Encodable {
     let ratioToFloor: Double?
     let swiftRunsMs: [Double]
     let floorRunsMs: [Double]?
+    /// The same medians in CPU time of the whole process (user + system), and their ratio.
+    let swiftCpuMedianMs: Double
+    let floorCpuMedianMs: Double?
+    let cpuRatioToFloor: Double?
 
     init(swift: Samples, floor: Samples?) {
         swiftMedianMs = swift.medianMilliseconds.rounded(places: 3)
@@ -20,6 +24,13 @@ struct CaseFigures: Encodable {
             ratioToFloor = (swift.medianMilliseconds / floor.medianMilliseconds).rounded(places: 3)
         } else {
             ratioToFloor = nil
+        }
+        swiftCpuMedianMs = swift.cpuMedianMilliseconds.rounded(places: 3)
+        floorCpuMedianMs = floor.map { $0.cpuMedianMilliseconds.rounded(places: 3) }
+        if let floor, floor.cpuMedianMilliseconds > 0 {
+            cpuRatioToFloor = (swift.cpuMedianMilliseconds / floor.cpuMedianMilliseconds).rounded(places: 3)
+        } else {
+            cpuRatioToFloor = nil
         }
     }
 }
@@ -128,6 +139,10 @@ struct BenchReport: Encodable {
         let cores: Int
         let os: String
         let memoryGiB: Double
+        /// The 1-, 5- and 15-minute load averages when the run started and ended (Linux): other
+        /// work on the machine slows both sides and blurs the ratios.
+        let loadAverageAtStart: [Double]?
+        var loadAverageAtEnd: [Double]?
     }
 
     let tool = "sqlcipherkit-bench"
@@ -136,7 +151,7 @@ struct BenchReport: Encodable {
     /// `release` or `debug`: targets only mean something for release builds.
     let build: String
     let library: Library
-    let machine: Machine
+    var machine: Machine
     var workloads: [WorkloadResult] = []
     var targets: [TargetResult] = []
     /// Workloads this build could not run, and why.

@@ -16,12 +16,17 @@ extension BenchReport {
             + "chosen by \(library.selectedBy))")
         lines.append("machine: \(machine.cpu), \(machine.cores) cores, \(String(format: "%.0f", machine.memoryGiB)) GiB, "
             + machine.os)
+        if let start = machine.loadAverageAtStart, let end = machine.loadAverageAtEnd {
+            lines.append("load average: \(start.map { String(format: "%.2f", $0) }.joined(separator: " ")) at the start, "
+                + "\(end.map { String(format: "%.2f", $0) }.joined(separator: " ")) at the end")
+        }
         if build != "release" {
             lines.append("note: a \(build) build; the targets are for release builds (swift run -c release sqlcipherkit-bench)")
         }
         lines.append("")
         lines.append("Medians in milliseconds; ratio = SqlCipherKit / C floor (same loops in C, same loaded library).")
-        var table = [["workload", "rows", "variant", "SqlCipherKit", "C floor", "ratio"]]
+        lines.append("Wall-clock time (ContinuousClock); CPU = CPU time of the process during the same runs.")
+        var table = [["workload", "rows", "variant", "SqlCipherKit", "C floor", "ratio", "CPU ratio"]]
         for workload in workloads {
             for encryption in Encryption.allCases {
                 guard let figures = workload[encryption] else { continue }
@@ -29,10 +34,11 @@ extension BenchReport {
                     workload.name, workload.rows.map(String.init) ?? "-", encryption.rawValue,
                     format(figures.swiftMedianMs), figures.floorMedianMs.map(format) ?? "-",
                     figures.ratioToFloor.map { String(format: "%.2fx", $0) } ?? "-",
+                    figures.cpuRatioToFloor.map { String(format: "%.2fx", $0) } ?? "-",
                 ])
             }
         }
-        lines += render(table, rightAligned: [1, 3, 4, 5])
+        lines += render(table, rightAligned: [1, 3, 4, 5, 6])
 
         let overheads = workloads.compactMap { workload in workload.encryptionOverhead.map { (workload.name, $0) } }
         if !overheads.isEmpty {

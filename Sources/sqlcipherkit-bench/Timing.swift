@@ -1,3 +1,5 @@
+import Foundation
+
 /// One variant of a workload, run in turn with the other variants of the same workload.
 ///
 /// `prepare` and `settle` run before and after each timed `body` and are not timed: they reset
@@ -12,7 +14,11 @@ struct Trial {
 
 /// The timed runs of one trial.
 struct Samples {
-    let durations: [Duration]
+    /// Wall-clock time of each run (ContinuousClock): what the targets are about.
+    private(set) var durations: [Duration]
+    /// CPU time the whole process used during each run (user + system, every thread): steadier
+    /// than wall-clock time on a busy machine, since time spent waiting for a core is left out.
+    var cpuDurations: [Duration] = []
 
     /// The median, in milliseconds (the mean of the two middle runs for an even count).
     var medianMilliseconds: Double {
@@ -23,6 +29,25 @@ struct Samples {
     }
 
     var milliseconds: [Double] { durations.map(\.milliseconds) }
+
+    mutating func append(_ wall: Duration, cpu: Duration) {
+        durations.append(wall)
+        cpuDurations.append(cpu)
+    }
+
+    /// The median CPU time, in milliseconds.
+    var cpuMedianMilliseconds: Double { Samples(durations: cpuDurations).medianMilliseconds }
+}
+
+/// The CPU time this process has used so far, every thread, user and system
+/// (https://man7.org/linux/man-pages/man2/getrusage.2.html).
+func processCPUTime() -> Duration {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func duration(_ time: timeval) -> Duration {
+        .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec))
+    }
+    return duration(usage.ru_utime) + duration(usage.ru_stime)
 }
 
 extension Duration {
@@ -37,16 +62,20 @@ extension Duration {
 /// alike. Returns the samples by trial name.
 func measureInterleaved(_ trials: [Trial], runs: Int, warmups: Int = 1) async throws -> [String: Samples] {
     let clock = ContinuousClock()
-    var durations: [String: [Duration]] = [:]
+    var samples: [String: Samples] = [:]
     for round in 0..<(warmups + runs) {
         for trial in trials {
             try await trial.prepare()
+            let cpuStart = processCPUTime()
             let start = clock.now
             try await trial.body()
             let elapsed = clock.now - start
+            let cpu = processCPUTime() - cpuStart
             try await trial.settle()
-            if round >= warmups { durations[trial.name, default: []].append(elapsed) }
+            if round >= warmups {
+                samples[trial.name, default: Samples(durations: [])].append(elapsed, cpu: cpu)
+            }
         }
     }
-    return durations.mapValues(Samples.init(durations:))
+    return samples
 }

@@ -1,7 +1,12 @@
+import Dispatch
 import Foundation
 
 // sqlcipherkit-bench: SqlCipherKit against the same loops in C on the same loaded SQLCipher
 // library. See BenchOptions.usage and docs/performance.md.
+//
+// The top level does not await: the work runs in a task while the main thread waits on a
+// semaphore. An async main parks the main thread in libdispatch's signal wait, which valgrind
+// (callgrind, the profiler docs/performance.md uses) cannot run.
 
 let options: BenchOptions
 do {
@@ -14,15 +19,33 @@ do {
     exit(2)
 }
 
-do {
-    let bench = try Bench(options: options)
-    defer { bench.removeFolder() }
-    let report = try await bench.run { stage in
-        // Progress goes to stderr so that --json output stays one clean object.
-        FileHandle.standardError.write(Data("sqlcipherkit-bench: \(stage)...\n".utf8))
+/// The outcome of the benchmark task, handed to the main thread.
+final class Outcome: @unchecked Sendable {
+    // Written by the task before it signals, read by the main thread after the wait.
+    var output: String?
+    var failure: String?
+}
+
+let outcome = Outcome()
+let finished = DispatchSemaphore(value: 0)
+// Detached: a task started here would inherit the main actor, whose thread is about to wait.
+Task.detached { [options] in
+    do {
+        let bench = try Bench(options: options)
+        defer { bench.removeFolder() }
+        let report = try await bench.run { stage in
+            // Progress goes to stderr so that --json output stays one clean object.
+            FileHandle.standardError.write(Data("sqlcipherkit-bench: \(stage)...\n".utf8))
+        }
+        outcome.output = options.json ? try report.jsonText() : report.text()
+    } catch {
+        outcome.failure = "\(error)"
     }
-    print(options.json ? try report.jsonText() : report.text())
-} catch {
-    FileHandle.standardError.write(Data("sqlcipherkit-bench: \(error)\n".utf8))
+    finished.signal()
+}
+finished.wait()
+if let failure = outcome.failure {
+    FileHandle.standardError.write(Data("sqlcipherkit-bench: \(failure)\n".utf8))
     exit(1)
 }
+print(outcome.output ?? "")

@@ -46,7 +46,7 @@ struct BenchSmokeTests {
         }
         // Workloads measured both ways carry the encryption overhead.
         for name in ["insert", "fetch.byIndex", "entity.save"] {
-            let overhead = try #require(byName[name]?["encryptionOverhead"] as? [String: Any], name)
+            let overhead = try #require(byName[name]?["encryptionOverhead"] as? [String: Any], Comment(rawValue: name))
             #expect((overhead["swift"] as? Double ?? 0) > 0)
             #expect((overhead["floor"] as? Double ?? 0) > 0)
         }
