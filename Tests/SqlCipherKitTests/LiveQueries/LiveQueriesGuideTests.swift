@@ -137,8 +137,8 @@ final class GuideRenderings: Sendable {
             .deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let guide = try String(contentsOf: root.appendingPathComponent("docs/guide.md"), encoding: .utf8)
-        let marker = "<!-- chapter: live-queries -->"
-        let start = try #require(guide.range(of: marker)).upperBound
+        let marker = "\n## Live queries\n"
+        let start = try #require(guide.range(of: marker)).lowerBound
         var chapter = guide[start...]
         if let next = chapter.range(of: "<!-- chapter:") { chapter = chapter[..<next.lowerBound] }
         var blocks: [[String]] = []
