@@ -25,15 +25,8 @@ while [ $# -gt 0 ]; do
 done
 
 suites='FixtureTests|CrashSafetyTests|KeyChangeCrashTests|FaultInjectionTests|TamperingTests|LeakTests|HostileInputTests|FuzzTests|LoadTests'
-multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-libraries=()
-for name in libsqlcipher.so.1 libsqlcipher.so.0; do
-  if [ -e "/usr/lib/$multiarch/$name" ]; then libraries+=("/usr/lib/$multiarch/$name"); fi
-done
-if [ ${#libraries[@]} -eq 0 ]; then
-  echo "reliability-report.sh: no SQLCipher library found; run scripts/install-deps.sh" >&2
-  exit 1
-fi
+mapfile -t libraries < <(bash scripts/sqlcipher-libraries.sh)
+[ ${#libraries[@]} -gt 0 ] || exit 1
 
 set +e
 swift build --build-tests ${build_args[@]+"${build_args[@]}"} 2>&1 | grep -v '^\[[0-9]*/[0-9]*\]'

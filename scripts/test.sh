@@ -23,16 +23,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-libdir=/usr/lib/$multiarch
-libraries=()
-for name in libsqlcipher.so.1 libsqlcipher.so.0; do
-  if [ -e "$libdir/$name" ]; then libraries+=("$libdir/$name"); fi
-done
-if [ ${#libraries[@]} -eq 0 ]; then
-  echo "test.sh: no SQLCipher library found in $libdir; run scripts/install-deps.sh" >&2
-  exit 1
-fi
+mapfile -t libraries < <(bash scripts/sqlcipher-libraries.sh)
+[ ${#libraries[@]} -gt 0 ] || exit 1
 
 # Build once; show the compiler's messages but not the progress lines.
 set +e

@@ -10,7 +10,7 @@ let linkedSQLite3Command = HelperCommand(
     usage: "linked-sqlite3 DIR RAWKEYHEX MARKER: libsqlite3 and SqlCipherKit side by side, before and after the load"
 ) { arguments in
     guard arguments.count == 3 else { throw LinkingHelperError("usage: linked-sqlite3 DIR RAWKEYHEX MARKER") }
-    let directory = arguments[0], key = try rawKeyFromHex(arguments[1]), marker = arguments[2]
+    let directory = arguments[0], key = try helperBytes(fromHex: arguments[1]), marker = arguments[2]
     guard marker.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
         throw LinkingHelperError("the marker must be letters, digits and dashes")
     }
@@ -30,7 +30,7 @@ let linkedSQLite3Command = HelperCommand(
     facts["other_libraries"] = library.otherSQLiteLibraries.map(\.path)
 
     // SqlCipherKit writes an encrypted file.
-    try runLinkingWork {
+    try runBlocking {
         let db = try Database(path: encrypted, rawKey: key, journalMode: .rollback)
         try await db.execute("CREATE TABLE t(v TEXT)")
         try await db.execute("INSERT INTO t VALUES (?)", "\(marker)-encrypted")
@@ -47,14 +47,14 @@ let linkedSQLite3Command = HelperCommand(
         facts["libsqlite3_on_encrypted"] = "error \(error.code)"
     }
     // SqlCipherKit reads the plaintext file libsqlite3 wrote, and the encrypted one with its key.
-    let readPlain: String = try runLinkingWork {
+    let readPlain: String = try runBlocking {
         let db = try Database(unencryptedPath: plainAfter, journalMode: .rollback)
         let value = try await db.query("SELECT v FROM t").first?.get("v", as: String.self) ?? ""
         await db.close()
         return value
     }
     facts["sqlcipherkit_reads_plain"] = readPlain
-    let readEncrypted: String = try runLinkingWork {
+    let readEncrypted: String = try runBlocking {
         let db = try Database(path: encrypted, rawKey: key)
         let value = try await db.query("SELECT v FROM t").first?.get("v", as: String.self) ?? ""
         await db.close()

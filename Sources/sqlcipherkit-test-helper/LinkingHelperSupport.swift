@@ -1,7 +1,6 @@
 import CSQLite3
 import Foundation
 import SqlCipherKit
-import Synchronization
 
 // Support for the linking scenarios (load-library, linked-sqlite3, already-loaded): plaintext
 // work through the linked libsqlite3, and outcomes printed as one JSON object per line.
@@ -37,32 +36,6 @@ func loadErrorFields(_ error: any Error) -> [String: Any] {
         fields["case"] = Mirror(reflecting: error).children.first?.label ?? "\(error)"
     }
     return fields
-}
-
-/// Runs async work from a synchronous command and waits for it.
-func runLinkingWork<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let result: Result<T, any Error>
-        do { result = .success(try await body()) } catch { result = .failure(error) }
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0! }.get()
-}
-
-/// 32 bytes from 64 hex digits.
-func rawKeyFromHex(_ hex: String) throws -> Data {
-    let digits = Array(hex.utf8)
-    guard digits.count == 64 else { throw LinkingHelperError("a raw key is 64 hex digits, not \(digits.count)") }
-    return Data(try stride(from: 0, to: 64, by: 2).map { index in
-        guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
-            throw LinkingHelperError("not hex: \(hex)")
-        }
-        return byte
-    })
 }
 
 /// A failed step of a linking command.

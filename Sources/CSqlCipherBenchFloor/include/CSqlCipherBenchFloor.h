@@ -65,7 +65,7 @@ int scbf_insert_rows(scbf_db *db, const char *insert_sql, int64_t first_id, int 
 /*
 ** Inside one transaction, writes rows first_id ... + count - 1 over existing ones with
 ** `upsert_sql` (ten parameters: id, then c1...c9). When `insert_sql` is not NULL, `upsert_sql`
-** is an UPDATE and a row it leaves unchanged (sqlite3_changes() == 0) is inserted with
+** is an UPDATE, and a row it changes nothing for is inserted with
 ** `insert_sql`: the way to upsert on SQLite before 3.24.
 */
 int scbf_upsert_rows(scbf_db *db, const char *upsert_sql, const char *insert_sql, int64_t first_id, int count,

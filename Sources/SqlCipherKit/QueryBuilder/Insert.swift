@@ -11,7 +11,7 @@
 ///
 /// Setting the same column twice keeps the last value. An insert with no column renders
 /// `DEFAULT VALUES`.
-public struct Insert: Sendable, Hashable {
+public struct Insert: Sendable, Hashable, ColumnAssigning {
     /// What SQLite does when the new row violates a `UNIQUE` or `PRIMARY KEY` constraint
     /// (https://sqlite.org/lang_conflict.html).
     public enum ConflictPolicy: String, Sendable, Hashable {
@@ -25,8 +25,8 @@ public struct Insert: Sendable, Hashable {
 
     let table: TableName
     private(set) var policy: ConflictPolicy?
-    private(set) var columnNames: [String] = []
-    private(set) var values: [SQLExpression.Node] = []
+    var columnNames: [String] = []
+    var values: [SQLExpression.Node] = []
 
     /// An insert into `table`, with an optional conflict policy.
     public init(into table: TableName, onConflict policy: ConflictPolicy? = nil) {
@@ -48,17 +48,6 @@ public struct Insert: Sendable, Hashable {
     public func onConflict(_ policy: ConflictPolicy?) -> Insert {
         var copy = self
         copy.policy = policy
-        return copy
-    }
-
-    private func setting(_ name: String, _ value: SQLExpression.Node) -> Insert {
-        var copy = self
-        if let index = copy.columnNames.firstIndex(of: name) {
-            copy.values[index] = value
-        } else {
-            copy.columnNames.append(name)
-            copy.values.append(value)
-        }
         return copy
     }
 

@@ -12,10 +12,10 @@
 ///
 /// Without ``where(_:)`` an update changes every row, as in SQL. Setting the same column twice
 /// keeps the last value.
-public struct Update: Sendable, Hashable {
+public struct Update: Sendable, Hashable, ColumnAssigning {
     let table: TableName
-    private(set) var columnNames: [String] = []
-    private(set) var values: [SQLExpression.Node] = []
+    var columnNames: [String] = []
+    var values: [SQLExpression.Node] = []
     private(set) var predicate: SQLExpression?
 
     /// An update of `table`.
@@ -37,17 +37,6 @@ public struct Update: Sendable, Hashable {
     public func `where`(_ condition: some SQLExpressible) -> Update {
         var copy = self
         copy.predicate = copy.predicate.map { $0 && condition.sqlExpression } ?? condition.sqlExpression
-        return copy
-    }
-
-    private func setting(_ name: String, _ value: SQLExpression.Node) -> Update {
-        var copy = self
-        if let index = copy.columnNames.firstIndex(of: name) {
-            copy.values[index] = value
-        } else {
-            copy.columnNames.append(name)
-            copy.values.append(value)
-        }
         return copy
     }
 
