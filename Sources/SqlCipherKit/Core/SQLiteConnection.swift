@@ -109,7 +109,7 @@ final class SQLiteConnection {
     /// Text of several statements runs them all when no arguments are given. With arguments the
     /// text must hold exactly one statement and the counts must match.
     @discardableResult
-    func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
+    func execute<Argument: StatementArgument>(_ sql: String, binding arguments: [Argument]) throws -> Int {
         let statement = try cachedStatement(sql)
         if statement.hasTrailingStatements {
             guard arguments.isEmpty else { throw SqlCipherError.multipleStatements(sql: sql) }
@@ -150,13 +150,26 @@ final class SQLiteConnection {
         return changed
     }
 
+    /// Runs `sql` with ``DatabaseValue`` arguments (none by default); returns the number of rows
+    /// changed. Lets `[.text(name)]` literals find their type.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
+        try execute(sql, binding: arguments)
+    }
+
     /// Runs a single-statement query with positional arguments and returns its rows.
-    func query(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
+    func query<Argument: StatementArgument>(_ sql: String, binding arguments: [Argument]) throws -> [Row] {
         let statement = try cachedStatement(sql)
         guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
         defer { statement.reset() }
         try statement.bind(arguments)
         return try statement.fetchAll()
+    }
+
+    /// Runs a single-statement query with ``DatabaseValue`` arguments (none by default) and
+    /// returns its rows. Lets `[.text(name)]` literals find their type.
+    func query(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
+        try query(sql, binding: arguments)
     }
 
     /// The first column of the first row of `sql`, or nil.

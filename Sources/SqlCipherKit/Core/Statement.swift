@@ -14,15 +14,26 @@ final class Statement {
     let hasTrailingStatements: Bool
     /// The number of parameters (`?`, `?NNN`, `:name`).
     let parameterCount: Int
+    /// Whether the statement leaves the database unchanged (https://sqlite.org/c3ref/stmt_readonly.html).
+    /// Read once: a re-preparation after a schema change compiles the same text, which stays a
+    /// read or a write.
+    let isReadOnly: Bool
     unowned let connection: SQLiteConnection
     /// What live queries know about this statement (Statement+Observation.swift).
     var observation = StatementObservation()
+    /// When ``StatementCache`` last handed the statement out; orders evictions.
+    var lastUse: UInt64 = 0
+    /// Whether text or a blob is bound: SQLite holds a copy of it until the bindings are cleared,
+    /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
+    /// every execution binds every parameter again.
+    private var holdsBufferBindings = false
 
     init(handle: OpaquePointer, sql: String, hasTrailingStatements: Bool, connection: SQLiteConnection) {
         self.handle = handle
         self.sql = sql
         self.hasTrailingStatements = hasTrailingStatements
         self.parameterCount = Int(scb_bind_parameter_count(handle))
+        self.isReadOnly = scb_stmt_readonly(handle) != 0
         self.connection = connection
     }
 
@@ -30,16 +41,18 @@ final class Statement {
         scb_finalize(handle)
     }
 
-    /// Whether the statement leaves the database unchanged (https://sqlite.org/c3ref/stmt_readonly.html).
-    var isReadOnly: Bool { scb_stmt_readonly(handle) != 0 }
-
     /// Binds positional arguments, after checking that there is exactly one per parameter.
-    func bind(_ arguments: [DatabaseValue]) throws {
+    ///
+    /// Generic over the argument type so that the variadic `(any DatabaseValueConvertible)?`
+    /// arguments of the public API are bound as they are, without first building an array of
+    /// ``DatabaseValue``: on a 10-column insert that intermediate array was a third of the
+    /// wrapper's cost.
+    func bind<Argument: StatementArgument>(_ arguments: [Argument]) throws {
         guard arguments.count == parameterCount else {
             throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: arguments.count, sql: sql)
         }
-        for (offset, value) in arguments.enumerated() {
-            try bind(value, at: Int32(offset + 1))
+        for offset in arguments.indices {
+            try bind(Argument.statementValue(arguments, at: offset), at: Int32(truncatingIfNeeded: offset + 1))
         }
     }
 
@@ -54,6 +67,7 @@ final class Statement {
         case .real(let double):
             rc = scb_bind_double(handle, index, double)
         case .text(var text):
+            holdsBufferBindings = true
             rc = text.withUTF8 { utf8 in
                 // A non-null pointer even for "" so SQLite binds an empty text, not NULL.
                 utf8.withMemoryRebound(to: CChar.self) { chars in
@@ -62,6 +76,7 @@ final class Statement {
                 }
             }
         case .blob(let data):
+            holdsBufferBindings = true
             rc = data.withUnsafeBytes { bytes in
                 // SQLite binds a NULL pointer as NULL; an empty blob needs a valid pointer.
                 var empty: UInt8 = 0
@@ -85,11 +100,15 @@ final class Statement {
         scb_bind_parameter_name(handle, index).map { String(cString: $0) }
     }
 
-    /// Resets the statement and clears its bindings so that it can be reused from the cache.
+    /// Resets the statement so that it can be reused from the cache, and drops the library's
+    /// copies of bound text and blobs (https://sqlite.org/c3ref/clear_bindings.html).
     func reset() {
         observation.started = false
         scb_reset(handle)
-        scb_clear_bindings(handle)
+        if holdsBufferBindings {
+            scb_clear_bindings(handle)
+            holdsBufferBindings = false
+        }
     }
 
     /// The result's column names, as of the current preparation.
@@ -101,23 +120,45 @@ final class Statement {
     }
 
     /// The value of column `index` of the current row.
-    @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
         switch scb_column_type(handle, index) {
+        case 1: return .integer(scb_column_int64(handle, index))
+        case 2: return .real(scb_column_double(handle, index))
+        case 3: return text(at: index)
+        case 4: return blob(at: index)
+        default: return .null
+        }
+    }
+
+    /// The text in column `index` of the current row, which must hold text.
+    private func text(at index: Int32) -> DatabaseValue {
+        guard let text = scb_column_text(handle, index) else { return .text("") }
+        let count = Int(scb_column_bytes(handle, index))
+        return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+    }
+
+    /// The blob in column `index` of the current row, which must hold a blob.
+    private func blob(at index: Int32) -> DatabaseValue {
+        let count = Int(scb_column_bytes(handle, index))
+        guard count > 0, let bytes = scb_column_blob(handle, index) else { return .blob(Data()) }
+        return .blob(Data(bytes: bytes, count: count))
+    }
+
+    /// Column `index` of the current row as a cell of ``RowStorage``, text and blobs appended to
+    /// `objects`.
+    @inline(__always)
+    private func cell(at index: Int32, objects: inout [DatabaseValue]) -> RowCell {
+        let kind = scb_column_type(handle, index)
+        switch kind {
         case 1:
-            return .integer(scb_column_int64(handle, index))
+            return RowCell(kind: 1, bits: scb_column_int64(handle, index))
         case 2:
-            return .real(scb_column_double(handle, index))
-        case 3:
-            guard let text = scb_column_text(handle, index) else { return .text("") }
-            let count = Int(scb_column_bytes(handle, index))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-        case 4:
-            let count = Int(scb_column_bytes(handle, index))
-            guard count > 0, let bytes = scb_column_blob(handle, index) else { return .blob(Data()) }
-            return .blob(Data(bytes: bytes, count: count))
+            return RowCell(kind: 2, bits: Int64(bitPattern: scb_column_double(handle, index).bitPattern))
+        case 3, 4:
+            objects.append(kind == 3 ? text(at: index) : blob(at: index))
+            return RowCell(kind: UInt8(kind), bits: Int64(objects.count - 1))
         default:
-            return .null
+            return RowCell(kind: 5, bits: 0)
         }
     }
 
@@ -139,7 +180,8 @@ final class Statement {
     func fetchAll() throws -> [Row] {
         var names: [String]?
         var width: Int32 = 0
-        var values: [DatabaseValue] = []
+        var cells: [RowCell] = []
+        var objects: [DatabaseValue] = []
         while try step() {
             if names == nil {
                 let current = columnNames()
@@ -147,10 +189,10 @@ final class Statement {
                 width = Int32(current.count)
             }
             for index in 0..<width {
-                values.append(value(at: index))
+                cells.append(cell(at: index, objects: &objects))
             }
         }
-        return RowStorage(columns: RowColumns(names: names ?? columnNames()), values: values).rows()
+        return RowStorage(columns: RowColumns(names: names ?? columnNames()), cells: cells, objects: objects).rows()
     }
 
     /// Runs the statement to completion, discarding rows.

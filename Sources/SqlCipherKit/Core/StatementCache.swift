@@ -2,8 +2,16 @@
 ///
 /// The query builder renders the same SQL for a template whatever values are bound, so a template
 /// run many times is prepared once. Bounded so that ad-hoc SQL cannot grow it without limit.
+///
+/// Loops run one or two statements over and over (an insert; an update then an insert), so the
+/// two most recently used statements are checked first by comparing their text, which is cheaper
+/// than hashing it and costs nothing when the caller passes the same string storage each time.
+/// A hit records its time in the statement itself, so finding a statement never writes to the
+/// dictionary.
 struct StatementCache {
-    private var entries: [String: (statement: Statement, lastUse: UInt64)] = [:]
+    private var entries: [String: Statement] = [:]
+    private var recent: Statement?
+    private var previous: Statement?
     private var clock: UInt64 = 0
     let capacity: Int
 
@@ -13,6 +21,7 @@ struct StatementCache {
     private(set) var misses = 0
 
     init(capacity: Int = 64) {
+        precondition(capacity > 0, "a statement cache needs room for at least one statement")
         self.capacity = capacity
     }
 
@@ -21,26 +30,44 @@ struct StatementCache {
     /// The cached statement for `sql`, marked as just used.
     mutating func statement(for sql: String) -> Statement? {
         clock &+= 1
-        guard let entry = entries[sql] else {
+        let found: Statement
+        if let recent, recent.sql == sql {
+            found = recent
+        } else if let previous, previous.sql == sql {
+            found = previous
+            self.previous = recent
+            self.recent = previous
+        } else if let entry = entries[sql] {
+            found = entry
+            previous = recent
+            recent = entry
+        } else {
             misses += 1
             return nil
         }
         hits += 1
-        entries[sql] = (entry.statement, clock)
-        return entry.statement
+        found.lastUse = clock
+        return found
     }
 
     /// Adds a statement, evicting the least recently used one when full.
     mutating func insert(_ statement: Statement) {
         if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
             entries.removeValue(forKey: oldest.key)
+            if recent === oldest.value { recent = nil }
+            if previous === oldest.value { previous = nil }
         }
         clock &+= 1
-        entries[statement.sql] = (statement, clock)
+        statement.lastUse = clock
+        entries[statement.sql] = statement
+        previous = recent
+        recent = statement
     }
 
     /// Drops every statement (they finalize as they are released).
     mutating func removeAll() {
         entries.removeAll()
+        recent = nil
+        previous = nil
     }
 }

@@ -115,7 +115,7 @@ struct RowDecoder: Decoder {
                     entity: decoder.context.entityName, column: key.stringValue, stored: "no such column",
                     expected: String(describing: type))
             }
-            return decoder.storage.values[decoder.offset + index]
+            return decoder.storage.value(at: decoder.offset + index)
         }
 
         private func mismatch(_ key: Key, _ value: DatabaseValue, _ type: Any.Type) -> SqlCipherError {
@@ -125,7 +125,7 @@ struct RowDecoder: Decoder {
 
         func decodeNil(forKey key: Key) throws -> Bool {
             guard let index = decoder.context.index(of: key.stringValue) else { return true }
-            return decoder.storage.values[decoder.offset + index].isNull
+            return decoder.storage.value(at: decoder.offset + index).isNull
         }
 
         // Fast paths for the common scalar types; everything else goes through the generic decode.
@@ -175,7 +175,7 @@ struct RowDecoder: Decoder {
 
         func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
             guard let index = decoder.context.index(of: key.stringValue) else { return nil }
-            let value = decoder.storage.values[decoder.offset + index]
+            let value = decoder.storage.value(at: decoder.offset + index)
             if case .null = value { return nil }
             guard let result = Int.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
             return result
@@ -183,7 +183,7 @@ struct RowDecoder: Decoder {
 
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
             guard let index = decoder.context.index(of: key.stringValue) else { return nil }
-            let value = decoder.storage.values[decoder.offset + index]
+            let value = decoder.storage.value(at: decoder.offset + index)
             switch value {
             case .null: return nil
             case .text(let text): return text
@@ -193,7 +193,7 @@ struct RowDecoder: Decoder {
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             guard let index = decoder.context.index(of: key.stringValue) else { return nil }
-            let value = decoder.storage.values[decoder.offset + index]
+            let value = decoder.storage.value(at: decoder.offset + index)
             if case .null = value { return nil }
             do {
                 return try ColumnValueCoding.decode(type, from: value)

@@ -68,8 +68,8 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
     private static func raw(_ rows: [Row]) -> (columns: [String], values: [DatabaseValue]) {
         guard let first = rows.first else { return ([], []) }
         let storage = first.storage
-        if rows.allSatisfy({ $0.storage === storage }), storage.values.count == rows.count * first.count {
-            return (first.columnNames, storage.values)
+        if rows.allSatisfy({ $0.storage === storage }), storage.valueCount == rows.count * first.count {
+            return (first.columnNames, storage.allValues)
         }
         return (first.columnNames, rows.flatMap { $0.values })
     }

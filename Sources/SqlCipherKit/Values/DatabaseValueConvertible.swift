@@ -32,14 +32,14 @@ public protocol DatabaseValueConvertible: Sendable {
 extension DatabaseValueConvertible where Self: FixedWidthInteger {
     /// Integers within `Int64` are stored as `integer`; larger unsigned values as their decimal text,
     /// so no value is ever truncated.
-    public var databaseValue: DatabaseValue {
+    @inlinable public var databaseValue: DatabaseValue {
         if let exact = Int64(exactly: self) { return .integer(exact) }
         return .text(String(self))
     }
 
     /// Reads `integer` values in range, `real` values that are whole numbers in range, and the
     /// decimal text that ``databaseValue`` writes for values beyond `Int64`.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         switch value {
         case .integer(let int): return Self(exactly: int)
         case .real(let double): return Self(exactly: double)
@@ -64,10 +64,10 @@ extension UInt64: DatabaseValueConvertible {}
 
 extension Double: DatabaseValueConvertible {
     /// Stored as `real`. NaN is stored as NULL, as SQLite itself does.
-    public var databaseValue: DatabaseValue { isNaN ? .null : .real(self) }
+    @inlinable public var databaseValue: DatabaseValue { isNaN ? .null : .real(self) }
 
     /// Reads `real` and `integer` values.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
         case .real(let double): return double
         case .integer(let int): return Double(int)
@@ -90,10 +90,10 @@ extension Float: DatabaseValueConvertible {
 
 extension Bool: DatabaseValueConvertible {
     /// Stored as the integer 1 or 0.
-    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    @inlinable public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
 
     /// Reads integers (zero is false, anything else true) and reals the same way.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
         switch value {
         case .integer(let int): return int != 0
         case .real(let double): return double != 0
@@ -106,10 +106,10 @@ extension Bool: DatabaseValueConvertible {
 
 extension String: DatabaseValueConvertible {
     /// Stored as `text`, byte for byte (embedded NUL characters are kept).
-    public var databaseValue: DatabaseValue { .text(self) }
+    @inlinable public var databaseValue: DatabaseValue { .text(self) }
 
     /// Reads `text` only.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         if case .text(let text) = value { return text }
         return nil
     }
@@ -167,10 +167,10 @@ extension Date: DatabaseValueConvertible {
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     /// `nil` is stored as NULL.
-    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    @inlinable public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
 
     /// NULL reads as `.some(nil)`; other values as the wrapped type reads them.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if case .null = value { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }
     }

@@ -12,45 +12,55 @@ import Foundation
 ///
 /// Column names match exactly first, then without regard to ASCII case, as SQLite identifiers do.
 /// The rows of one result share a single buffer, so a result of many rows costs one allocation
-/// for its values.
+/// for its numbers (and one more for its text and blobs).
 public struct Row: Sendable, CustomStringConvertible {
-    let storage: RowStorage
-    let offset: Int
+    // The accessors below are @inlinable so that a caller's `row.get(3, as: Int.self)` compiles
+    // to a direct read and an inlined conversion instead of an unspecialized generic call into
+    // this module: on a 200,000-row fetch that call was most of the wrapper's cost.
+    @usableFromInline let storage: RowStorage
+    @usableFromInline let offset: Int
+
+    init(storage: RowStorage, offset: Int) {
+        self.storage = storage
+        self.offset = offset
+    }
 
     /// The column names, in result order.
     public var columnNames: [String] { storage.columns.names }
 
     /// The number of columns.
-    public var count: Int { storage.columns.names.count }
+    @inlinable public var count: Int { storage.columns.names.count }
 
     /// The values, in column order.
-    public var values: ArraySlice<DatabaseValue> { storage.values[offset..<(offset + count)] }
+    public var values: ArraySlice<DatabaseValue> {
+        ArraySlice((offset..<(offset + count)).map { storage.value(at: $0) })
+    }
 
     /// The value at `index`. Traps when `index` is out of range, like an array; use
     /// ``get(_:as:)-(Int,_)`` for a checked read.
-    public subscript(index: Int) -> DatabaseValue {
+    @inlinable public subscript(index: Int) -> DatabaseValue {
         precondition(index >= 0 && index < count, "column index \(index) out of range 0..<\(count)")
-        return storage.values[offset + index]
+        return storage.value(at: offset + index)
     }
 
     /// The value of the named column, or `nil` when the row has no such column.
-    public subscript(name: String) -> DatabaseValue? {
+    @inlinable public subscript(name: String) -> DatabaseValue? {
         guard let index = storage.columns.index(of: name) else { return nil }
-        return storage.values[offset + index]
+        return storage.value(at: offset + index)
     }
 
     /// The named column converted to `T`, or `nil` when the column is missing, NULL, or not
     /// convertible (see ``DatabaseValueConvertible``).
-    public func get<T: DatabaseValueConvertible>(_ name: String, as type: T.Type = T.self) -> T? {
+    @inlinable public func get<T: DatabaseValueConvertible>(_ name: String, as type: T.Type = T.self) -> T? {
         guard let value = self[name] else { return nil }
         return T.fromDatabaseValue(value)
     }
 
     /// The column at `index` converted to `T`, or `nil` when the index is out of range, the value
     /// is NULL, or not convertible.
-    public func get<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) -> T? {
+    @inlinable public func get<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) -> T? {
         guard index >= 0 && index < count else { return nil }
-        return T.fromDatabaseValue(storage.values[offset + index])
+        return T.fromDatabaseValue(storage.value(at: offset + index))
     }
 
     /// The named column converted to `T`.
@@ -72,7 +82,7 @@ public struct Row: Sendable, CustomStringConvertible {
         guard index >= 0 && index < count else {
             throw SqlCipherError.columnIndexOutOfRange(index: index, count: count)
         }
-        let value = storage.values[offset + index]
+        let value = storage.value(at: offset + index)
         guard let converted = T.fromDatabaseValue(value) else {
             throw SqlCipherError.typeMismatch(
                 column: columnNames[index], stored: value.kindDescription, expected: String(describing: T.self))
@@ -86,44 +96,161 @@ public struct Row: Sendable, CustomStringConvertible {
     }
 }
 
-/// Column names of a result, with a lookup table built once per result.
+/// Column names of a result, and how a name finds its column.
+///
+/// A name matches byte for byte first, then without regard to ASCII case, as SQLite compares
+/// identifiers (https://sqlite.org/lang_keywords.html); other letters must match exactly, so `É`
+/// does not find `é`. The first column of a name wins when a result repeats it.
+///
+/// Results are usually narrow, so a lookup compares the name's UTF-8 bytes with each column's in
+/// turn: that is cheaper than hashing the name, and cheaper than `String ==`, which compares by
+/// Unicode canonical equivalence. Wide results get a dictionary of the ASCII-folded names.
+@usableFromInline
 final class RowColumns: Sendable {
-    let names: [String]
-    private let exact: [String: Int]
-    private let folded: [String: Int]
+    @usableFromInline let names: [String]
+    /// Each name's UTF-8 bytes, for the byte comparison.
+    private let bytes: [[UInt8]]
+    /// ASCII-folded name bytes to the indices of the columns that fold to them, in column order;
+    /// only for results wider than ``linearScanLimit``.
+    private let folded: [[UInt8]: [Int]]?
+
+    /// The width up to which a lookup compares names one by one.
+    static let linearScanLimit = 16
 
     init(names: [String]) {
         self.names = names
-        var exact: [String: Int] = [:]
-        var folded: [String: Int] = [:]
-        for (index, name) in names.enumerated() {
-            if exact[name] == nil { exact[name] = index }
-            let key = name.lowercased()
-            if folded[key] == nil { folded[key] = index }
+        bytes = names.map { Array($0.utf8) }
+        guard names.count > Self.linearScanLimit else {
+            folded = nil
+            return
         }
-        self.exact = exact
+        var folded: [[UInt8]: [Int]] = [:]
+        for (index, name) in bytes.enumerated() {
+            folded[Self.asciiLowercased(name), default: []].append(index)
+        }
         self.folded = folded
     }
 
+    /// The index of the column called `name`, or nil.
+    @usableFromInline
     func index(of name: String) -> Int? {
-        exact[name] ?? folded[name.lowercased()]
+        var name = name
+        return name.withUTF8 { key in
+            if let folded {
+                guard let candidates = folded[Self.asciiLowercased(key)] else { return nil }
+                return candidates.first { Self.equal(bytes[$0], key) } ?? candidates.first
+            }
+            for index in bytes.indices where Self.equal(bytes[index], key) {
+                return index
+            }
+            for index in bytes.indices where Self.equalIgnoringASCIICase(bytes[index], key) {
+                return index
+            }
+            return nil
+        }
+    }
+
+    private static func equal(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && a.withUnsafeBufferPointer { a in
+            a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+        }
+    }
+
+    /// The bytes with A-Z turned into a-z.
+    private static func asciiLowercased<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
+        bytes.map { $0 &- 65 < 26 ? $0 | 0x20 : $0 }
+    }
+
+    /// Whether `a` and `b` are the same bytes once A-Z are taken as a-z.
+    private static func equalIgnoringASCIICase(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            guard x | 0x20 == y | 0x20, x | 0x20 &- 97 < 26 else { return false }
+        }
+        return true
+    }
+}
+
+/// One value of a result as ``RowStorage`` keeps it: 16 bytes with no reference to count.
+///
+/// Integers and reals sit in `bits`; text and blobs sit in the storage's object list and `bits`
+/// is their position there. A ``DatabaseValue`` takes 24 bytes and its copies switch on the case
+/// to retain a payload, which on a fetch of integers cost more than reading them from SQLite.
+@usableFromInline
+struct RowCell: Sendable {
+    /// SQLite's fundamental type code (https://sqlite.org/c3ref/c_blob.html): 1 integer, 2 real,
+    /// 3 text, 4 blob, 5 NULL.
+    @usableFromInline var kind: UInt8
+    @usableFromInline var bits: Int64
+
+    @inlinable init(kind: UInt8, bits: Int64) {
+        self.kind = kind
+        self.bits = bits
     }
 }
 
 /// The values of every row of one result, row after row.
+@usableFromInline
 final class RowStorage: Sendable {
-    let columns: RowColumns
-    let values: [DatabaseValue]
+    @usableFromInline let columns: RowColumns
+    @usableFromInline let cells: [RowCell]
+    /// The text and blob values, in the order their cells point to.
+    @usableFromInline let objects: [DatabaseValue]
 
-    init(columns: RowColumns, values: [DatabaseValue]) {
+    init(columns: RowColumns, cells: [RowCell], objects: [DatabaseValue]) {
         self.columns = columns
-        self.values = values
+        self.cells = cells
+        self.objects = objects
+    }
+
+    /// Storage for values that are already ``DatabaseValue``s.
+    convenience init(columns: RowColumns, values: [DatabaseValue]) {
+        var cells: [RowCell] = []
+        var objects: [DatabaseValue] = []
+        cells.reserveCapacity(values.count)
+        for value in values {
+            cells.append(RowCell(value, objects: &objects))
+        }
+        self.init(columns: columns, cells: cells, objects: objects)
+    }
+
+    /// The number of values, over all rows.
+    var valueCount: Int { cells.count }
+
+    /// The value at `index`, counted over all rows.
+    @inlinable
+    func value(at index: Int) -> DatabaseValue {
+        let cell = cells[index]
+        switch cell.kind {
+        case 1: return .integer(cell.bits)
+        case 2: return .real(Double(bitPattern: UInt64(bitPattern: cell.bits)))
+        case 3, 4: return objects[Int(truncatingIfNeeded: cell.bits)]
+        default: return .null
+        }
+    }
+
+    /// Every value, over all rows, built anew at each call (use ``value(at:)`` to read one).
+    var allValues: [DatabaseValue] {
+        (0..<cells.count).map { value(at: $0) }
     }
 
     /// Splits the buffer into rows.
     func rows() -> [Row] {
         let width = columns.names.count
         guard width > 0 else { return [] }
-        return stride(from: 0, to: values.count, by: width).map { Row(storage: self, offset: $0) }
+        return stride(from: 0, to: cells.count, by: width).map { Row(storage: self, offset: $0) }
+    }
+}
+
+extension RowCell {
+    /// The cell for `value`, appending text and blobs to `objects`.
+    init(_ value: DatabaseValue, objects: inout [DatabaseValue]) {
+        switch value {
+        case .integer(let int): self.init(kind: 1, bits: int)
+        case .real(let double): self.init(kind: 2, bits: Int64(bitPattern: double.bitPattern))
+        case .text: self.init(kind: 3, bits: Int64(objects.count)); objects.append(value)
+        case .blob: self.init(kind: 4, bits: Int64(objects.count)); objects.append(value)
+        case .null: self.init(kind: 5, bits: 0)
+        }
     }
 }
