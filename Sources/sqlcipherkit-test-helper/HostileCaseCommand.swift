@@ -89,13 +89,16 @@ enum HostileCases {
             let db = try Database(path: path, rawKey: key)
             try await db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1), (2), (3)")
             var outcome = "accepted"
+            var message = ""
             do {
                 try await db.execute("DELETE FROM t\u{0} WHERE id = 2")
             } catch {
-                outcome = "refused: \(error)"
+                let kind = (error as? SqlCipherError).flatMap { Mirror(reflecting: $0).children.first?.label } ?? "untyped"
+                outcome = "refused (\(kind))"
+                message = ": \(error)"
             }
             let left = try await db.query("SELECT count(*) FROM t").first?.get(0, as: Int.self) ?? -1
-            return "\(outcome); rows left: \(left) of 3"
+            return "\(outcome); rows left: \(left) of 3\(message)"
         case "huge-passphrase":
             var passphrase = Data(count: 16 * 1024 * 1024)
             for index in stride(from: 0, to: passphrase.count, by: 511) { passphrase[index] = UInt8(truncatingIfNeeded: index | 1) }
@@ -124,8 +127,14 @@ enum HostileCases {
             try await db.execute("CREATE TABLE t(v)")
             let date = name == "far-date" ? Date(timeIntervalSince1970: 1e300) : Date(timeIntervalSince1970: .nan)
             try await db.execute("INSERT INTO t(v) VALUES (?)", date)
-            let stored = try await db.query("SELECT v FROM t").first?[0]
-            return "stored as \(stored.map { "\($0)" } ?? "nothing")"
+            let stored = try await db.query("SELECT v FROM t").first
+            let back = stored?.get(0, as: Date.self)
+            let same = back.map {
+                $0.timeIntervalSince1970.bitPattern == date.timeIntervalSince1970.bitPattern
+                    || ($0.timeIntervalSince1970.isNaN && date.timeIntervalSince1970.isNaN)
+            } ?? false
+            return "stored as \(stored.map { "\($0[0])" } ?? "nothing"), read back as "
+                + (same ? "the same date" : "\(back.map { "\($0.timeIntervalSince1970)" } ?? "no date")")
         default:
             throw HelperUsageError(message: "unknown case \(name)")
         }

@@ -47,7 +47,8 @@ let leakWatchCommand = HelperCommand(
                 do {
                     try await db.execute("PRAGMA temp_store = FILE")
                 } catch {
-                    result.error = "temp_store refused: \(error)"
+                    let kind = (error as? SqlCipherError).flatMap { Mirror(reflecting: $0).children.first?.label } ?? "untyped"
+                    result.error = "temp_store refused: \(kind): \(error)"
                     return result
                 }
             }

@@ -4,6 +4,7 @@ extension SQLiteConnection {
     /// Prepares `sql`, which must be exactly one statement, outside the statement cache: for
     /// statements that run once, or whose bindings must not stay in a cached statement (key bytes).
     func uncachedStatement(_ sql: String) throws -> Statement {
+        try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
         var trailing = false
         let rc: Int32 = sql.utf8CString.withUnsafeBufferPointer { buffer in
@@ -26,7 +27,7 @@ extension SQLiteConnection {
         }
         guard rc == 0 else {
             if let statement { scb_finalize(statement) }
-            throw error(rc, sql: sql)
+            throw prepareError(rc, sql: sql)
         }
         guard let statement else { throw SqlCipherError.emptyStatement(sql: sql) }
         let prepared = Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)

@@ -28,10 +28,11 @@ extension SQLiteConnection {
     /// Prepares `sql` and throws its error, without running it: compiling a statement also compiles
     /// the triggers it would fire, so this proves that the schema they refer to exists.
     func compileOnly(_ sql: String) throws {
+        try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
         let rc = scb_prepare(handle, sql, -1, 0, &statement, nil)
         if let statement { scb_finalize(statement) }
-        guard rc == 0 else { throw error(rc, sql: sql) }
+        guard rc == 0 else { throw prepareError(rc, sql: sql) }
     }
 
     /// The ids recorded in `_migrations`, in the order they were applied.

@@ -9,11 +9,19 @@ extension SQLiteConnection {
     /// unretained context pointer stays valid for as long as SQLite can call back.
     func installChangeTracking() {
         let context = Unmanaged.passUnretained(changeTracker).toOpaque()
-        // The authorizer always answers SQLITE_OK (0): it only watches. Outside an analysis it
-        // returns at once, so ordinary compiles pay a nil test per reported action.
+        // The authorizer answers SQLITE_OK (0) to everything but the pragmas that would send
+        // temporary data to unencrypted files (SQLiteConnection+Guards.swift), which it refuses
+        // (SQLITE_DENY: the prepare fails with SQLITE_AUTH, mapped to a typed error). Otherwise it
+        // only watches: outside an analysis it returns at once, so ordinary compiles pay an
+        // integer compare and a nil test per reported action.
         scb_set_authorizer(handle, { context, action, first, second, _, _ in
             guard let context else { return 0 }
             let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
+            if action == SQLiteConnection.pragmaAction, let first,
+               SQLiteConnection.refusesPragma(first, value: second) {
+                tracker.refusedPragma = (String(cString: first), second.map { String(cString: $0) } ?? "")
+                return SQLiteConnection.deny
+            }
             if tracker.compiling != nil {
                 tracker.compiling?.record(action: action, first: first, second: second)
             }

@@ -65,6 +65,7 @@ final class SQLiteConnection {
     /// Prepares the first statement of `sql`, and tells whether more statements follow it.
     /// Returns nil for text with no statement (only whitespace or comments).
     private func prepareFirst(_ sql: String) throws -> Statement? {
+        try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
         var trailing = false
         let rc: Int32 = sql.utf8CString.withUnsafeBufferPointer { buffer in
@@ -78,7 +79,7 @@ final class SQLiteConnection {
         }
         guard rc == 0 else {
             if let statement { scb_finalize(statement) }
-            throw error(rc, sql: sql)
+            throw prepareError(rc, sql: sql)
         }
         guard let statement else { return nil }
         return Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
@@ -134,7 +135,7 @@ final class SQLiteConnection {
                 let rc = scb_prepare(self.handle, cursor, Int32(end - cursor), 0, &handle, &tail)
                 guard rc == 0 else {
                     if let handle { scb_finalize(handle) }
-                    throw error(rc, sql: sql)
+                    throw prepareError(rc, sql: sql)
                 }
                 guard let handle else { break }
                 let text = String(cString: scb_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)

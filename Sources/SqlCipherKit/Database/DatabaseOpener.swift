@@ -110,12 +110,23 @@ enum DatabaseOpener {
                 throw SqlCipherError.cannotOpen(path: path, reason: "the file cannot be read")
             }
             if header.fileSize == 0 { return true }
+            // One classification with DatabaseFileInspector (FileHeader's rules): a readable header
+            // with bytes reserved per page is SQLCipher's plaintext header only when the rest of
+            // page 1 is not plain SQLite; a checksum VFS, say, reserves bytes in plain files too.
             if encrypted {
-                if header.looksPlaintextSQLite {
+                let reserved = header.reservedBytes ?? 0
+                // A plaintext header of 112 bytes or more leaves the start of page 1 readable as
+                // well: with such settings, a file with reserved bytes is left to the key to judge.
+                let keyMayDecide = reserved > 0 && (cipher.plaintextHeaderSize ?? 0) > 0
+                if header.looksPlaintextSQLite && !keyMayDecide {
+                    let reservedNote = reserved > 0
+                        ? " (its pages reserve \(reserved) bytes, but for something other than SQLCipher: the whole "
+                            + "header and first page are readable)"
+                        : ""
                     throw SqlCipherError.keyFailed(
                         path: path,
-                        reason: "it is a plaintext SQLite database. Open it with Database(unencryptedPath:), or make an "
-                            + "encrypted copy with Database.encrypt(plaintextAt:to:key:)")
+                        reason: "it is a plaintext SQLite database\(reservedNote). Open it with Database(unencryptedPath:), "
+                            + "or make an encrypted copy with Database.encrypt(plaintextAt:to:key:)")
                 }
                 if header.looksPlaintextHeaderSQLCipher && cipher.plaintextHeaderSize == nil {
                     throw SqlCipherError.keyFailed(

@@ -69,6 +69,14 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case multipleStatements(sql: String)
     /// The SQL text holds no statement.
     case emptyStatement(sql: String)
+    /// The SQL text contains a NUL character (U+0000) at UTF-8 byte `offset`. SQLite reads SQL
+    /// text only up to a NUL, so the rest would be silently dropped (a `DELETE` could lose its
+    /// `WHERE` clause); nothing was run.
+    case nulCharacterInSQL(sql: String, offset: Int)
+    /// The statement would make SQLite write temporary data (temporary tables and indices, sort
+    /// runs, materialized views) to files that SQLCipher does not encrypt: `PRAGMA temp_store` set
+    /// to anything but `MEMORY`, or `PRAGMA temp_store_directory` set at all. Nothing was run.
+    case unsafePragma(name: String, value: String, sql: String)
     /// A row has no column of that name.
     case columnNotFound(name: String, available: [String])
     /// A row has no column at that index.
@@ -168,6 +176,18 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "Run the statements one by one."
         case let .emptyStatement(sql):
             return "`\(sql)` holds no SQL statement."
+        case let .nulCharacterInSQL(sql, offset):
+            let shown = sql.replacingOccurrences(of: "\u{0}", with: "\\0")
+            return "`\(shown)` contains a NUL character (U+0000) at byte \(offset). SQLite would read the SQL only up "
+                + "to it and silently ignore the rest, so nothing was run. Pass values as ? arguments instead of "
+                + "putting them into the SQL text, or remove the NUL."
+        case let .unsafePragma(name, value, sql):
+            let effect = name.lowercased() == "temp_store_directory"
+                ? "choose a folder for SQLite's temporary files, which SQLCipher does not encrypt"
+                : "send temporary tables, indices and sort runs to temporary files, which SQLCipher does not encrypt"
+            return "`\(sql)` sets PRAGMA \(name) = \(value), which would \(effect). SqlCipherKit keeps temporary data "
+                + "in memory (temp_store = MEMORY), so the statement was not run. Remove it; reading PRAGMA \(name) "
+                + "is allowed, and PRAGMA temp_store = MEMORY is accepted."
         case let .columnNotFound(name, available):
             return "No column named \"\(name)\" in this row (columns: \(available.joined(separator: ", ")))."
         case let .columnIndexOutOfRange(index, count):

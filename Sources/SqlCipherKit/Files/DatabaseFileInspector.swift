@@ -75,7 +75,7 @@ public enum DatabaseFileInspector {
         }
         let header = FileHeader(bytes: first, fileSize: size)
         if header.hasPlaintextMagic {
-            return inspectReadableHeader(path, header: header, first: first, companions: companions)
+            return inspectReadableHeader(path, header: header, companions: companions)
         }
         return inspectUnreadableHeader(path, handle: handle, first: first, size: size, companions: companions)
     }
@@ -87,7 +87,7 @@ public enum DatabaseFileInspector {
 
     // MARK: Files that start with "SQLite format 3\0"
 
-    private static func inspectReadableHeader(_ path: String, header: FileHeader, first: [UInt8],
+    private static func inspectReadableHeader(_ path: String, header: FileHeader,
                                               companions: [DatabaseFileInspection.CompanionFile]) -> DatabaseFileInspection {
         let size = header.fileSize
         guard size >= FileHeader.length else {
@@ -102,12 +102,7 @@ public enum DatabaseFileInspector {
         let reserved = header.reservedBytes ?? 0
         let journal = header.journalMode
         let journalText = journalDescription(header)
-        let firstPageType = first.count > FileHeader.length ? first[FileHeader.length] : nil
-        // Page 1 of a plain SQLite file holds the schema b-tree: a table leaf (13) or interior (5) page.
-        let plainFirstPage = firstPageType == 13 || firstPageType == 5
-        let plainHeader = header.hasValidPayloadFractions && header.expansionBytesAreZero && plainFirstPage
-
-        if reserved > 0 && !plainHeader {
+        if header.looksPlaintextHeaderSQLCipher {
             var facts = ["page size \(pageSize)", "journal mode \(journalText)"]
             facts.append(pageArithmetic(size: size, pageSize: pageSize))
             let detail = "SQLCipher database with a plaintext header (byte 20 reserves \(reserved) bytes per page for the "

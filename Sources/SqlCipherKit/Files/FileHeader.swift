@@ -17,29 +17,31 @@ struct FileHeader {
     let bytes: [UInt8]
     /// The file's size in bytes.
     let fileSize: Int
+    /// The byte right after the header (offset 100): on page 1 of a plain SQLite file, the b-tree
+    /// page type of the schema table. Nil when the file is shorter.
+    let firstPageType: UInt8?
 
     /// Reads the header of `path`, or nil when the file does not exist or cannot be read.
     init?(path: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: Self.length),
+        guard let data = try? handle.read(upToCount: Self.length + 1),
               let size = try? handle.seekToEnd() else {
             if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
                let size = attributes[.size] as? Int, size == 0 {
-                self.bytes = []
-                self.fileSize = 0
+                self.init(bytes: [], fileSize: 0)
                 return
             }
             return nil
         }
-        self.bytes = [UInt8](data)
-        self.fileSize = Int(size)
+        self.init(bytes: [UInt8](data), fileSize: Int(size))
     }
 
-    /// A header made of bytes already read (only the first 100 are kept).
+    /// A header made of bytes already read (the first 100 are kept, and the page type after them).
     init(bytes: some Collection<UInt8>, fileSize: Int) {
         self.bytes = Array(bytes.prefix(Self.length))
         self.fileSize = fileSize
+        self.firstPageType = bytes.dropFirst(Self.length).first
     }
 
     /// Whether the file starts with `SQLite format 3\0`.
@@ -65,11 +67,27 @@ struct FileHeader {
         return bytes[18] == 2 && bytes[19] == 2
     }
 
-    /// A plain SQLite file: readable header and no reserved space for a cipher.
-    var looksPlaintextSQLite: Bool { hasPlaintextMagic && reservedBytes == 0 }
+    /// Whether everything after the magic reads as plain SQLite too: payload fractions 64/32/32,
+    /// the 20 expansion bytes zero, and page 1 starting a table b-tree page (leaf 13 or interior 5).
+    /// SQLCipher's plaintext header keeps only the first bytes readable (32 by default) and
+    /// encrypts the rest of page 1, so this tells its files from plain SQLite files whose pages
+    /// reserve bytes for something else (a checksum VFS, `SQLITE_FCNTL_RESERVE_BYTES`).
+    var hasPlainSQLiteLayout: Bool {
+        hasValidPayloadFractions && expansionBytesAreZero && (firstPageType == 13 || firstPageType == 5)
+    }
 
-    /// A SQLCipher file that keeps its SQLite header readable.
-    var looksPlaintextHeaderSQLCipher: Bool { hasPlaintextMagic && (reservedBytes ?? 0) > 0 }
+    /// A plain SQLite file: readable header, and either no reserved space per page or a plain
+    /// SQLite layout past the header (reserved bytes that are not SQLCipher's).
+    var looksPlaintextSQLite: Bool {
+        hasPlaintextMagic && (reservedBytes == 0 || hasPlainSQLiteLayout)
+    }
+
+    /// A SQLCipher file that keeps its SQLite header readable: bytes reserved per page (for the IV
+    /// and HMAC) and the rest of the header or page 1 not plain SQLite. The one rule that
+    /// ``DatabaseFileInspector`` and the opener share.
+    var looksPlaintextHeaderSQLCipher: Bool {
+        hasPlaintextMagic && (reservedBytes ?? 0) > 0 && !hasPlainSQLiteLayout
+    }
 
     // MARK: Fields used by DatabaseFileInspector
 

@@ -4,27 +4,66 @@ import Foundation
 ///
 /// Written by hand rather than with `DateFormatter` so that it is exact, allocation-light and
 /// free of locale and time-zone state.
+///
+/// The calendar form covers the years 0000 to 9999, the span SQLite's date functions handle
+/// (https://sqlite.org/lang_datefunc.html). A `Date` outside it (a year beyond 9999 or before 0,
+/// up to `±1.8e308` seconds, an infinity, or NaN) has no such text; binding one must not trap,
+/// and ``DatabaseValueConvertible/databaseValue`` cannot throw, so it is written as its
+/// `timeIntervalSince1970` in decimal text instead (Swift's shortest round-trip form: `1e+300`,
+/// `-1e+20`, `inf`, `-inf`, `nan`). ``date(from:)`` reads that form back to the same `Date`, bit
+/// for bit, and accepts it only for values outside the calendar span, so text such as `2024`
+/// still reads as no date. Such values do not sort in time order with calendar text, and SQLite's
+/// date functions return NULL for them.
 enum DatabaseDateFormat {
+    /// 0000-01-01 00:00:00.000 UTC, in milliseconds since 1970: the first instant of the calendar form.
+    static let firstCalendarMillisecond: Double = -62_167_219_200_000
+    /// 9999-12-31 23:59:59.999 UTC, in milliseconds since 1970: the last instant of the calendar form.
+    static let lastCalendarMillisecond: Double = 253_402_300_799_999
+
     /// Formats `date` in UTC with millisecond precision (rounded to the nearest millisecond, so
-    /// that a time like `.123`, which a `Double` holds as `.12299...`, keeps its digits).
+    /// that a time like `.123`, which a `Double` holds as `.12299...`, keeps its digits). Dates
+    /// outside the years 0000 to 9999 (and NaN) are written as decimal seconds since 1970.
     static func string(from date: Date) -> String {
-        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let seconds = date.timeIntervalSince1970
+        // Checked before any integer conversion: Int64(x) traps for NaN, infinities and values
+        // beyond ±9.2e18, which a Date can hold.
+        guard let totalMilliseconds = calendarMilliseconds(seconds) else { return String(seconds) }
         var days = totalMilliseconds / 86_400_000
         var milliseconds = totalMilliseconds % 86_400_000
         if milliseconds < 0 { milliseconds += 86_400_000; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
-        let seconds = milliseconds / 1000
+        let secondOfDay = milliseconds / 1000
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
         }
-        let yearText = year < 0 ? "-" + pad(-year, 4) : pad(year, 4)
-        return "\(yearText)-\(pad(month, 2))-\(pad(day, 2)) \(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
-            + "\(pad(seconds % 60, 2)).\(pad(milliseconds % 1000, 3))"
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2)) \(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(milliseconds % 1000, 3))"
     }
 
-    /// Parses the formats SQLite's date functions accept that carry a calendar date.
+    /// The milliseconds since 1970 of `seconds`, rounded, when they fall in the calendar form's
+    /// span; nil for NaN, infinities and everything outside it.
+    private static func calendarMilliseconds(_ seconds: Double) -> Int64? {
+        let milliseconds = (seconds * 1000).rounded()
+        guard milliseconds >= firstCalendarMillisecond, milliseconds <= lastCalendarMillisecond else { return nil }
+        return Int64(milliseconds)
+    }
+
+    /// Reads the decimal seconds that ``string(from:)`` writes for dates outside the calendar
+    /// span; nil for any other text, and for numbers inside the span (which are not its output).
+    private static func outOfCalendarDate(from text: String) -> Date? {
+        // Only what `String(Double)` produces: digits, sign, point, exponent, inf and nan.
+        guard !text.isEmpty, text.utf8.count <= 32,
+              text.utf8.allSatisfy({ (48...57).contains($0) || "+-.eEinfa".utf8.contains($0) }),
+              let seconds = Double(text) else { return nil }
+        guard calendarMilliseconds(seconds) == nil else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Parses the formats SQLite's date functions accept that carry a calendar date, and the
+    /// decimal seconds that ``string(from:)`` writes for dates outside the years 0000 to 9999.
     static func date(from text: String) -> Date? {
+        if let date = outOfCalendarDate(from: text) { return date }
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.expect(UInt8(ascii: "-")),
               let month = scanner.number(digits: 2), scanner.expect(UInt8(ascii: "-")),
