@@ -102,14 +102,15 @@ public struct Row: Sendable, CustomStringConvertible {
 /// identifiers (https://sqlite.org/lang_keywords.html); other letters must match exactly, so `É`
 /// does not find `é`. The first column of a name wins when a result repeats it.
 ///
-/// Results are usually narrow, so a lookup compares the name's UTF-8 bytes with each column's in
-/// turn: that is cheaper than hashing the name, and cheaper than `String ==`, which compares by
-/// Unicode canonical equivalence. Wide results get a dictionary of the ASCII-folded names.
+/// Results are usually narrow and names short, so a lookup packs the name's first eight UTF-8
+/// bytes into an integer and compares it with each column's: cheaper than hashing the name, and
+/// much cheaper than `String ==`, which compares by Unicode canonical equivalence. Only longer
+/// names compare their remaining bytes. Wide results also get a dictionary.
 @usableFromInline
 final class RowColumns: Sendable {
     @usableFromInline let names: [String]
-    /// Each name's UTF-8 bytes, for the byte comparison.
-    private let bytes: [[UInt8]]
+    /// Each name as bytes, with its first eight bytes packed for the comparison.
+    private let keys: [NameKey]
     /// ASCII-folded name bytes to the indices of the columns that fold to them, in column order;
     /// only for results wider than ``linearScanLimit``.
     private let folded: [[UInt8]: [Int]]?
@@ -119,14 +120,17 @@ final class RowColumns: Sendable {
 
     init(names: [String]) {
         self.names = names
-        bytes = names.map { Array($0.utf8) }
+        keys = names.map { name in
+            var name = name
+            return name.withUTF8 { NameKey($0) }
+        }
         guard names.count > Self.linearScanLimit else {
             folded = nil
             return
         }
         var folded: [[UInt8]: [Int]] = [:]
-        for (index, name) in bytes.enumerated() {
-            folded[Self.asciiLowercased(name), default: []].append(index)
+        for (index, key) in keys.enumerated() {
+            folded[key.asciiLowercased, default: []].append(index)
         }
         self.folded = folded
     }
@@ -135,39 +139,74 @@ final class RowColumns: Sendable {
     @usableFromInline
     func index(of name: String) -> Int? {
         var name = name
-        return name.withUTF8 { key in
+        return name.withUTF8 { bytes in
+            let wanted = NameKey.Probe(bytes)
             if let folded {
-                guard let candidates = folded[Self.asciiLowercased(key)] else { return nil }
-                return candidates.first { Self.equal(bytes[$0], key) } ?? candidates.first
+                guard let candidates = folded[NameKey(bytes).asciiLowercased] else { return nil }
+                return candidates.first { keys[$0].matches(wanted) } ?? candidates.first
             }
-            for index in bytes.indices where Self.equal(bytes[index], key) {
+            for index in keys.indices where keys[index].matches(wanted) {
                 return index
             }
-            for index in bytes.indices where Self.equalIgnoringASCIICase(bytes[index], key) {
+            for index in keys.indices where keys[index].matchesIgnoringASCIICase(bytes) {
                 return index
             }
             return nil
         }
     }
+}
 
-    private static func equal(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        a.count == b.count && a.withUnsafeBufferPointer { a in
-            a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+/// A column name's bytes, with the first eight packed into an integer.
+private struct NameKey: Sendable {
+    let prefix: UInt64
+    let bytes: [UInt8]
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        prefix = Self.pack(bytes)
+        self.bytes = Array(bytes)
+    }
+
+    /// A name looked up: its packed prefix, computed once per lookup, and its bytes.
+    struct Probe {
+        let prefix: UInt64
+        let bytes: UnsafeBufferPointer<UInt8>
+
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
+            prefix = NameKey.pack(bytes)
+            self.bytes = bytes
         }
     }
 
-    /// The bytes with A-Z turned into a-z.
-    private static func asciiLowercased<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
-        bytes.map { $0 &- 65 < 26 ? $0 | 0x20 : $0 }
+    /// The first eight bytes, little-endian, zero-padded.
+    static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var packed: UInt64 = 0
+        for offset in 0..<min(8, bytes.count) {
+            packed |= UInt64(bytes[offset]) << (8 * UInt64(offset))
+        }
+        return packed
     }
 
-    /// Whether `a` and `b` are the same bytes once A-Z are taken as a-z.
-    private static func equalIgnoringASCIICase(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
+    /// Whether the name is `probe`'s bytes exactly.
+    @inline(__always)
+    func matches(_ probe: Probe) -> Bool {
+        guard prefix == probe.prefix, bytes.count == probe.bytes.count else { return false }
+        return bytes.count <= 8 || bytes.withUnsafeBufferPointer { own in
+            memcmp(own.baseAddress! + 8, probe.bytes.baseAddress! + 8, own.count - 8) == 0
+        }
+    }
+
+    /// Whether the name is `other` once A-Z are taken as a-z.
+    func matchesIgnoringASCIICase(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count == other.count else { return false }
+        for (x, y) in zip(bytes, other) where x != y {
             guard x | 0x20 == y | 0x20, x | 0x20 &- 97 < 26 else { return false }
         }
         return true
+    }
+
+    /// The bytes with A-Z turned into a-z.
+    var asciiLowercased: [UInt8] {
+        bytes.map { $0 &- 65 < 26 ? $0 | 0x20 : $0 }
     }
 }
 
