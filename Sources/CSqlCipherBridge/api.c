@@ -99,6 +99,29 @@ const unsigned char *scb_column_text(scb_stmt *stmt, int index) { return scb_fn.
 const void *scb_column_blob(scb_stmt *stmt, int index) { return scb_fn.column_blob(stmt, index); }
 int scb_column_bytes(scb_stmt *stmt, int index) { return scb_fn.column_bytes(stmt, index); }
 
+/*
+** One sqlite3_column_value per column, then its type and number read from that value. The value
+** is the "unprotected" kind (https://sqlite.org/c3ref/column_blob.html): reading it is safe
+** because no other thread uses the connection meanwhile, which the package guarantees by giving
+** each connection one owner (SQLITE_OPEN_NOMUTEX).
+*/
+void scb_read_row(scb_stmt *stmt, int count, unsigned char *kinds, int64_t *bits) {
+    for (int index = 0; index < count; index++) {
+        void *value = scb_fn.column_value(stmt, index);
+        int kind = scb_fn.value_type(value);
+        int64_t payload = 0;
+        if (kind == 1) {
+            payload = scb_fn.value_int64(value);
+        } else if (kind == 2) {
+            union { double real; int64_t bits; } pun;  /* C11 6.5.2.3: reads the same bytes */
+            pun.real = scb_fn.value_double(value);
+            payload = pun.bits;
+        }
+        kinds[index] = (unsigned char)kind;
+        bits[index] = payload;
+    }
+}
+
 void *scb_vfs_find(const char *name) {
     if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) return 0;
     return scb_fn.vfs_find(name);

@@ -82,6 +82,10 @@
     X(const unsigned char *, column_text, (scb_stmt *, int)) \
     X(const void *, column_blob, (scb_stmt *, int)) \
     X(int, column_bytes, (scb_stmt *, int)) \
+    X(void *, column_value, (scb_stmt *, int)) \
+    X(int, value_type, (void *)) \
+    X(int64_t, value_int64, (void *)) \
+    X(double, value_double, (void *)) \
     X(void *, vfs_find, (const char *)) \
     X(int, vfs_register, (void *, int)) \
     X(int, vfs_unregister, (void *)) \

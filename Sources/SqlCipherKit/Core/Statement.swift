@@ -131,35 +131,17 @@ final class Statement {
     }
 
     /// The text in column `index` of the current row, which must hold text.
-    private func text(at index: Int32) -> DatabaseValue {
+    func text(at index: Int32) -> DatabaseValue {
         guard let text = scb_column_text(handle, index) else { return .text("") }
         let count = Int(scb_column_bytes(handle, index))
         return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
     }
 
     /// The blob in column `index` of the current row, which must hold a blob.
-    private func blob(at index: Int32) -> DatabaseValue {
+    func blob(at index: Int32) -> DatabaseValue {
         let count = Int(scb_column_bytes(handle, index))
         guard count > 0, let bytes = scb_column_blob(handle, index) else { return .blob(Data()) }
         return .blob(Data(bytes: bytes, count: count))
-    }
-
-    /// Column `index` of the current row as a cell of ``RowStorage``, text and blobs appended to
-    /// `objects`.
-    @inline(__always)
-    private func cell(at index: Int32, objects: inout [DatabaseValue]) -> RowCell {
-        let kind = scb_column_type(handle, index)
-        switch kind {
-        case 1:
-            return RowCell(kind: 1, bits: scb_column_int64(handle, index))
-        case 2:
-            return RowCell(kind: 2, bits: Int64(bitPattern: scb_column_double(handle, index).bitPattern))
-        case 3, 4:
-            objects.append(kind == 3 ? text(at: index) : blob(at: index))
-            return RowCell(kind: UInt8(kind), bits: Int64(objects.count - 1))
-        default:
-            return RowCell(kind: 5, bits: 0)
-        }
     }
 
     /// Steps once: true when a row is available, false when done.
@@ -179,20 +161,14 @@ final class Statement {
     /// (for example `SELECT *` after `ALTER TABLE ... ADD COLUMN`).
     func fetchAll() throws -> [Row] {
         var names: [String]?
-        var width: Int32 = 0
-        var cells: [RowCell] = []
-        var objects: [DatabaseValue] = []
+        var builder = RowStorageBuilder()
         while try step() {
-            if names == nil {
-                let current = columnNames()
-                names = current
-                width = Int32(current.count)
-            }
-            for index in 0..<width {
-                cells.append(cell(at: index, objects: &objects))
-            }
+            if names == nil { names = columnNames() }
+            let width = names.unsafelyUnwrapped.count
+            try builder.reserve(width)
+            builder.appendRow(of: handle, width: width, text: text(at:), blob: blob(at:))
         }
-        return RowStorage(columns: RowColumns(names: names ?? columnNames()), cells: cells, objects: objects).rows()
+        return builder.finish(columns: RowColumns(names: names ?? columnNames())).rows()
     }
 
     /// Runs the statement to completion, discarding rows.

@@ -159,10 +159,13 @@ final class RowColumns: Sendable {
 /// A column name's bytes, with the first eight packed into an integer.
 private struct NameKey: Sendable {
     let prefix: UInt64
+    /// The byte count, kept beside the prefix so that a mismatch is found without reading `bytes`.
+    let count: Int
     let bytes: [UInt8]
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         prefix = Self.pack(bytes)
+        count = bytes.count
         self.bytes = Array(bytes)
     }
 
@@ -189,8 +192,8 @@ private struct NameKey: Sendable {
     /// Whether the name is `probe`'s bytes exactly.
     @inline(__always)
     func matches(_ probe: Probe) -> Bool {
-        guard prefix == probe.prefix, bytes.count == probe.bytes.count else { return false }
-        return bytes.count <= 8 || bytes.withUnsafeBufferPointer { own in
+        guard prefix == probe.prefix, count == probe.bytes.count else { return false }
+        return count <= 8 || bytes.withUnsafeBufferPointer { own in
             memcmp(own.baseAddress! + 8, probe.bytes.baseAddress! + 8, own.count - 8) == 0
         }
     }
@@ -207,89 +210,5 @@ private struct NameKey: Sendable {
     /// The bytes with A-Z turned into a-z.
     var asciiLowercased: [UInt8] {
         bytes.map { $0 &- 65 < 26 ? $0 | 0x20 : $0 }
-    }
-}
-
-/// One value of a result as ``RowStorage`` keeps it: 16 bytes with no reference to count.
-///
-/// Integers and reals sit in `bits`; text and blobs sit in the storage's object list and `bits`
-/// is their position there. A ``DatabaseValue`` takes 24 bytes and its copies switch on the case
-/// to retain a payload, which on a fetch of integers cost more than reading them from SQLite.
-@usableFromInline
-struct RowCell: Sendable {
-    /// SQLite's fundamental type code (https://sqlite.org/c3ref/c_blob.html): 1 integer, 2 real,
-    /// 3 text, 4 blob, 5 NULL.
-    @usableFromInline var kind: UInt8
-    @usableFromInline var bits: Int64
-
-    @inlinable init(kind: UInt8, bits: Int64) {
-        self.kind = kind
-        self.bits = bits
-    }
-}
-
-/// The values of every row of one result, row after row.
-@usableFromInline
-final class RowStorage: Sendable {
-    @usableFromInline let columns: RowColumns
-    @usableFromInline let cells: [RowCell]
-    /// The text and blob values, in the order their cells point to.
-    @usableFromInline let objects: [DatabaseValue]
-
-    init(columns: RowColumns, cells: [RowCell], objects: [DatabaseValue]) {
-        self.columns = columns
-        self.cells = cells
-        self.objects = objects
-    }
-
-    /// Storage for values that are already ``DatabaseValue``s.
-    convenience init(columns: RowColumns, values: [DatabaseValue]) {
-        var cells: [RowCell] = []
-        var objects: [DatabaseValue] = []
-        cells.reserveCapacity(values.count)
-        for value in values {
-            cells.append(RowCell(value, objects: &objects))
-        }
-        self.init(columns: columns, cells: cells, objects: objects)
-    }
-
-    /// The number of values, over all rows.
-    var valueCount: Int { cells.count }
-
-    /// The value at `index`, counted over all rows.
-    @inlinable
-    func value(at index: Int) -> DatabaseValue {
-        let cell = cells[index]
-        switch cell.kind {
-        case 1: return .integer(cell.bits)
-        case 2: return .real(Double(bitPattern: UInt64(bitPattern: cell.bits)))
-        case 3, 4: return objects[Int(truncatingIfNeeded: cell.bits)]
-        default: return .null
-        }
-    }
-
-    /// Every value, over all rows, built anew at each call (use ``value(at:)`` to read one).
-    var allValues: [DatabaseValue] {
-        (0..<cells.count).map { value(at: $0) }
-    }
-
-    /// Splits the buffer into rows.
-    func rows() -> [Row] {
-        let width = columns.names.count
-        guard width > 0 else { return [] }
-        return stride(from: 0, to: cells.count, by: width).map { Row(storage: self, offset: $0) }
-    }
-}
-
-extension RowCell {
-    /// The cell for `value`, appending text and blobs to `objects`.
-    init(_ value: DatabaseValue, objects: inout [DatabaseValue]) {
-        switch value {
-        case .integer(let int): self.init(kind: 1, bits: int)
-        case .real(let double): self.init(kind: 2, bits: Int64(bitPattern: double.bitPattern))
-        case .text: self.init(kind: 3, bits: Int64(objects.count)); objects.append(value)
-        case .blob: self.init(kind: 4, bits: Int64(objects.count)); objects.append(value)
-        case .null: self.init(kind: 5, bits: 0)
-        }
     }
 }
