@@ -46,6 +46,9 @@ extension SQLiteConnection {
         statement.observation.started = true
         let tracker = changeTracker
         guard tracker.isActive else { return }
+        if statement.observation.generation == tracker.generation, tracker.isSettled(statement.serial), isInTransaction {
+            return
+        }
         var access: StatementAccess
         if let known = statement.observation.access, statement.observation.generation == tracker.generation {
             access = known
@@ -64,7 +67,7 @@ extension SQLiteConnection {
             statement.observation.access = access
         }
         try tracker.statementWillRun(
-            access, isReadOnly: statement.isReadOnly, sql: statement.sql,
+            access, serial: statement.serial, isReadOnly: statement.isReadOnly, sql: statement.sql,
             isInTransaction: { self.isInTransaction })
     }
 

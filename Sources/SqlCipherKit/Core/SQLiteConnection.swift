@@ -10,6 +10,8 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     var cache = StatementCache()
+    /// The ``Statement/serial`` of the newest statement.
+    var statementSerial: UInt64 = 0
     private var savepointDepth = 0
     /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
     let changeTracker = ChangeTracker()
@@ -110,10 +112,10 @@ final class SQLiteConnection {
     /// Text of several statements runs them all when no arguments are given. With arguments the
     /// text must hold exactly one statement and the counts must match.
     @discardableResult
-    func execute<Argument: StatementArgument>(_ sql: String, binding arguments: [Argument]) throws -> Int {
+    func execute<Arguments: StatementArguments>(_ sql: String, binding arguments: Arguments) throws -> Int {
         let statement = try cachedStatement(sql)
         if statement.hasTrailingStatements {
-            guard arguments.isEmpty else { throw SqlCipherError.multipleStatements(sql: sql) }
+            guard arguments.count == 0 else { throw SqlCipherError.multipleStatements(sql: sql) }
             return try executeScript(sql)
         }
         defer { statement.reset() }
@@ -155,11 +157,11 @@ final class SQLiteConnection {
     /// changed. Lets `[.text(name)]` literals find their type.
     @discardableResult
     func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> Int {
-        try execute(sql, binding: arguments)
+        try execute(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs a single-statement query with positional arguments and returns its rows.
-    func query<Argument: StatementArgument>(_ sql: String, binding arguments: [Argument]) throws -> [Row] {
+    func query<Arguments: StatementArguments>(_ sql: String, binding arguments: Arguments) throws -> [Row] {
         let statement = try cachedStatement(sql)
         guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
         defer { statement.reset() }
@@ -170,7 +172,7 @@ final class SQLiteConnection {
     /// Runs a single-statement query with ``DatabaseValue`` arguments (none by default) and
     /// returns its rows. Lets `[.text(name)]` literals find their type.
     func query(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
-        try query(sql, binding: arguments)
+        try query(sql, binding: ArgumentList(arguments))
     }
 
     /// The first column of the first row of `sql`, or nil.

@@ -19,6 +19,9 @@ final class Statement {
     /// read or a write.
     let isReadOnly: Bool
     unowned let connection: SQLiteConnection
+    /// A number no other statement of the connection has, before or after (``ChangeTracker``
+    /// recognises a statement run again by it; an object's address can be reused).
+    let serial: UInt64
     /// What live queries know about this statement (Statement+Observation.swift).
     var observation = StatementObservation()
     /// When ``StatementCache`` last handed the statement out; orders evictions.
@@ -35,6 +38,8 @@ final class Statement {
         self.parameterCount = Int(scb_bind_parameter_count(handle))
         self.isReadOnly = scb_stmt_readonly(handle) != 0
         self.connection = connection
+        connection.statementSerial &+= 1
+        self.serial = connection.statementSerial
     }
 
     deinit {
@@ -42,18 +47,12 @@ final class Statement {
     }
 
     /// Binds positional arguments, after checking that there is exactly one per parameter.
-    ///
-    /// Generic over the argument type so that the variadic `(any DatabaseValueConvertible)?`
-    /// arguments of the public API are bound as they are, without first building an array of
-    /// ``DatabaseValue``: on a 10-column insert that intermediate array was a third of the
-    /// wrapper's cost.
-    func bind<Argument: StatementArgument>(_ arguments: [Argument]) throws {
-        guard arguments.count == parameterCount else {
-            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: arguments.count, sql: sql)
+    func bind<Arguments: StatementArguments>(_ arguments: Arguments) throws {
+        let count = arguments.count
+        guard count == parameterCount else {
+            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: count, sql: sql)
         }
-        for offset in arguments.indices {
-            try bind(Argument.statementValue(arguments, at: offset), at: Int32(truncatingIfNeeded: offset + 1))
-        }
+        try arguments.bind(to: self)
     }
 
     /// Binds one value at a 1-based parameter index.

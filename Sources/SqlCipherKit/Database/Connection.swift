@@ -21,23 +21,23 @@ public struct Connection: ~Copyable {
     /// Runs SQL with `?` arguments; returns the number of rows changed. See ``Database/execute(_:_:)``.
     @discardableResult
     public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
-        try core.execute(sql, binding: arguments)
+        try core.execute(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs SQL with an array of arguments; returns the number of rows changed.
     @discardableResult
     public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
-        try core.execute(sql, binding: arguments)
+        try core.execute(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs a query with `?` arguments and returns its rows. See ``Database/query(_:_:)``.
     public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
-        try core.query(sql, binding: arguments)
+        try core.query(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs a query with an array of arguments and returns its rows.
     public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
-        try core.query(sql, binding: arguments)
+        try core.query(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs `body` in a savepoint: when it throws, only its own work is undone and the error is

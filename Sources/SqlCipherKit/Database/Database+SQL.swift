@@ -14,13 +14,13 @@ extension Database {
     ///   ``SqlCipherError/multipleStatements(sql:)``, ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``.
     @discardableResult
     public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
-        try liveConnection().execute(sql, binding: arguments)
+        try liveConnection().execute(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs SQL with an array of arguments; returns the number of rows changed.
     @discardableResult
     public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
-        try liveConnection().execute(sql, binding: arguments)
+        try liveConnection().execute(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs one query with `?` positional arguments and returns every row.
@@ -30,12 +30,12 @@ extension Database {
     /// let names = rows.compactMap { $0.get("name", as: String.self) }
     /// ```
     public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
-        try liveConnection().query(sql, binding: arguments)
+        try liveConnection().query(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs one query with an array of arguments and returns every row.
     public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
-        try liveConnection().query(sql, binding: arguments)
+        try liveConnection().query(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` and returns its value; rolls back and rethrows

@@ -35,8 +35,17 @@ final class ChangeTracker {
     /// found once per connection (see ``StatementAccess/readsComplete``).
     var reportsReadsWithoutColumns: Bool?
 
-    /// Tables the open transaction may have written.
+    /// Tables the open transaction may have written. Emptied only through ``clearPending()``.
     private var pending = TableRegion()
+
+    /// Counts the times ``pending`` was emptied, so that a statement whose writes were merged
+    /// since can be recognised (``isSettled(_:)``).
+    private var pendingEpoch: UInt64 = 0
+
+    /// The last statement accounted for inside a transaction, with the ``generation`` and
+    /// ``pendingEpoch`` of then: while none of the three changed, running it again adds nothing.
+    /// Keyed by ``Statement/serial``, which no other statement of the connection ever has.
+    private var settled: (serial: UInt64, generation: UInt64, epoch: UInt64)?
 
     /// Tables the statement running now (the last one accounted for) can write. Counted again at
     /// commit because SQLite can roll back and retry inside one `sqlite3_step`: a statement that
@@ -102,9 +111,23 @@ final class ChangeTracker {
         isActive = !observations.isEmpty || readRecorder != nil
         if observations.isEmpty {
             // Nothing is accounted for while nobody observes; forget what was.
-            pending = TableRegion()
+            clearPending()
             runningWrites = TableRegion()
         }
+    }
+
+    private func clearPending() {
+        pending = TableRegion()
+        pendingEpoch &+= 1
+    }
+
+    /// Whether running the statement numbered `serial` again, inside the same transaction, would
+    /// change nothing: it was the last one accounted for, its writes already joined ``pending``,
+    /// and no analysis went stale since. A loop of inserts then pays one comparison per row
+    /// instead of a set union.
+    func isSettled(_ serial: UInt64) -> Bool {
+        guard let settled, readRecorder == nil else { return false }
+        return settled.serial == serial && settled.generation == generation && settled.epoch == pendingEpoch
     }
 
     // MARK: Reads
@@ -126,8 +149,9 @@ final class ChangeTracker {
 
     /// Accounts for one execution of a statement, before its first step.
     /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` when a fetch runs a statement that writes.
-    func statementWillRun(_ access: StatementAccess, isReadOnly: Bool, sql: String,
+    func statementWillRun(_ access: StatementAccess, serial: UInt64, isReadOnly: Bool, sql: String,
                           isInTransaction: () -> Bool) throws {
+        settled = nil
         if access.invalidatesAnalysis { generation &+= 1 }
         if readRecorder != nil {
             guard isReadOnly else {
@@ -142,8 +166,11 @@ final class ChangeTracker {
         if !access.writes.isEmpty {
             // Outside a transaction, whatever is pending belongs to one that ended without a
             // commit or rollback hook (it wrote nothing): start afresh.
-            if !pending.isEmpty && !isInTransaction() { pending = TableRegion() }
+            if !pending.isEmpty && !isInTransaction() { clearPending() }
             pending.formUnion(access.writes)
+        }
+        if readRecorder == nil && isInTransaction() {
+            settled = (serial, generation, pendingEpoch)
         }
     }
 
@@ -158,7 +185,7 @@ final class ChangeTracker {
     func transactionWillCommit() {
         var changed = pending
         changed.formUnion(runningWrites)
-        pending = TableRegion()
+        clearPending()
         guard !observations.isEmpty else { return }
         for (id, entry) in observations {
             guard let signal = entry.signal else {
@@ -176,7 +203,7 @@ final class ChangeTracker {
     /// From the rollback hook: nothing pending happened. Observations that fetched inside the
     /// transaction (and may show its uncommitted rows) fetch again.
     func transactionDidRollBack() {
-        pending = TableRegion()
+        clearPending()
         // The rollback may have undone a schema change that analyses already saw.
         generation &+= 1
         for entry in observations.values where entry.refetchWhenTransactionEnds {

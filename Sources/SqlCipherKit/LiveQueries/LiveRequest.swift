@@ -121,11 +121,11 @@ extension LiveRequest where Value == [Row] {
     /// The query must be a single statement that only reads. A new result is yielded only when its
     /// rows differ from the previous ones.
     public static func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) -> LiveRequest {
-        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, arguments.statementValues), decode: { $0 }))
+        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, ArgumentList(arguments).databaseValues), decode: { $0 }))
     }
 
     /// A raw SQL query with an array of arguments.
     public static func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) -> LiveRequest {
-        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, arguments.statementValues), decode: { $0 }))
+        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, ArgumentList(arguments).databaseValues), decode: { $0 }))
     }
 }

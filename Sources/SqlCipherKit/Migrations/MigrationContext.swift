@@ -77,12 +77,12 @@ public final class MigrationContext {
     /// Runs raw SQL with `?` arguments; returns the number of rows changed.
     @discardableResult
     public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
-        try connection().execute(sql, binding: arguments)
+        try connection().execute(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs a raw query with `?` arguments.
     public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
-        try connection().query(sql, binding: arguments)
+        try connection().query(sql, binding: ArgumentList(arguments))
     }
 
     /// Runs a ``Select`` template.
