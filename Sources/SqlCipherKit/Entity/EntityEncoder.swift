@@ -5,8 +5,15 @@ final class EntityEncoder: Encoder {
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
     let entityName: String
+    /// The column names: this entity's first ``count`` of them, then (while encoding) the rest of
+    /// the previous entity's layout, which the next keys are expected to follow.
     private(set) var columns: [String] = []
+    /// This entity's values, in the order of ``columns``.
     private(set) var values: [DatabaseValue] = []
+    /// How many columns this entity has encoded so far.
+    private var count = 0
+    /// Bumped whenever ``columns`` changes, so that a writer knows when to prepare new statements.
+    private(set) var layoutVersion = 0
     /// The first unsupported use of the coder, reported after encoding.
     var problem: String?
 
@@ -18,26 +25,58 @@ final class EntityEncoder: Encoder {
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
     static func encode<T: Entity>(_ entity: T) throws -> (columns: [String], values: [DatabaseValue]) {
         let encoder = EntityEncoder(entityName: String(describing: T.self))
-        do {
-            try entity.encode(to: encoder)
-        } catch let error as SqlCipherError {
-            throw error
-        } catch {
-            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: String(describing: error))
-        }
-        if let problem = encoder.problem {
-            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: problem)
-        }
+        try encoder.encode(entity)
         return (encoder.columns, encoder.values)
     }
 
-    func put(_ key: String, _ value: DatabaseValue) {
-        if let index = columns.firstIndex(of: key) {
-            values[index] = value
-        } else {
-            columns.append(key)
-            values.append(value)
+    /// Encodes `entity` into ``columns`` and ``values``, reusing this encoder's buffers: a batch
+    /// encodes every entity with one encoder, and entities of one type nearly always encode the
+    /// same keys in the same order, so each key costs one comparison with the previous layout.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
+    func encode<T: Entity>(_ entity: T) throws {
+        count = 0
+        values.removeAll(keepingCapacity: true)
+        problem = nil
+        do {
+            try entity.encode(to: self)
+        } catch let error as SqlCipherError {
+            throw error
+        } catch {
+            throw SqlCipherError.encodingFailed(entity: entityName, reason: String(describing: error))
         }
+        if count < columns.count {
+            // This entity encoded fewer keys than the previous one.
+            columns.removeSubrange(count...)
+            layoutVersion += 1
+        }
+        if let problem {
+            throw SqlCipherError.encodingFailed(entity: entityName, reason: problem)
+        }
+    }
+
+    @inline(__always)
+    func put(_ key: String, _ value: DatabaseValue) {
+        if count < columns.count && columns[count] == key {
+            // The same key at the same position as in the previous entity. The names before
+            // `count` are distinct from it (the layout has no duplicates), so it is not a repeat.
+            values.append(value)
+            count += 1
+        } else {
+            putSlow(key, value)
+        }
+    }
+
+    /// A key encoded twice (the last value wins) or a layout that differs from the previous entity's.
+    private func putSlow(_ key: String, _ value: DatabaseValue) {
+        if let index = columns[..<count].firstIndex(of: key) {
+            values[index] = value
+            return
+        }
+        if count < columns.count { columns.removeSubrange(count...) }
+        columns.append(key)
+        values.append(value)
+        count += 1
+        layoutVersion += 1
     }
 
     func putEncoded<T: Encodable>(_ key: String, _ value: T) throws {
@@ -82,15 +121,25 @@ final class EntityEncoder: Encoder {
         }
 
         // The protocol's default `encodeIfPresent` skips nil; an entity stores NULL instead.
-        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value?.databaseValue ?? .null)
+        }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value.map { .text($0) } ?? .null)
+        }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value?.databaseValue ?? .null)
+        }
         mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value.map { .integer(Int64($0)) } ?? .null)
+        }
         mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value.map { .integer($0) } ?? .null)
+        }
         mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try put(value, key) }
