@@ -88,12 +88,14 @@ final class RowDecodingContext {
     /// The index of the column for `key`, or nil when the result has no such column.
     @inline(__always)
     func index(of key: String) -> Int? {
-        if last >= 0 && names[last] == key { return last }
+        // The column after the previous one first: comparing unequal strings costs more than
+        // comparing equal ones, and the next column is the usual hit.
         let next = last + 1
         if next < names.count && names[next] == key {
             last = next
             return next
         }
+        if last >= 0 && names[last] == key { return last }
         guard let found = columns.index(of: key) else { return nil }
         last = found
         return found
@@ -144,11 +146,33 @@ struct RowDecoder: Decoder {
             statement: statement)
         defer { context.finish() }
         let decoder = RowDecoder(context: context)
-        var result: [T] = []
+        // The entities go to a buffer of our own and become an array once at the end: appending
+        // to `[T]` in unspecialized generic code looks up the array's metadata on every row.
+        var capacity = 64
+        var count = 0
+        var buffer = UnsafeMutablePointer<T>.allocate(capacity: capacity)
+        defer {
+            buffer.deinitialize(count: count)
+            buffer.deallocate()
+        }
         repeat {
             context.startRow()
-            result.append(try decode(type, decoder: decoder))
+            let entity = try decode(type, decoder: decoder)
+            if count == capacity {
+                let larger = UnsafeMutablePointer<T>.allocate(capacity: capacity * 2)
+                larger.moveInitialize(from: buffer, count: count)
+                buffer.deallocate()
+                buffer = larger
+                capacity *= 2
+            }
+            (buffer + count).initialize(to: entity)
+            count += 1
         } while try statement.step()
+        let result = [T](unsafeUninitializedCapacity: count) { elements, initialized in
+            elements.baseAddress!.moveInitialize(from: buffer, count: count)
+            initialized = count
+        }
+        count = 0
         return result
     }
 
