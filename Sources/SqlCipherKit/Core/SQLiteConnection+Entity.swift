@@ -18,6 +18,7 @@ extension SQLiteConnection {
     @discardableResult
     func save<T: Entity>(_ entity: T, strategy: EntitySaveStrategy = .automatic) throws -> T {
         var writer = EntityWriter<T>(connection: self, strategy: strategy)
+        defer { writer.finish() }
         return try writer.save(entity)
     }
 
@@ -29,6 +30,7 @@ extension SQLiteConnection {
     func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy = .automatic) throws -> [T] {
         try inSavepoint {
             var writer = EntityWriter<T>(connection: self, strategy: strategy)
+            defer { writer.finish() }
             var saved: [T] = []
             saved.reserveCapacity(entities.count)
             for entity in entities {

@@ -1,3 +1,12 @@
+/// A keyed container kept by an ``EntityEncoder`` between entities.
+final class EncodingContainerHolder<Key: CodingKey> {
+    let container: KeyedEncodingContainer<Key>
+
+    init(_ container: KeyedEncodingContainer<Key>) {
+        self.container = container
+    }
+}
+
 /// Encodes an entity into its columns, in coding-key order, with the entity mapping of
 /// ``ColumnValueCoding``. Optionals that are nil become NULL (rather than being left out, as
 /// `encodeIfPresent` would by default), so saving a nil property clears the column.
@@ -7,15 +16,27 @@ final class EntityEncoder: Encoder {
     let entityName: String
     /// The column names: this entity's first ``count`` of them, then (while encoding) the rest of
     /// the previous entity's layout, which the next keys are expected to follow.
+    @exclusivity(unchecked)
     private(set) var columns: [String] = []
     /// This entity's values, in the order of ``columns``.
+    @exclusivity(unchecked)
     private(set) var values: [DatabaseValue] = []
+    // The buffers are touched several times per column from the containers; the run-time
+    // exclusivity checks of class properties would cost more than the column itself, and the
+    // encoder is used by one encode at a time, never re-entered.
     /// How many columns this entity has encoded so far.
+    @exclusivity(unchecked)
     private var count = 0
     /// Bumped whenever ``columns`` changes, so that a writer knows when to prepare new statements.
+    @exclusivity(unchecked)
     private(set) var layoutVersion = 0
     /// The first unsupported use of the coder, reported after encoding.
     var problem: String?
+    /// The keyed container of the last `Key` type asked for, reused for every entity of a batch:
+    /// its state is this encoder's, so a new one per entity would only cost metadata lookups and
+    /// an allocation. It refers back to the encoder, so ``finish()`` breaks the cycle.
+    private var cachedContainer: AnyObject?
+    private var cachedKeyType: ObjectIdentifier?
 
     init(entityName: String) {
         self.entityName = entityName
@@ -25,6 +46,7 @@ final class EntityEncoder: Encoder {
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
     static func encode<T: Entity>(_ entity: T) throws -> (columns: [String], values: [DatabaseValue]) {
         let encoder = EntityEncoder(entityName: String(describing: T.self))
+        defer { encoder.finish() }
         try encoder.encode(entity)
         return (encoder.columns, encoder.values)
     }
@@ -34,8 +56,9 @@ final class EntityEncoder: Encoder {
     /// same keys in the same order, so each key costs one comparison with the previous layout.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
     func encode<T: Entity>(_ entity: T) throws {
+        // The previous entity's values stay until overwritten, to keep the buffer without a
+        // generic removeAll per entity.
         count = 0
-        values.removeAll(keepingCapacity: true)
         problem = nil
         do {
             try entity.encode(to: self)
@@ -49,6 +72,7 @@ final class EntityEncoder: Encoder {
             columns.removeSubrange(count...)
             layoutVersion += 1
         }
+        if count < values.count { values.removeSubrange(count...) }
         if let problem {
             throw SqlCipherError.encodingFailed(entity: entityName, reason: problem)
         }
@@ -59,8 +83,7 @@ final class EntityEncoder: Encoder {
         if count < columns.count && columns[count] == key {
             // The same key at the same position as in the previous entity. The names before
             // `count` are distinct from it (the layout has no duplicates), so it is not a repeat.
-            values.append(value)
-            count += 1
+            store(value)
         } else {
             putSlow(key, value)
         }
@@ -74,9 +97,19 @@ final class EntityEncoder: Encoder {
         }
         if count < columns.count { columns.removeSubrange(count...) }
         columns.append(key)
-        values.append(value)
-        count += 1
+        store(value)
         layoutVersion += 1
+    }
+
+    /// Stores the value of column `count` and moves on.
+    @inline(__always)
+    private func store(_ value: DatabaseValue) {
+        if count < values.count {
+            values[count] = value
+        } else {
+            values.append(value)
+        }
+        count += 1
     }
 
     func putEncoded<T: Encodable>(_ key: String, _ value: T) throws {
@@ -89,7 +122,20 @@ final class EntityEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(Container<Key>(encoder: self))
+        if cachedKeyType == ObjectIdentifier(Key.self), let cachedContainer {
+            // Stored below by the same `Key`, so the holder's type is known.
+            return unsafeDowncast(cachedContainer, to: EncodingContainerHolder<Key>.self).container
+        }
+        let container = KeyedEncodingContainer(Container<Key>(encoder: self))
+        cachedContainer = EncodingContainerHolder(container)
+        cachedKeyType = ObjectIdentifier(Key.self)
+        return container
+    }
+
+    /// Drops the reused container, which refers back to this encoder: call when done encoding.
+    func finish() {
+        cachedContainer = nil
+        cachedKeyType = nil
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -165,6 +165,11 @@ struct EntityWriter<T: Entity> {
         return entity
     }
 
+    /// Releases the encoder's reused container; call when the batch is done.
+    func finish() {
+        encoder.finish()
+    }
+
     /// Finds the key column in the encoder's new layout and forgets the statements of the old one.
     private mutating func adoptLayout() throws {
         let columns = encoder.columns
