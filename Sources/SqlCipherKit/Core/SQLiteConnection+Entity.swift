@@ -17,54 +17,35 @@ extension SQLiteConnection {
     /// Inserts or updates `entity`; returns it with its key set.
     @discardableResult
     func save<T: Entity>(_ entity: T, strategy: EntitySaveStrategy = .automatic) throws -> T {
-        let encoded = try EntityStatements.encode(entity)
-        if encoded.key.isNull {
-            guard T.ID.self is any BinaryInteger.Type else {
-                throw SqlCipherError.encodingFailed(
-                    entity: String(describing: T.self),
-                    reason: "its primary key is nil; SQLite assigns only integer keys, so set the \(T.ID.self) "
-                        + "key before saving")
-            }
-            try execute(EntityStatements.insertWithoutKey(encoded), [])
-            let rowid = lastInsertRowID
-            guard let id = T.ID.fromDatabaseValue(.integer(rowid)) else {
-                throw SqlCipherError.encodingFailed(
-                    entity: String(describing: T.self),
-                    reason: "SQLite assigned the rowid \(rowid), which \(T.ID.self) cannot hold")
-            }
-            var saved = entity
-            saved[keyPath: T.primaryKey] = id
-            return saved
-        }
-        let useUpsert: Bool
-        switch strategy {
-        case .automatic: useUpsert = supportsUpsert
-        case .upsert: useUpsert = true
-        case .updateThenInsert: useUpsert = false
-        }
-        if useUpsert {
-            try execute(EntityStatements.upsert(encoded), [])
-        } else if encoded.columns.isEmpty {
-            if try query(EntityStatements.exists(encoded), []).isEmpty {
-                try execute(EntityStatements.insertWithKey(encoded), [])
-            }
-        } else if try execute(EntityStatements.update(encoded), []) == 0 {
-            try execute(EntityStatements.insertWithKey(encoded), [])
-        }
-        return entity
+        var writer = EntityWriter<T>(connection: self, strategy: strategy)
+        defer { writer.finish() }
+        return try writer.save(entity)
     }
 
     /// Saves every entity in one savepoint: all or none. Nests inside an open transaction.
+    ///
+    /// One ``EntityWriter`` serves the whole batch, so each statement is prepared once and every
+    /// entity is bound by position.
     @discardableResult
     func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy = .automatic) throws -> [T] {
         try inSavepoint {
-            try entities.map { try save($0, strategy: strategy) }
+            var writer = EntityWriter<T>(connection: self, strategy: strategy)
+            defer { writer.finish() }
+            var saved: [T] = []
+            saved.reserveCapacity(entities.count)
+            for entity in entities {
+                saved.append(try writer.save(entity))
+            }
+            return saved
         }
     }
 
-    /// Runs a rendered query and decodes each row as `T`.
+    /// Runs a rendered query and decodes each row as `T` while stepping, without collecting the
+    /// rows first.
     func fetch<T: Decodable>(_ type: T.Type, _ fragment: SQLFragment, _ bindings: [ParameterBinding] = []) throws -> [T] {
-        try RowDecoder.decode(type, rows: query(fragment, bindings))
+        let statement = try boundStatement(fragment, bindings)
+        defer { statement.reset() }
+        return try RowDecoder.decode(type, statement: statement)
     }
 
     func fetch<T: Entity>(_ type: T.Type, where predicate: SQLExpression?, orderBy: [OrderingTerm],

@@ -78,4 +78,10 @@ extension Database {
     func save<T: Entity>(_ entity: T, strategy: EntitySaveStrategy) throws -> T {
         try liveConnection().save(entity, strategy: strategy)
     }
+
+    /// Saves a batch with an explicit strategy, so tests can run the pre-UPSERT path on any SQLite.
+    @discardableResult
+    func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy) throws -> [T] {
+        try liveConnection().save(entities, strategy: strategy)
+    }
 }

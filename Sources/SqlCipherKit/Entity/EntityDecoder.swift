@@ -1,61 +1,178 @@
-/// State shared by the decoders of every row of one result: the column names and a guess of the
-/// next column's position.
+import CSqlCipherBridge
+
+/// State shared by the decoders of every row of one result: the column names, where the current
+/// row's values are, and a guess of the next column's position.
 ///
 /// Synthesized `init(from:)` reads keys in declaration order, which is usually the table's
 /// column order, so each lookup first compares the key with the column after the previous one
 /// (a cheap string comparison) and only then falls back to the name table built once per result.
+///
+/// A fetch decodes straight from the statement positioned on each row, so no intermediate buffer
+/// of every value is built; live queries, which receive a finished result, decode from its
+/// ``RowStorage``. Both read through ``value(at:)``, so they cannot disagree.
 final class RowDecodingContext {
     let entityName: String
     let columns: RowColumns
     let names: [String]
     private var last = -1
+    /// The statement positioned on the current row, when decoding while stepping.
+    private let statement: Statement?
+    /// ``statement`` without reference counting: read once per column, and kept alive by
+    /// ``statement`` for as long as this context lives.
+    private let statementRef: Unmanaged<Statement>?
+    /// The keyed container of the last `Key` type asked for, reused for every row: its state is
+    /// this context's, so a new one per row would only cost metadata lookups and an allocation.
+    private var cachedContainer: AnyObject?
+    private var cachedKeyType: ObjectIdentifier?
+    /// The buffer and offset of the current row, when decoding a finished result.
+    private var storage: RowStorage?
+    private var offset = 0
 
-    init(entityName: String, columns: RowColumns) {
+    init(entityName: String, columns: RowColumns, statement: Statement? = nil) {
         self.entityName = entityName
         self.columns = columns
         self.names = columns.names
+        self.statement = statement
+        self.statementRef = statement.map { Unmanaged.passUnretained($0) }
     }
 
-    /// Resets the position guess before a new row.
+    /// Drops the reused container, which refers back to this context: call when the result is done.
+    func finish() {
+        cachedContainer = nil
+        cachedKeyType = nil
+    }
+
+    /// The keyed container for `Key`, made on the first row and reused after.
+    @inline(__always)
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
+        if cachedKeyType == ObjectIdentifier(Key.self), let cachedContainer {
+            // Stored below by the same `Key`, so the holder's type is known.
+            return unsafeDowncast(cachedContainer, to: ContainerHolder<Key>.self).container
+        }
+        let container = KeyedDecodingContainer(RowDecoder.Container<Key>(context: self))
+        cachedContainer = ContainerHolder(container)
+        cachedKeyType = ObjectIdentifier(Key.self)
+        return container
+    }
+
+    /// Resets the position guess before the statement's next row.
+    @inline(__always)
     func startRow() {
         last = -1
+    }
+
+    /// Moves to `row` of a finished result.
+    @inline(__always)
+    func startRow(_ row: Row) {
+        last = -1
+        if row.storage !== storage { storage = row.storage }
+        offset = row.offset
+    }
+
+    /// The value of column `index` of the current row.
+    @inline(__always)
+    func value(at index: Int) -> DatabaseValue {
+        if let statementRef { return statementRef._withUnsafeGuaranteedRef { $0.value(at: Int32(index)) } }
+        return storage.unsafelyUnwrapped.value(at: offset + index)
+    }
+
+    /// Whether column `index` of the current row is NULL, without materializing text or blobs.
+    @inline(__always)
+    func isNull(at index: Int) -> Bool {
+        if let statementRef {
+            return statementRef._withUnsafeGuaranteedRef { scb_column_type($0.handle, Int32(index)) == 5 }
+        }
+        return storage.unsafelyUnwrapped.value(at: offset + index).isNull
     }
 
     /// The index of the column for `key`, or nil when the result has no such column.
     @inline(__always)
     func index(of key: String) -> Int? {
-        if last >= 0 && names[last] == key { return last }
+        // The column after the previous one first: comparing unequal strings costs more than
+        // comparing equal ones, and the next column is the usual hit.
         let next = last + 1
         if next < names.count && names[next] == key {
             last = next
             return next
         }
+        if last >= 0 && names[last] == key { return last }
         guard let found = columns.index(of: key) else { return nil }
         last = found
         return found
     }
 }
 
+/// A keyed container kept by a ``RowDecodingContext`` between rows.
+final class ContainerHolder<Key: CodingKey> {
+    let container: KeyedDecodingContainer<Key>
+
+    init(_ container: KeyedDecodingContainer<Key>) {
+        self.container = container
+    }
+}
+
 /// Decodes an entity from one row, with the entity mapping of ``ColumnValueCoding``.
 struct RowDecoder: Decoder {
     let context: RowDecodingContext
-    let storage: RowStorage
-    let offset: Int
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// Every row of `rows` decoded as `T`.
+    /// Every row of `rows` (one result) decoded as `T`.
     /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)``.
     static func decode<T: Decodable>(_ type: T.Type, rows: [Row]) throws -> [T] {
         guard let first = rows.first else { return [] }
         let context = RowDecodingContext(entityName: String(describing: T.self), columns: first.storage.columns)
+        defer { context.finish() }
         var result: [T] = []
         result.reserveCapacity(rows.count)
         for row in rows {
-            context.startRow()
-            result.append(try decode(type, decoder: RowDecoder(context: context, storage: row.storage, offset: row.offset)))
+            context.startRow(row)
+            result.append(try decode(type, decoder: RowDecoder(context: context)))
         }
+        return result
+    }
+
+    /// Steps `statement` to the end and decodes each row as `T` as it comes, reading the columns
+    /// from the statement. The caller resets the statement.
+    ///
+    /// Column names are read after the first step, as ``Statement/fetchAll()`` does: a statement
+    /// whose schema changed is prepared again inside the first step.
+    /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)`` and SQLite's errors.
+    static func decode<T: Decodable>(_ type: T.Type, statement: Statement) throws -> [T] {
+        guard try statement.step() else { return [] }
+        let context = RowDecodingContext(
+            entityName: String(describing: T.self), columns: RowColumns(names: statement.columnNames()),
+            statement: statement)
+        defer { context.finish() }
+        let decoder = RowDecoder(context: context)
+        // The entities go to a buffer of our own and become an array once at the end: appending
+        // to `[T]` in unspecialized generic code looks up the array's metadata on every row.
+        var capacity = 64
+        var count = 0
+        var buffer = UnsafeMutablePointer<T>.allocate(capacity: capacity)
+        defer {
+            buffer.deinitialize(count: count)
+            buffer.deallocate()
+        }
+        repeat {
+            context.startRow()
+            let entity = try decode(type, decoder: decoder)
+            if count == capacity {
+                let larger = UnsafeMutablePointer<T>.allocate(capacity: capacity * 2)
+                larger.moveInitialize(from: buffer, count: count)
+                buffer.deallocate()
+                buffer = larger
+                capacity *= 2
+            }
+            (buffer + count).initialize(to: entity)
+            count += 1
+        } while try statement.step()
+        let result = [T](unsafeUninitializedCapacity: count) { elements, initialized in
+            elements.baseAddress!.moveInitialize(from: buffer, count: count)
+            initialized = count
+        }
+        count = 0
         return result
     }
 
@@ -83,7 +200,7 @@ struct RowDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Container<Key>(decoder: self))
+        context.container(keyedBy: type)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -99,33 +216,33 @@ struct RowDecoder: Decoder {
     }
 
     struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let decoder: RowDecoder
+        let context: RowDecodingContext
         var codingPath: [any CodingKey] { [] }
 
-        var allKeys: [Key] { decoder.context.names.compactMap { Key(stringValue: $0) } }
+        var allKeys: [Key] { context.names.compactMap { Key(stringValue: $0) } }
 
         func contains(_ key: Key) -> Bool {
-            decoder.context.index(of: key.stringValue) != nil
+            context.index(of: key.stringValue) != nil
         }
 
         @inline(__always)
         private func value(for key: Key, expecting type: Any.Type) throws -> DatabaseValue {
-            guard let index = decoder.context.index(of: key.stringValue) else {
+            guard let index = context.index(of: key.stringValue) else {
                 throw SqlCipherError.decodingFailed(
-                    entity: decoder.context.entityName, column: key.stringValue, stored: "no such column",
+                    entity: context.entityName, column: key.stringValue, stored: "no such column",
                     expected: String(describing: type))
             }
-            return decoder.storage.value(at: decoder.offset + index)
+            return context.value(at: index)
         }
 
         private func mismatch(_ key: Key, _ value: DatabaseValue, _ type: Any.Type) -> SqlCipherError {
-            .decodingFailed(entity: decoder.context.entityName, column: key.stringValue,
+            .decodingFailed(entity: context.entityName, column: key.stringValue,
                             stored: value.kindDescription, expected: String(describing: type))
         }
 
         func decodeNil(forKey key: Key) throws -> Bool {
-            guard let index = decoder.context.index(of: key.stringValue) else { return true }
-            return decoder.storage.value(at: decoder.offset + index).isNull
+            guard let index = context.index(of: key.stringValue) else { return true }
+            return context.isNull(at: index)
         }
 
         // Fast paths for the common scalar types; everything else goes through the generic decode.
@@ -174,16 +291,16 @@ struct RowDecoder: Decoder {
         }
 
         func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-            guard let index = decoder.context.index(of: key.stringValue) else { return nil }
-            let value = decoder.storage.value(at: decoder.offset + index)
+            guard let index = context.index(of: key.stringValue) else { return nil }
+            let value = context.value(at: index)
             if case .null = value { return nil }
             guard let result = Int.fromDatabaseValue(value) else { throw mismatch(key, value, type) }
             return result
         }
 
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-            guard let index = decoder.context.index(of: key.stringValue) else { return nil }
-            let value = decoder.storage.value(at: decoder.offset + index)
+            guard let index = context.index(of: key.stringValue) else { return nil }
+            let value = context.value(at: index)
             switch value {
             case .null: return nil
             case .text(let text): return text
@@ -192,8 +309,8 @@ struct RowDecoder: Decoder {
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let index = decoder.context.index(of: key.stringValue) else { return nil }
-            let value = decoder.storage.value(at: decoder.offset + index)
+            guard let index = context.index(of: key.stringValue) else { return nil }
+            let value = context.value(at: index)
             if case .null = value { return nil }
             do {
                 return try ColumnValueCoding.decode(type, from: value)
@@ -208,25 +325,25 @@ struct RowDecoder: Decoder {
             keyedBy type: NestedKey.Type, forKey key: Key
         ) throws -> KeyedDecodingContainer<NestedKey> {
             throw SqlCipherError.decodingFailed(
-                entity: decoder.context.entityName, column: key.stringValue, stored: "one column value",
+                entity: context.entityName, column: key.stringValue, stored: "one column value",
                 expected: "a property with a Codable type of its own (nested containers are not supported)")
         }
 
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
             throw SqlCipherError.decodingFailed(
-                entity: decoder.context.entityName, column: key.stringValue, stored: "one column value",
+                entity: context.entityName, column: key.stringValue, stored: "one column value",
                 expected: "a property with a Codable type of its own (nested containers are not supported)")
         }
 
         func superDecoder() throws -> any Decoder {
             throw SqlCipherError.decodingFailed(
-                entity: decoder.context.entityName, column: "super", stored: "a row of named columns",
+                entity: context.entityName, column: "super", stored: "a row of named columns",
                 expected: "an init(from:) without superDecoder()")
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
             throw SqlCipherError.decodingFailed(
-                entity: decoder.context.entityName, column: key.stringValue, stored: "a row of named columns",
+                entity: context.entityName, column: key.stringValue, stored: "a row of named columns",
                 expected: "an init(from:) without superDecoder(forKey:)")
         }
     }

@@ -1,3 +1,12 @@
+/// A keyed container kept by an ``EntityEncoder`` between entities.
+final class EncodingContainerHolder<Key: CodingKey> {
+    let container: KeyedEncodingContainer<Key>
+
+    init(_ container: KeyedEncodingContainer<Key>) {
+        self.container = container
+    }
+}
+
 /// Encodes an entity into its columns, in coding-key order, with the entity mapping of
 /// ``ColumnValueCoding``. Optionals that are nil become NULL (rather than being left out, as
 /// `encodeIfPresent` would by default), so saving a nil property clears the column.
@@ -5,10 +14,29 @@ final class EntityEncoder: Encoder {
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
     let entityName: String
+    /// The column names: this entity's first ``count`` of them, then (while encoding) the rest of
+    /// the previous entity's layout, which the next keys are expected to follow.
+    @exclusivity(unchecked)
     private(set) var columns: [String] = []
+    /// This entity's values, in the order of ``columns``.
+    @exclusivity(unchecked)
     private(set) var values: [DatabaseValue] = []
+    // The buffers are touched several times per column from the containers; the run-time
+    // exclusivity checks of class properties would cost more than the column itself, and the
+    // encoder is used by one encode at a time, never re-entered.
+    /// How many columns this entity has encoded so far.
+    @exclusivity(unchecked)
+    private var count = 0
+    /// Bumped whenever ``columns`` changes, so that a writer knows when to prepare new statements.
+    @exclusivity(unchecked)
+    private(set) var layoutVersion = 0
     /// The first unsupported use of the coder, reported after encoding.
     var problem: String?
+    /// The keyed container of the last `Key` type asked for, reused for every entity of a batch:
+    /// its state is this encoder's, so a new one per entity would only cost metadata lookups and
+    /// an allocation. It refers back to the encoder, so ``finish()`` breaks the cycle.
+    private var cachedContainer: AnyObject?
+    private var cachedKeyType: ObjectIdentifier?
 
     init(entityName: String) {
         self.entityName = entityName
@@ -18,26 +46,70 @@ final class EntityEncoder: Encoder {
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
     static func encode<T: Entity>(_ entity: T) throws -> (columns: [String], values: [DatabaseValue]) {
         let encoder = EntityEncoder(entityName: String(describing: T.self))
-        do {
-            try entity.encode(to: encoder)
-        } catch let error as SqlCipherError {
-            throw error
-        } catch {
-            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: String(describing: error))
-        }
-        if let problem = encoder.problem {
-            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: problem)
-        }
+        defer { encoder.finish() }
+        try encoder.encode(entity)
         return (encoder.columns, encoder.values)
     }
 
+    /// Encodes `entity` into ``columns`` and ``values``, reusing this encoder's buffers: a batch
+    /// encodes every entity with one encoder, and entities of one type nearly always encode the
+    /// same keys in the same order, so each key costs one comparison with the previous layout.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
+    func encode<T: Entity>(_ entity: T) throws {
+        // The previous entity's values stay until overwritten, to keep the buffer without a
+        // generic removeAll per entity.
+        count = 0
+        problem = nil
+        do {
+            try entity.encode(to: self)
+        } catch let error as SqlCipherError {
+            throw error
+        } catch {
+            throw SqlCipherError.encodingFailed(entity: entityName, reason: String(describing: error))
+        }
+        if count < columns.count {
+            // This entity encoded fewer keys than the previous one.
+            columns.removeSubrange(count...)
+            layoutVersion += 1
+        }
+        if count < values.count { values.removeSubrange(count...) }
+        if let problem {
+            throw SqlCipherError.encodingFailed(entity: entityName, reason: problem)
+        }
+    }
+
+    @inline(__always)
     func put(_ key: String, _ value: DatabaseValue) {
-        if let index = columns.firstIndex(of: key) {
-            values[index] = value
+        if count < columns.count && columns[count] == key {
+            // The same key at the same position as in the previous entity. The names before
+            // `count` are distinct from it (the layout has no duplicates), so it is not a repeat.
+            store(value)
         } else {
-            columns.append(key)
+            putSlow(key, value)
+        }
+    }
+
+    /// A key encoded twice (the last value wins) or a layout that differs from the previous entity's.
+    private func putSlow(_ key: String, _ value: DatabaseValue) {
+        if let index = columns[..<count].firstIndex(of: key) {
+            values[index] = value
+            return
+        }
+        if count < columns.count { columns.removeSubrange(count...) }
+        columns.append(key)
+        store(value)
+        layoutVersion += 1
+    }
+
+    /// Stores the value of column `count` and moves on.
+    @inline(__always)
+    private func store(_ value: DatabaseValue) {
+        if count < values.count {
+            values[count] = value
+        } else {
             values.append(value)
         }
+        count += 1
     }
 
     func putEncoded<T: Encodable>(_ key: String, _ value: T) throws {
@@ -50,7 +122,20 @@ final class EntityEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(Container<Key>(encoder: self))
+        if cachedKeyType == ObjectIdentifier(Key.self), let cachedContainer {
+            // Stored below by the same `Key`, so the holder's type is known.
+            return unsafeDowncast(cachedContainer, to: EncodingContainerHolder<Key>.self).container
+        }
+        let container = KeyedEncodingContainer(Container<Key>(encoder: self))
+        cachedContainer = EncodingContainerHolder(container)
+        cachedKeyType = ObjectIdentifier(Key.self)
+        return container
+    }
+
+    /// Drops the reused container, which refers back to this encoder: call when done encoding.
+    func finish() {
+        cachedContainer = nil
+        cachedKeyType = nil
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -82,15 +167,25 @@ final class EntityEncoder: Encoder {
         }
 
         // The protocol's default `encodeIfPresent` skips nil; an entity stores NULL instead.
-        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value?.databaseValue ?? .null)
+        }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value.map { .text($0) } ?? .null)
+        }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value?.databaseValue ?? .null)
+        }
         mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value.map { .integer(Int64($0)) } ?? .null)
+        }
         mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try put(value, key) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try put(value, key) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+            encoder.put(key.stringValue, value.map { .integer($0) } ?? .null)
+        }
         mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try put(value, key) }

@@ -218,16 +218,22 @@ import Testing
     }
 
     @Test func saveStatementsAreRenderedAsDocumented() throws {
-        let encoded = try EntityStatements.encode(Product(id: 3, name: "n", price: 1))
-        #expect(try EntityStatements.upsert(encoded).sql
-            == #"INSERT INTO "products" ("id", "name", "price") VALUES (:l1, :l2, :l3) ON CONFLICT ("id") "#
+        let sql = try EntitySaveSQL(table: "products", columns: ["id", "name", "price"], keyIndex: 0)
+        #expect(sql.upsert
+            == #"INSERT INTO "products" ("id", "name", "price") VALUES (?, ?, ?) ON CONFLICT ("id") "#
             + #"DO UPDATE SET "name" = excluded."name", "price" = excluded."price""#)
-        #expect(try EntityStatements.update(encoded).sql
-            == #"UPDATE "products" SET "name" = :l1, "price" = :l2 WHERE "id" = :l3"#)
-        #expect(try EntityStatements.insertWithoutKey(encoded).sql
-            == #"INSERT INTO "products" ("name", "price") VALUES (:l1, :l2)"#)
-        #expect(try EntityStatements.upsert(EntityStatements.encode(KeyOnly(id: 1))).sql
-            == #"INSERT INTO "key_only" ("id") VALUES (:l1) ON CONFLICT ("id") DO NOTHING"#)
+        #expect(sql.update == #"UPDATE "products" SET "name" = ?, "price" = ? WHERE "id" = ?"#)
+        #expect(sql.insertWithoutKey == #"INSERT INTO "products" ("name", "price") VALUES (?, ?)"#)
+        #expect(sql.insertWithKey == #"INSERT INTO "products" ("id", "name", "price") VALUES (?, ?, ?)"#)
+        // The key keeps its place in the coding-key order.
+        let keyLast = try EntitySaveSQL(table: "t", columns: ["a", "k"], keyIndex: 1)
+        #expect(keyLast.update == #"UPDATE "t" SET "a" = ? WHERE "k" = ?"#)
+        #expect(keyLast.insertWithoutKey == #"INSERT INTO "t" ("a") VALUES (?)"#)
+        let keyOnly = try EntitySaveSQL(table: "key_only", columns: ["id"], keyIndex: 0)
+        #expect(keyOnly.upsert == #"INSERT INTO "key_only" ("id") VALUES (?) ON CONFLICT ("id") DO NOTHING"#)
+        #expect(keyOnly.update == nil)
+        #expect(keyOnly.insertWithoutKey == #"INSERT INTO "key_only" DEFAULT VALUES"#)
+        #expect(keyOnly.exists == #"SELECT 1 FROM "key_only" WHERE "id" = ?"#)
         let fetch = try EntityStatements.fetch(Product.self, where: col("price") < 5, orderBy: [col("name").ascending],
                                                limit: 3).render()
         #expect(fetch.sql == #"SELECT * FROM "products" WHERE "price" < :l1 ORDER BY "name" ASC LIMIT :l2"#)

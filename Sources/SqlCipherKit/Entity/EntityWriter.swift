@@ -1,0 +1,221 @@
+/// The SQL of an entity save for one column layout, with positional `?` parameters.
+///
+/// The text depends only on the table and the column names, never on the values, so a batch of
+/// entities of one type prepares each statement once (through the connection's statement cache)
+/// and binds every entity's values by position.
+struct EntitySaveSQL {
+    /// The quoted table name.
+    let table: String
+    /// The quoted column names, in the entity's coding-key order.
+    let columns: [String]
+    /// The index of the primary key's column in ``columns``.
+    let keyIndex: Int
+
+    /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for a name holding NUL.
+    init(table: String, columns: [String], keyIndex: Int) throws {
+        self.table = try SQLRenderer.quoteIdentifier(table)
+        self.columns = try columns.map(SQLRenderer.quoteIdentifier)
+        self.keyIndex = keyIndex
+    }
+
+    private var key: String { columns[keyIndex] }
+
+    /// The columns other than the key, in order.
+    private var others: [String] {
+        var others = columns
+        others.remove(at: keyIndex)
+        return others
+    }
+
+    private static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    /// `INSERT INTO t (columns but the key) VALUES (?, …)`: SQLite assigns the key. With no other
+    /// column, `INSERT INTO t DEFAULT VALUES`.
+    var insertWithoutKey: String {
+        let others = others
+        guard !others.isEmpty else { return "INSERT INTO \(table) DEFAULT VALUES" }
+        return "INSERT INTO \(table) (\(others.joined(separator: ", "))) VALUES (\(Self.placeholders(others.count)))"
+    }
+
+    /// `INSERT INTO t (every column) VALUES (?, …)`.
+    var insertWithKey: String {
+        "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Self.placeholders(columns.count)))"
+    }
+
+    /// `INSERT … ON CONFLICT (key) DO UPDATE SET c = excluded.c, …` (SQLite 3.24+,
+    /// https://sqlite.org/lang_upsert.html): updates the row in place, so no delete trigger or
+    /// foreign-key action runs. `DO NOTHING` when the key is the only column.
+    var upsert: String {
+        let others = others
+        let action = others.isEmpty
+            ? "DO NOTHING"
+            : "DO UPDATE SET " + others.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return insertWithKey + " ON CONFLICT (\(key)) " + action
+    }
+
+    /// `UPDATE t SET c = ?, … WHERE key = ?`, the first half of a save without UPSERT: the other
+    /// columns' values, then the key. Nil when the key is the only column.
+    var update: String? {
+        let others = others
+        guard !others.isEmpty else { return nil }
+        return "UPDATE \(table) SET \(others.map { "\($0) = ?" }.joined(separator: ", ")) WHERE \(key) = ?"
+    }
+
+    /// `SELECT 1 FROM t WHERE key = ?`: whether a key-only entity's row exists.
+    var exists: String {
+        "SELECT 1 FROM \(table) WHERE \(key) = ?"
+    }
+}
+
+/// Saves entities of one type on one connection.
+///
+/// One writer serves a whole batch: it encodes every entity with one reused ``EntityEncoder`` and
+/// runs statements prepared once per column layout, binding values by position, so the per-entity
+/// cost is the encoding, the binds and the step. Every statement runs through
+/// ``Statement/step()``, so the change tracker sees each execution.
+struct EntityWriter<T: Entity> {
+    private let connection: SQLiteConnection
+    private let useUpsert: Bool
+    private let encoder: EntityEncoder
+    private let keyPath: WritableKeyPath<T, T.ID?>
+    private let hasIntegerKey: Bool
+
+    /// The encoder layout the statements below were prepared for.
+    private var layoutVersion = -1
+    private var sql: EntitySaveSQL?
+    /// The prepared statements of the current layout, by ``Kind``.
+    private var statements: [Statement?] = Array(repeating: nil, count: Kind.allCases.count)
+
+    /// The statements a save may run.
+    private enum Kind: Int, CaseIterable {
+        case insertWithoutKey, insertWithKey, upsert, update, exists
+    }
+
+    init(connection: SQLiteConnection, strategy: EntitySaveStrategy) {
+        self.connection = connection
+        switch strategy {
+        case .automatic: useUpsert = connection.supportsUpsert
+        case .upsert: useUpsert = true
+        case .updateThenInsert: useUpsert = false
+        }
+        encoder = EntityEncoder(entityName: String(describing: T.self))
+        keyPath = T.primaryKey
+        hasIntegerKey = T.ID.self is any BinaryInteger.Type
+    }
+
+    /// Inserts or updates `entity`; returns it with its key set.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` and SQLite's errors.
+    mutating func save(_ entity: T) throws -> T {
+        try encoder.encode(entity)
+        if encoder.layoutVersion != layoutVersion { try adoptLayout() }
+        guard let sql else { preconditionFailure("adoptLayout sets the SQL") }
+        let keyIndex = sql.keyIndex
+        let key = entity[keyPath: keyPath]?.databaseValue ?? .null
+        let encodedKey = encoder.values[keyIndex]
+        guard encodedKey == key else {
+            throw SqlCipherError.encodingFailed(
+                entity: encoder.entityName,
+                reason: "column \"\(encoder.columns[keyIndex])\" holds \(encodedKey) but the primaryKey "
+                    + "property holds \(key); make primaryKeyColumn name the primaryKey property's coding key")
+        }
+
+        if key.isNull {
+            guard hasIntegerKey else {
+                throw SqlCipherError.encodingFailed(
+                    entity: encoder.entityName,
+                    reason: "its primary key is nil; SQLite assigns only integer keys, so set the \(T.ID.self) "
+                        + "key before saving")
+            }
+            let statement = try prepared(.insertWithoutKey, sql.insertWithoutKey, parameters: encoder.values.count - 1)
+            try run(statement, skippingKey: keyIndex)
+            let rowid = connection.lastInsertRowID
+            guard let id = T.ID.fromDatabaseValue(.integer(rowid)) else {
+                throw SqlCipherError.encodingFailed(
+                    entity: encoder.entityName,
+                    reason: "SQLite assigned the rowid \(rowid), which \(T.ID.self) cannot hold")
+            }
+            var saved = entity
+            saved[keyPath: keyPath] = id
+            return saved
+        }
+
+        let count = encoder.values.count
+        if useUpsert {
+            try run(prepared(.upsert, sql.upsert, parameters: count), skippingKey: nil)
+        } else if let updateSQL = sql.update {
+            let statement = try prepared(.update, updateSQL, parameters: count)
+            try run(statement, skippingKey: keyIndex, thenKey: key)
+            if connection.changes == 0 {
+                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), skippingKey: nil)
+            }
+        } else {
+            let statement = try prepared(.exists, sql.exists, parameters: 1)
+            let found: Bool
+            do {
+                defer { statement.reset() }
+                try statement.bind(key, at: 1)
+                found = try statement.step()
+            }
+            if !found {
+                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), skippingKey: nil)
+            }
+        }
+        return entity
+    }
+
+    /// Releases the encoder's reused container; call when the batch is done.
+    func finish() {
+        encoder.finish()
+    }
+
+    /// Finds the key column in the encoder's new layout and forgets the statements of the old one.
+    private mutating func adoptLayout() throws {
+        let columns = encoder.columns
+        let keyColumn = T.primaryKeyColumn
+        let keyIndex = columns.firstIndex(of: keyColumn)
+            ?? columns.firstIndex { $0.lowercased() == keyColumn.lowercased() }
+        guard let keyIndex else {
+            throw SqlCipherError.encodingFailed(
+                entity: encoder.entityName,
+                reason: "it encodes no column named \"\(keyColumn)\" for its primary key (columns: "
+                    + "\(columns.joined(separator: ", "))); declare `static let primaryKeyColumn = \"…\"` "
+                    + "with the coding key of the primaryKey property")
+        }
+        sql = try EntitySaveSQL(table: T.tableName.name, columns: columns, keyIndex: keyIndex)
+        statements = Array(repeating: nil, count: Kind.allCases.count)
+        layoutVersion = encoder.layoutVersion
+    }
+
+    /// The statement of `kind`, prepared (through the connection's cache) on first use.
+    private mutating func prepared(
+        _ kind: Kind, _ text: @autoclosure () -> String, parameters: Int
+    ) throws -> Statement {
+        if let statement = statements[kind.rawValue] { return statement }
+        let sql = text()
+        let statement = try connection.cachedStatement(sql)
+        guard statement.parameterCount == parameters else {
+            throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: parameters, sql: sql)
+        }
+        statements[kind.rawValue] = statement
+        return statement
+    }
+
+    /// Binds the encoded values in order (without the key's when `skippingKey` is set, then
+    /// `thenKey` when given), runs the statement to completion and resets it.
+    private func run(_ statement: Statement, skippingKey: Int?, thenKey: DatabaseValue? = nil) throws {
+        defer { statement.reset() }
+        var position: Int32 = 1
+        var index = 0
+        for value in encoder.values {
+            if index != skippingKey {
+                try statement.bind(value, at: position)
+                position += 1
+            }
+            index += 1
+        }
+        if let thenKey { try statement.bind(thenKey, at: position) }
+        while try statement.step() {}
+    }
+}
