@@ -35,6 +35,11 @@ final class SQLiteConnection {
         self.path = path
         scb_extended_result_codes(db, 1)
         installChangeTracking()
+        // Here rather than in DatabaseOpener so that every connection has it, conversions and
+        // exports included: SQLCipher does not encrypt temporary files, and Debian's builds keep
+        // temporary tables, indices and sort spills in files by default (docs/security.md). The
+        // pragma reads nothing from the database, so it may run before the key is given.
+        try uncachedStatement("PRAGMA temp_store = MEMORY").run()
     }
 
     deinit {

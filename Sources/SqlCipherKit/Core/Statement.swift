@@ -14,10 +14,6 @@ final class Statement {
     let hasTrailingStatements: Bool
     /// The number of parameters (`?`, `?NNN`, `:name`).
     let parameterCount: Int
-    /// Whether the statement leaves the database unchanged (https://sqlite.org/c3ref/stmt_readonly.html).
-    /// Read once: a re-preparation after a schema change compiles the same text, which stays a
-    /// read or a write.
-    let isReadOnly: Bool
     unowned let connection: SQLiteConnection
     /// A number no other statement of the connection has, before or after (``ChangeTracker``
     /// recognises a statement run again by it; an object's address can be reused).
@@ -36,7 +32,6 @@ final class Statement {
         self.sql = sql
         self.hasTrailingStatements = hasTrailingStatements
         self.parameterCount = Int(scb_bind_parameter_count(handle))
-        self.isReadOnly = scb_stmt_readonly(handle) != 0
         self.connection = connection
         connection.statementSerial &+= 1
         self.serial = connection.statementSerial
@@ -45,6 +40,11 @@ final class Statement {
     deinit {
         scb_finalize(handle)
     }
+
+    /// Whether the statement leaves the database unchanged (https://sqlite.org/c3ref/stmt_readonly.html).
+    /// Asked each time rather than stored: a re-preparation after a schema change can turn the
+    /// same text from a read into a write (`CREATE TABLE IF NOT EXISTS` once the table is gone).
+    var isReadOnly: Bool { scb_stmt_readonly(handle) != 0 }
 
     /// Binds positional arguments, after checking that there is exactly one per parameter.
     func bind<Arguments: StatementArguments>(_ arguments: Arguments) throws {
@@ -75,16 +75,20 @@ final class Statement {
                 }
             }
         case .blob(let data):
-            holdsBufferBindings = true
-            rc = data.withUnsafeBytes { bytes in
-                // SQLite binds a NULL pointer as NULL; an empty blob needs a valid pointer.
-                var empty: UInt8 = 0
-                guard let base = bytes.baseAddress, bytes.count > 0 else {
-                    return scb_bind_blob(handle, index, &empty, 0)
-                }
-                return scb_bind_blob(handle, index, base, Int32(bytes.count))
-            }
+            try data.withUnsafeBytes { try bindBlob($0, at: index) }
+            return
         }
+        guard rc == 0 else { throw connection.error(rc, sql: sql) }
+    }
+
+    /// Binds bytes as a blob at a 1-based parameter index. SQLite keeps a copy until the bindings
+    /// are cleared, which ``reset()`` then does: a key bound here does not linger.
+    func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        holdsBufferBindings = true
+        // SQLite binds a NULL pointer as NULL; an empty blob needs a valid pointer.
+        var empty: UInt8 = 0
+        let rc = bytes.baseAddress.map { scb_bind_blob(handle, index, $0, Int32(bytes.count)) }
+            ?? scb_bind_blob(handle, index, &empty, 0)
         guard rc == 0 else { throw connection.error(rc, sql: sql) }
     }
 
@@ -165,7 +169,8 @@ final class Statement {
             if names == nil { names = columnNames() }
             let width = names.unsafelyUnwrapped.count
             try builder.reserve(width)
-            builder.appendRow(of: handle, width: width, text: text(at:), blob: blob(at:))
+            builder.appendRow(width: width, fill: { scb_read_row(handle, Int32(width), $0, $1) },
+                              text: text(at:), blob: blob(at:))
         }
         return builder.finish(columns: RowColumns(names: names ?? columnNames())).rows()
     }

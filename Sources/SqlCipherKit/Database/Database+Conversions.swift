@@ -311,14 +311,11 @@ struct Exporter {
         let statement = try source.uncachedStatement("ATTACH DATABASE ? AS \(Self.schema) KEY ?")
         defer { statement.reset() }
         try statement.bind(.text(target), at: 1)
-        let rc: Int32
         if let key {
-            rc = key.withBytes { scb_bind_blob(statement.handle, 2, $0.baseAddress, Int32($0.count)) }
+            try key.withBytes { try statement.bindBlob($0, at: 2) }
         } else {
-            var empty: UInt8 = 0
-            rc = scb_bind_blob(statement.handle, 2, &empty, 0)
+            try statement.bindBlob(UnsafeRawBufferPointer(start: nil, count: 0), at: 2)
         }
-        guard rc == 0 else { throw source.error(rc, sql: statement.sql) }
         try statement.run()
     }
 

@@ -73,7 +73,6 @@ enum DatabaseOpener {
             }
 
             try connection.execute("PRAGMA foreign_keys = ON")
-            try connection.execute("PRAGMA temp_store = MEMORY")
 
             if encrypted && isNew && !inMemory {
                 try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
@@ -115,9 +114,10 @@ enum DatabaseOpener {
             // page 1 is not plain SQLite; a checksum VFS, say, reserves bytes in plain files too.
             if encrypted {
                 let reserved = header.reservedBytes ?? 0
-                // A plaintext header of 112 bytes or more leaves the start of page 1 readable as
-                // well: with such settings, a file with reserved bytes is left to the key to judge.
-                let keyMayDecide = reserved > 0 && (cipher.plaintextHeaderSize ?? 0) > 0
+                // A plaintext header that reaches past byte 100 leaves page 1's b-tree header
+                // readable as well, so such a SQLCipher file looks like plain SQLite: with those
+                // settings, a file with reserved bytes is left to the key to judge.
+                let keyMayDecide = reserved > 0 && (cipher.plaintextHeaderSize ?? 0) > 100
                 if header.looksPlaintextSQLite && !keyMayDecide {
                     let reservedNote = reserved > 0
                         ? " (its pages reserve \(reserved) bytes, but for something other than SQLCipher: the whole "

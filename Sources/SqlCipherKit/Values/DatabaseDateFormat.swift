@@ -10,8 +10,9 @@ import Foundation
 /// up to `±1.8e308` seconds, an infinity, or NaN) has no such text; binding one must not trap,
 /// and ``DatabaseValueConvertible/databaseValue`` cannot throw, so it is written as its
 /// `timeIntervalSince1970` in decimal text instead (Swift's shortest round-trip form: `1e+300`,
-/// `-1e+20`, `inf`, `-inf`, `nan`). ``date(from:)`` reads that form back to the same `Date`, bit
-/// for bit, and accepts it only for values outside the calendar span, so text such as `2024`
+/// `-1e+20`, `inf`, `-inf`, `nan`). ``date(from:)`` reads that form back to the same number of
+/// seconds since 1970 (Foundation may round the `Date` it makes by one unit in the last place),
+/// and accepts it only for values outside the calendar span, so text such as `2024`
 /// still reads as no date. Such values do not sort in time order with calendar text, and SQLite's
 /// date functions return NULL for them.
 enum DatabaseDateFormat {

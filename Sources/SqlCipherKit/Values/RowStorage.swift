@@ -1,4 +1,3 @@
-import CSqlCipherBridge
 import Foundation
 
 /// The values of every row of one result, row after row, as two flat buffers.
@@ -106,16 +105,18 @@ struct RowStorageBuilder: ~Copyable {
                 + "fetch fewer rows at a time (LIMIT and OFFSET, or a narrower WHERE)", sql: nil)
     }
 
-    /// Appends the current row of `statement`, `width` columns wide; room must have been reserved.
+    /// Appends one row, `width` columns wide; room must have been reserved.
     ///
-    /// The bridge writes the numbers in place; text and blobs are then read one by one into
-    /// `objects`, their slot in `bits` pointing there.
-    mutating func appendRow(of handle: OpaquePointer, width: Int, text: (Int32) -> DatabaseValue,
-                            blob: (Int32) -> DatabaseValue) {
+    /// `fill` writes the row's kinds and bits in place (``Statement`` has the bridge do it);
+    /// text and blobs are then asked of `text` and `blob` by column and kept in `objects`, their
+    /// slot in `bits` pointing there.
+    mutating func appendRow(width: Int, fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Void,
+                            text: (Int32) -> DatabaseValue, blob: (Int32) -> DatabaseValue) {
         precondition(count + width <= capacity, "RowStorageBuilder.appendRow without reserve")
+        guard width > 0 else { return }
         let rowKinds = kinds.unsafelyUnwrapped + count
         let rowBits = bits.unsafelyUnwrapped + count
-        scb_read_row(handle, Int32(width), rowKinds, rowBits)
+        fill(rowKinds, rowBits)
         for column in 0..<width {
             let kind = rowKinds[column]
             guard kind == 3 || kind == 4 else { continue }
