@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One row of a query result.
 ///
@@ -102,15 +103,26 @@ public struct Row: Sendable, CustomStringConvertible {
 /// identifiers (https://sqlite.org/lang_keywords.html); other letters must match exactly, so `É`
 /// does not find `é`. The first column of a name wins when a result repeats it.
 ///
-/// Results are usually narrow and names short, so a lookup packs the name's first eight UTF-8
-/// bytes into an integer and compares it with each column's: cheaper than hashing the name, and
-/// much cheaper than `String ==`, which compares by Unicode canonical equivalence. Only longer
-/// names compare their remaining bytes. Wide results also get a dictionary.
+/// Lookups are on the path of every `row.get("name")`, so they avoid what costs most there:
+/// hashing the name, `String ==` (which compares by Unicode canonical equivalence), and touching
+/// reference-counted arrays per column. Each name's first eight UTF-8 bytes are packed into an
+/// integer; a lookup packs the wanted name once and compares integers, reading the remaining bytes
+/// only for longer names. Rows are usually read column after column, so the column after the last
+/// one found is tried first. Wide results use a dictionary of the ASCII-folded names instead.
 @usableFromInline
 final class RowColumns: Sendable {
     @usableFromInline let names: [String]
-    /// Each name as bytes, with its first eight bytes packed for the comparison.
-    private let keys: [NameKey]
+    /// Each name's first eight bytes, little-endian and zero-padded.
+    private let prefixes: [UInt64]
+    /// Each name's length in bytes.
+    private let lengths: [Int]
+    /// Each name's bytes, read only for names longer than eight bytes and for case folding.
+    private let bytes: [[UInt8]]
+    /// Whether no earlier column has exactly the same name: only those may answer a guess.
+    private let isFirstOfName: [Bool]
+    /// The column after the one last found, tried first. Shared by every reader of the result;
+    /// a stale or racing value only costs a scan.
+    private let guess = Atomic<Int>(0)
     /// ASCII-folded name bytes to the indices of the columns that fold to them, in column order;
     /// only for results wider than ``linearScanLimit``.
     private let folded: [[UInt8]: [Int]]?
@@ -120,17 +132,19 @@ final class RowColumns: Sendable {
 
     init(names: [String]) {
         self.names = names
-        keys = names.map { name in
-            var name = name
-            return name.withUTF8 { NameKey($0) }
-        }
+        let bytes = names.map { Array($0.utf8) }
+        self.bytes = bytes
+        prefixes = bytes.map { name in name.withUnsafeBufferPointer { Self.pack($0) } }
+        lengths = bytes.map(\.count)
+        var seen = Set<[UInt8]>()
+        isFirstOfName = bytes.map { seen.insert($0).inserted }
         guard names.count > Self.linearScanLimit else {
             folded = nil
             return
         }
         var folded: [[UInt8]: [Int]] = [:]
-        for (index, key) in keys.enumerated() {
-            folded[key.asciiLowercased, default: []].append(index)
+        for (index, name) in bytes.enumerated() {
+            folded[Self.asciiLowercased(name), default: []].append(index)
         }
         self.folded = folded
     }
@@ -139,49 +153,44 @@ final class RowColumns: Sendable {
     @usableFromInline
     func index(of name: String) -> Int? {
         var name = name
-        return name.withUTF8 { bytes in
-            let wanted = NameKey.Probe(bytes)
-            if let folded {
-                guard let candidates = folded[NameKey(bytes).asciiLowercased] else { return nil }
-                return candidates.first { keys[$0].matches(wanted) } ?? candidates.first
+        return name.withUTF8 { key in
+            let prefix = Self.pack(key)
+            let guessed = guess.load(ordering: .relaxed)
+            if guessed < names.count && isFirstOfName[guessed] && matches(guessed, prefix, key) {
+                guess.store(guessed + 1, ordering: .relaxed)
+                return guessed
             }
-            for index in keys.indices where keys[index].matches(wanted) {
-                return index
-            }
-            for index in keys.indices where keys[index].matchesIgnoringASCIICase(bytes) {
-                return index
-            }
-            return nil
+            let found = lookUp(key, prefix: prefix)
+            if let found { guess.store(found + 1, ordering: .relaxed) }
+            return found
         }
     }
-}
 
-/// A column name's bytes, with the first eight packed into an integer.
-private struct NameKey: Sendable {
-    let prefix: UInt64
-    /// The byte count, kept beside the prefix so that a mismatch is found without reading `bytes`.
-    let count: Int
-    let bytes: [UInt8]
-
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
-        prefix = Self.pack(bytes)
-        count = bytes.count
-        self.bytes = Array(bytes)
+    private func lookUp(_ key: UnsafeBufferPointer<UInt8>, prefix: UInt64) -> Int? {
+        if let folded {
+            guard let candidates = folded[Self.asciiLowercased(key)] else { return nil }
+            return candidates.first { matches($0, prefix, key) } ?? candidates.first
+        }
+        for index in names.indices where matches(index, prefix, key) {
+            return index
+        }
+        for index in names.indices where Self.equalIgnoringASCIICase(bytes[index], key) {
+            return index
+        }
+        return nil
     }
 
-    /// A name looked up: its packed prefix, computed once per lookup, and its bytes.
-    struct Probe {
-        let prefix: UInt64
-        let bytes: UnsafeBufferPointer<UInt8>
-
-        init(_ bytes: UnsafeBufferPointer<UInt8>) {
-            prefix = NameKey.pack(bytes)
-            self.bytes = bytes
+    /// Whether column `index` is named `key` exactly, `prefix` being `key` packed.
+    @inline(__always)
+    private func matches(_ index: Int, _ prefix: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard prefixes[index] == prefix, lengths[index] == key.count else { return false }
+        return key.count <= 8 || bytes[index].withUnsafeBufferPointer { own in
+            memcmp(own.baseAddress! + 8, key.baseAddress! + 8, own.count - 8) == 0
         }
     }
 
     /// The first eight bytes, little-endian, zero-padded.
-    static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    private static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var packed: UInt64 = 0
         for offset in 0..<min(8, bytes.count) {
             packed |= UInt64(bytes[offset]) << (8 * UInt64(offset))
@@ -189,26 +198,17 @@ private struct NameKey: Sendable {
         return packed
     }
 
-    /// Whether the name is `probe`'s bytes exactly.
-    @inline(__always)
-    func matches(_ probe: Probe) -> Bool {
-        guard prefix == probe.prefix, count == probe.bytes.count else { return false }
-        return count <= 8 || bytes.withUnsafeBufferPointer { own in
-            memcmp(own.baseAddress! + 8, probe.bytes.baseAddress! + 8, own.count - 8) == 0
-        }
-    }
-
-    /// Whether the name is `other` once A-Z are taken as a-z.
-    func matchesIgnoringASCIICase(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard bytes.count == other.count else { return false }
-        for (x, y) in zip(bytes, other) where x != y {
+    /// Whether `a` and `b` are the same bytes once A-Z are taken as a-z.
+    private static func equalIgnoringASCIICase(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
             guard x | 0x20 == y | 0x20, x | 0x20 &- 97 < 26 else { return false }
         }
         return true
     }
 
     /// The bytes with A-Z turned into a-z.
-    var asciiLowercased: [UInt8] {
+    private static func asciiLowercased<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         bytes.map { $0 &- 65 < 26 ? $0 | 0x20 : $0 }
     }
 }
