@@ -105,9 +105,9 @@ int scb_column_bytes(scb_stmt *stmt, int index) { return scb_fn.column_bytes(stm
 ** because no other thread uses the connection meanwhile, which the package guarantees by giving
 ** each connection one owner (SQLITE_OPEN_NOMUTEX).
 */
-void scb_read_row(scb_stmt *stmt, int count, unsigned char *kinds, int64_t *bits) {
+void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits) {
     for (int index = 0; index < count; index++) {
-        void *value = scb_fn.column_value(stmt, index);
+        void *value = scb_fn.column_value(stmt, first + index);
         int kind = scb_fn.value_type(value);
         int64_t payload = 0;
         if (kind == 1) {

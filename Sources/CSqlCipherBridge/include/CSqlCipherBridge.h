@@ -178,15 +178,15 @@ const unsigned char *scb_column_text(scb_stmt *stmt, int index);
 const void *scb_column_blob(scb_stmt *stmt, int index);
 int scb_column_bytes(scb_stmt *stmt, int index);
 /*
-** Reads columns 0 to count-1 of the current row in one call. kinds[i] receives the column's
-** fundamental type code (1 integer, 2 real, 3 text, 4 blob, 5 NULL); bits[i] receives the
-** integer, or the IEEE-754 bit pattern of the real, and 0 for the other kinds, whose content the
-** caller reads with scb_column_text, scb_column_blob and scb_column_bytes. Each value is
+** Reads columns first to first+count-1 of the current row in one call. kinds[i] receives column
+** first+i's fundamental type code (1 integer, 2 real, 3 text, 4 blob, 5 NULL); bits[i] receives
+** the integer, or the IEEE-754 bit pattern of the real, and 0 for the other kinds, whose content
+** the caller reads with scb_column_text, scb_column_blob and scb_column_bytes. Each value is
 ** fetched from the library once (its sqlite3_value), where a type call and then a value call
 ** would look the column up twice; the statement must be used by one thread at a time, as every
 ** connection of this package is.
 */
-void scb_read_row(scb_stmt *stmt, int count, unsigned char *kinds, int64_t *bits);
+void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Low-level escape hatches for the package's own tests and benchmarks                        */

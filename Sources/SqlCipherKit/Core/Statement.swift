@@ -124,9 +124,12 @@ final class Statement {
 
     /// The value of column `index` of the current row.
     func value(at index: Int32) -> DatabaseValue {
-        switch scb_column_type(handle, index) {
-        case 1: return .integer(scb_column_int64(handle, index))
-        case 2: return .real(scb_column_double(handle, index))
+        var kind: UInt8 = 0
+        var bits: Int64 = 0
+        scb_read_columns(handle, index, 1, &kind, &bits)
+        switch kind {
+        case 1: return .integer(bits)
+        case 2: return .real(Double(bitPattern: UInt64(bitPattern: bits)))
         case 3: return text(at: index)
         case 4: return blob(at: index)
         default: return .null
@@ -169,7 +172,7 @@ final class Statement {
             if names == nil { names = columnNames() }
             let width = names.unsafelyUnwrapped.count
             try builder.reserve(width)
-            builder.appendRow(width: width, fill: { scb_read_row(handle, Int32(width), $0, $1) },
+            builder.appendRow(width: width, fill: { scb_read_columns(handle, 0, Int32(width), $0, $1) },
                               text: text(at:), blob: blob(at:))
         }
         return builder.finish(columns: RowColumns(names: names ?? columnNames())).rows()

@@ -9,7 +9,7 @@ import Foundation
 /// Why not `[DatabaseValue]`: a ``DatabaseValue`` takes 24 bytes and each copy switches on its
 /// case to retain a payload, and an array grown by appending copies itself at each doubling. On a
 /// 200,000-row fetch of integers those costs were larger than reading the values from SQLite.
-/// Here the bridge writes each row straight into the buffers (`scb_read_row`), which grow with
+/// Here the bridge writes each row straight into the buffers (`scb_read_columns`), which grow with
 /// `realloc`, as the C floor's buffer does, so large results are moved by the kernel rather than
 /// copied.
 ///
