@@ -5,13 +5,7 @@ import Testing
 /// The batch path of `save([T])`: one writer, statements prepared once per column layout, values
 /// bound by position, all inside one savepoint.
 @Suite struct EntityBatchSaveTests {
-    struct Product: Entity, Equatable {
-        static let tableName = TableName("products")
-        static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
-        var id: Int?
-        var name: String
-        var price: Double
-    }
+    typealias Product = EntityPersistenceTests.Product
 
     struct KeyOnly: Entity, Equatable {
         static let tableName = TableName("key_only")
