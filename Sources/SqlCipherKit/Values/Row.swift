@@ -30,7 +30,7 @@ public struct Row: Sendable, CustomStringConvertible {
     public var columnNames: [String] { storage.columns.names }
 
     /// The number of columns.
-    @inlinable public var count: Int { storage.columns.names.count }
+    @inlinable public var count: Int { storage.width }
 
     /// The values, in column order.
     public var values: ArraySlice<DatabaseValue> {
@@ -41,13 +41,13 @@ public struct Row: Sendable, CustomStringConvertible {
     /// ``get(_:as:)-(Int,_)`` for a checked read.
     @inlinable public subscript(index: Int) -> DatabaseValue {
         precondition(index >= 0 && index < count, "column index \(index) out of range 0..<\(count)")
-        return storage.value(at: offset + index)
+        return storage.value(unchecked: offset + index)
     }
 
     /// The value of the named column, or `nil` when the row has no such column.
     @inlinable public subscript(name: String) -> DatabaseValue? {
         guard let index = storage.columns.index(of: name) else { return nil }
-        return storage.value(at: offset + index)
+        return storage.value(unchecked: offset + index)
     }
 
     /// The named column converted to `T`, or `nil` when the column is missing, NULL, or not
@@ -61,7 +61,7 @@ public struct Row: Sendable, CustomStringConvertible {
     /// is NULL, or not convertible.
     @inlinable public func get<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) -> T? {
         guard index >= 0 && index < count else { return nil }
-        return T.fromDatabaseValue(storage.value(at: offset + index))
+        return T.fromDatabaseValue(storage.value(unchecked: offset + index))
     }
 
     /// The named column converted to `T`.

@@ -18,6 +18,8 @@ import Foundation
 @usableFromInline
 final class RowStorage: @unchecked Sendable {
     @usableFromInline let columns: RowColumns
+    /// The number of columns, kept here so that a row's bounds check is one load away.
+    @usableFromInline let width: Int
     /// The number of values, over all rows.
     @usableFromInline let valueCount: Int
     @usableFromInline let kinds: UnsafeMutablePointer<UInt8>?
@@ -28,6 +30,7 @@ final class RowStorage: @unchecked Sendable {
     fileprivate init(columns: RowColumns, valueCount: Int, kinds: UnsafeMutablePointer<UInt8>?,
                      bits: UnsafeMutablePointer<Int64>?, objects: [DatabaseValue]) {
         self.columns = columns
+        self.width = columns.names.count
         self.valueCount = valueCount
         self.kinds = kinds
         self.bits = bits
@@ -43,6 +46,13 @@ final class RowStorage: @unchecked Sendable {
     @inlinable
     func value(at index: Int) -> DatabaseValue {
         precondition(index >= 0 && index < valueCount, "value index \(index) out of range 0..<\(valueCount)")
+        return value(unchecked: index)
+    }
+
+    /// The value at `index`, which the caller has checked: a ``Row`` checks its column index
+    /// against ``width``, and its offset is a multiple of ``width`` below ``valueCount``.
+    @inlinable
+    func value(unchecked index: Int) -> DatabaseValue {
         let bits = self.bits.unsafelyUnwrapped[index]
         switch kinds.unsafelyUnwrapped[index] {
         case 1: return .integer(bits)
@@ -59,7 +69,6 @@ final class RowStorage: @unchecked Sendable {
 
     /// Splits the buffers into rows.
     func rows() -> [Row] {
-        let width = columns.names.count
         guard width > 0 else { return [] }
         return stride(from: 0, to: valueCount, by: width).map { Row(storage: self, offset: $0) }
     }
