@@ -1,3 +1,5 @@
+import Foundation
+
 /// Prepared statements of one connection, keyed by SQL text, least recently used first out.
 ///
 /// The query builder renders the same SQL for a template whatever values are bound, so a template
@@ -8,8 +10,12 @@
 /// than hashing it and costs nothing when the caller passes the same string storage each time.
 /// A hit records its time in the statement itself, so finding a statement never writes to the
 /// dictionary.
+///
+/// SQL texts match byte for byte, as SQLite reads them, never by Swift's `String ==`: that
+/// compares by Unicode canonical equivalence, so `"é"` written precomposed and as `e` plus a
+/// combining accent would be one key, while SQLite sees two different identifiers (two tables).
 struct StatementCache {
-    private var entries: [String: Statement] = [:]
+    private var entries: [SQLText: Statement] = [:]
     private var recent: Statement?
     private var previous: Statement?
     private var clock: UInt64 = 0
@@ -31,13 +37,13 @@ struct StatementCache {
     mutating func statement(for sql: String) -> Statement? {
         clock &+= 1
         let found: Statement
-        if let recent, recent.sql == sql {
+        if let recent, SQLText.sameBytes(recent.sql, sql) {
             found = recent
-        } else if let previous, previous.sql == sql {
+        } else if let previous, SQLText.sameBytes(previous.sql, sql) {
             found = previous
             self.previous = recent
             self.recent = previous
-        } else if let entry = entries[sql] {
+        } else if let entry = entries[SQLText(sql)] {
             found = entry
             previous = recent
             recent = entry
@@ -59,7 +65,7 @@ struct StatementCache {
         }
         clock &+= 1
         statement.lastUse = clock
-        entries[statement.sql] = statement
+        entries[SQLText(statement.sql)] = statement
         previous = recent
         recent = statement
     }
@@ -69,5 +75,35 @@ struct StatementCache {
         entries.removeAll()
         recent = nil
         previous = nil
+    }
+}
+
+/// SQL text as a dictionary key that compares and hashes its UTF-8 bytes.
+struct SQLText: Hashable {
+    let text: String
+
+    init(_ text: String) {
+        self.text = text
+    }
+
+    static func == (lhs: SQLText, rhs: SQLText) -> Bool {
+        sameBytes(lhs.text, rhs.text)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether `a` and `b` are the same UTF-8 bytes.
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a
+        var b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+            }
+        }
     }
 }

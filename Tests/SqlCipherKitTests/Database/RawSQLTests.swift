@@ -162,6 +162,24 @@ import Testing
         #expect(connection.cache.misses == misses + 1)   // was evicted
     }
 
+    @Test func canonicallyEquivalentSQLIsNotTheSameStatement() async throws {
+        // Swift's == says these texts are equal (canonical equivalence); SQLite compares bytes and
+        // sees two tables. The cache must not hand one table's statement to the other's SQL.
+        let precomposed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(precomposed == decomposed)
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE \"\(precomposed)\"(x); CREATE TABLE \"\(decomposed)\"(x)")
+        for _ in 0..<2 {   // the second round finds both statements in the cache
+            try await db.execute("INSERT INTO \"\(precomposed)\" VALUES (?)", 1)
+            try await db.execute("INSERT INTO \"\(decomposed)\" VALUES (?)", 2)
+        }
+        let first = try await db.query("SELECT group_concat(x) AS xs FROM \"\(precomposed)\"")[0]
+        let second = try await db.query("SELECT group_concat(x) AS xs FROM \"\(decomposed)\"")[0]
+        #expect(first.get("xs", as: String.self) == "1,1")
+        #expect(second.get("xs", as: String.self) == "2,2")
+    }
+
     @Test func statementCacheUnitLRU() throws {
         _ = try loadedLibrary()   // a bare connection needs the library loaded first
         let connection = try SQLiteConnection(path: ":memory:")
