@@ -70,8 +70,9 @@ final class SQLiteConnection {
     // MARK: Preparing
 
     /// Prepares the first statement of `sql`, and tells whether more statements follow it.
-    /// Returns nil for text with no statement (only whitespace or comments).
-    private func prepareFirst(_ sql: String) throws -> Statement? {
+    /// Returns nil for text with no statement (only whitespace or comments). The one place where
+    /// SQL text given to the package is compiled for running, cached or not.
+    func prepareFirst(_ sql: String) throws -> Statement? {
         try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
         var trailing = false

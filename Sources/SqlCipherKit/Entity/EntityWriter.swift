@@ -216,6 +216,6 @@ struct EntityWriter<T: Entity> {
             index += 1
         }
         if let thenKey { try statement.bind(thenKey, at: position) }
-        while try statement.step() {}
+        try statement.run()
     }
 }
