@@ -42,6 +42,9 @@ int scb_total_changes(scb_db *db) { return scb_fn.total_changes(db); }
 int64_t scb_last_insert_rowid(scb_db *db) { return scb_fn.last_insert_rowid(db); }
 int scb_get_autocommit(scb_db *db) { return scb_fn.get_autocommit(db); }
 void scb_interrupt(scb_db *db) { scb_fn.interrupt(db); }
+void scb_progress_handler(scb_db *db, int every, scb_progress_fn fn, void *ctx) {
+    scb_fn.progress_handler(db, every, fn, ctx);
+}
 const char *scb_db_filename(scb_db *db, const char *schema) { return scb_fn.db_filename(db, schema); }
 int scb_db_readonly(scb_db *db, const char *schema) { return scb_fn.db_readonly(db, schema); }
 

@@ -47,6 +47,7 @@
     X(int64_t, last_insert_rowid, (scb_db *)) \
     X(int, get_autocommit, (scb_db *)) \
     X(void, interrupt, (scb_db *)) \
+    X(void, progress_handler, (scb_db *, int, scb_progress_fn, void *)) \
     X(const char *, db_filename, (scb_db *, const char *)) \
     X(int, db_readonly, (scb_db *, const char *)) \
     X(int, wal_checkpoint_v2, (scb_db *, const char *, int, int *, int *)) \

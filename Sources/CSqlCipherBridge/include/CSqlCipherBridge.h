@@ -125,6 +125,13 @@ int scb_total_changes(scb_db *db);
 int64_t scb_last_insert_rowid(scb_db *db);
 int scb_get_autocommit(scb_db *db);
 void scb_interrupt(scb_db *db);
+/*
+** Progress handler (https://sqlite.org/c3ref/progress_handler.html): SQLite calls `fn(ctx)` about
+** every `every` virtual-machine instructions of a running statement, on the thread running it; a
+** nonzero return interrupts the statement with SQLITE_INTERRUPT (9). NULL removes the handler.
+*/
+typedef int (*scb_progress_fn)(void *ctx);
+void scb_progress_handler(scb_db *db, int every, scb_progress_fn fn, void *ctx);
 const char *scb_db_filename(scb_db *db, const char *schema);
 int scb_db_readonly(scb_db *db, const char *schema);
 int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed);

@@ -49,12 +49,26 @@ extension SQLiteConnection {
     }
 
     func fetch<T: Entity>(_ type: T.Type, where predicate: SQLExpression?, orderBy: [OrderingTerm],
-                          limit: Int?) throws -> [T] {
-        try fetch(type, EntityStatements.fetch(type, where: predicate, orderBy: orderBy, limit: limit).render())
+                          limit: Int?, offset: Int? = nil) throws -> [T] {
+        try fetch(type, EntityStatements.fetch(type, where: predicate, orderBy: orderBy, limit: limit, offset: offset).render())
     }
 
     func fetchOne<T: Entity>(_ type: T.Type, id: T.ID) throws -> T? {
         try fetch(type, EntityStatements.fetchOne(type, id: id).render()).first
+    }
+
+    /// The first entity matching `predicate` in the given order: the query runs with `LIMIT 1`.
+    func fetchOne<T: Entity>(_ type: T.Type, where predicate: SQLExpression, orderBy: [OrderingTerm]) throws -> T? {
+        try fetch(type, where: predicate, orderBy: orderBy, limit: 1).first
+    }
+
+    /// Every row of a raw query, decoded as `T`: columns `T` does not read are ignored.
+    func fetch<T: Decodable, Arguments: StatementArguments>(_ type: T.Type, sql: String, binding arguments: Arguments) throws -> [T] {
+        let statement = try cachedStatement(sql)
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        return try RowDecoder.decode(type, statement: statement)
     }
 
     func count<T: Entity>(_ type: T.Type, where predicate: SQLExpression?) throws -> Int {

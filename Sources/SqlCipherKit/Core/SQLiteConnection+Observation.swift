@@ -43,6 +43,9 @@ extension SQLiteConnection {
     /// Accounts for one execution of `statement`, before its first step: analyses it when nobody
     /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
     func statementWillRun(_ statement: Statement) throws {
+        if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
+            throw SqlCipherError.readOnlyViolation(sql: statement.sql)
+        }
         statement.observation.started = true
         let tracker = changeTracker
         guard tracker.isActive else { return }

@@ -6,7 +6,7 @@ extension SQLiteConnection {
     /// - Throws: ``SqlCipherError/unknownParameter(name:)`` for a binding the template does not use,
     ///   ``SqlCipherError/unboundParameter(name:)`` for a template parameter without a binding,
     ///   ``SqlCipherError/invalidQuery(reason:)`` for a parameter bound twice.
-    func boundStatement(_ fragment: SQLFragment, _ bindings: [ParameterBinding]) throws -> Statement {
+    func boundStatement(_ fragment: SQLFragment, _ bindings: [ParameterBinding], cached: Bool = true) throws -> Statement {
         var values: [String: DatabaseValue] = [:]
         values.reserveCapacity(bindings.count)
         for binding in bindings {
@@ -22,7 +22,7 @@ extension SQLiteConnection {
             throw SqlCipherError.unboundParameter(name: name)
         }
 
-        let statement = try cachedStatement(fragment.sql)
+        let statement = try cached ? cachedStatement(fragment.sql) : singleStatement(fragment.sql)
         guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: fragment.sql) }
         let expected = fragment.literals.count + fragment.parameterNames.count
         guard statement.parameterCount == expected else {

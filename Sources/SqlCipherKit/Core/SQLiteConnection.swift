@@ -15,6 +15,11 @@ final class SQLiteConnection {
     private var savepointDepth = 0
     /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
     let changeTracker = ChangeTracker()
+    /// Stops the running call's statement when its task is cancelled.
+    let interruptGate = InterruptGate()
+    /// The bodies (transaction, savepoint, read) running now, innermost last, and the cursors
+    /// they opened (SQLiteConnection+Bodies.swift).
+    var bodies = BodyStack()
 
     /// SQLite open flags (https://sqlite.org/c3ref/open.html).
     static let readWrite: Int32 = 0x0000_0002
@@ -35,6 +40,7 @@ final class SQLiteConnection {
         self.path = path
         scb_extended_result_codes(db, 1)
         installChangeTracking()
+        interruptGate.install(on: db)
         // Here rather than in DatabaseOpener so that every connection has it, conversions and
         // exports included: SQLCipher does not encrypt temporary files, and Debian's builds keep
         // temporary tables, indices and sort spills in files by default (docs/security.md). The
@@ -108,6 +114,27 @@ final class SQLiteConnection {
         guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
         if !statement.hasTrailingStatements { cache.insert(statement) }
         return statement
+    }
+
+    /// A new statement for `sql`, outside the cache, which must hold exactly one statement: for
+    /// cursors and streams, which keep their statement open while other SQL runs (a cached
+    /// statement could be handed out again and reset under them).
+    func singleStatement(_ sql: String) throws -> Statement {
+        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
+        return statement
+    }
+
+    /// A new statement (outside the cache) for `query`, bound and ready to step.
+    func openStatement(_ query: QuerySource) throws -> Statement {
+        switch query {
+        case let .sql(sql, arguments):
+            let statement = try singleStatement(sql)
+            try statement.bind(ArgumentList(arguments))
+            return statement
+        case let .fragment(fragment, bindings):
+            return try boundStatement(fragment, bindings, cached: false)
+        }
     }
 
     // MARK: Running SQL
@@ -198,10 +225,15 @@ final class SQLiteConnection {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            // A body that swallowed the interrupt of a cancelled call must not commit half of
+            // its work: the whole transaction goes.
+            if interruptGate.isCancellingCurrentCall { throw CancellationError() }
             try execute("COMMIT")
             return result
         } catch {
-            if isInTransaction { _ = try? execute("ROLLBACK") }
+            interruptGate.shielded {
+                if isInTransaction { _ = try? execute("ROLLBACK") }
+            }
             throw error
         }
     }
@@ -215,12 +247,15 @@ final class SQLiteConnection {
         try execute("SAVEPOINT \(name)")
         do {
             let result = try body()
+            if interruptGate.isCancellingCurrentCall { throw CancellationError() }
             try execute("RELEASE \(name)")
             return result
         } catch {
-            if isInTransaction {
-                _ = try? execute("ROLLBACK TO \(name)")
-                _ = try? execute("RELEASE \(name)")
+            interruptGate.shielded {
+                if isInTransaction {
+                    _ = try? execute("ROLLBACK TO \(name)")
+                    _ = try? execute("RELEASE \(name)")
+                }
             }
             throw error
         }

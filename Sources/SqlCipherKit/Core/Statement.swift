@@ -166,16 +166,45 @@ final class Statement {
     /// again inside `sqlite3_step`, so before it the count and names can still be the old ones
     /// (for example `SELECT *` after `ALTER TABLE ... ADD COLUMN`).
     func fetchAll() throws -> [Row] {
-        var names: [String]?
+        var columns: RowColumns?
+        return try fetch(limit: .max, columns: &columns).rows
+    }
+
+    /// Steps at most `limit` times and collects the rows, in one buffer; `done` tells whether the
+    /// statement reached its end. `columns` is read at the first row and then reused, so that
+    /// successive batches of one execution share one column table.
+    func fetch(limit: Int, columns: inout RowColumns?) throws -> (rows: [Row], done: Bool) {
         var builder = RowStorageBuilder()
-        while try step() {
-            if names == nil { names = columnNames() }
-            let width = names.unsafelyUnwrapped.count
-            try builder.reserve(width)
-            builder.appendRow(width: width, fill: { scb_read_columns(handle, 0, Int32(width), $0, $1) },
-                              text: text(at:), blob: blob(at:))
+        var fetched = 0
+        var done = false
+        while fetched < limit {
+            guard try step() else {
+                done = true
+                break
+            }
+            if columns == nil { columns = RowColumns(names: columnNames()) }
+            try appendCurrentRow(to: &builder, width: columns.unsafelyUnwrapped.names.count)
+            fetched += 1
         }
-        return builder.finish(columns: RowColumns(names: names ?? columnNames())).rows()
+        let storage = builder.finish(columns: columns ?? RowColumns(names: columnNames()))
+        return (storage.rows(), done)
+    }
+
+    /// The row the statement is positioned on (after a ``step()`` that returned true), as a
+    /// ``Row`` of its own. `columns` is read at the first call and then reused.
+    func currentRow(columns: inout RowColumns?) throws -> Row {
+        if columns == nil { columns = RowColumns(names: columnNames()) }
+        let table = columns.unsafelyUnwrapped
+        var builder = RowStorageBuilder()
+        try appendCurrentRow(to: &builder, width: table.names.count)
+        return Row(storage: builder.finish(columns: table), offset: 0)
+    }
+
+    @inline(__always)
+    private func appendCurrentRow(to builder: inout RowStorageBuilder, width: Int) throws {
+        try builder.reserve(width)
+        builder.appendRow(width: width, fill: { scb_read_columns(handle, 0, Int32(width), $0, $1) },
+                          text: text(at:), blob: blob(at:))
     }
 
     /// Runs the statement to completion, discarding rows.

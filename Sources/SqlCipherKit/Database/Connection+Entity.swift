@@ -20,10 +20,34 @@ extension Connection {
         try core.save(entities)
     }
 
-    /// The entities matching `predicate`, ordered and limited. See ``Database/fetch(_:where:orderBy:limit:)``.
+    /// The entities matching `predicate`, ordered, limited and offset. See
+    /// ``Database/fetch(_:where:orderBy:limit:offset:)``.
     public func fetch<T: Entity>(_ type: T.Type, where predicate: SQLExpression? = nil,
-                                 orderBy: any SQLOrderable..., limit: Int? = nil) throws -> [T] {
-        try core.fetch(type, where: predicate, orderBy: orderBy.map(\.orderingTerm), limit: limit)
+                                 orderBy: any SQLOrderable..., limit: Int? = nil, offset: Int? = nil) throws -> [T] {
+        try core.fetch(type, where: predicate, orderBy: orderBy.map(\.orderingTerm), limit: limit, offset: offset)
+    }
+
+    /// The first entity matching `predicate` in the given order, or nil.
+    public func fetchOne<T: Entity>(_ type: T.Type, where predicate: SQLExpression,
+                                    orderBy: any SQLOrderable...) throws -> T? {
+        try core.fetchOne(type, where: predicate, orderBy: orderBy.map(\.orderingTerm))
+    }
+
+    /// Every row of a raw SQL query decoded as `T`. See ``Database/fetch(_:sql:_:)``.
+    public func fetch<T: Decodable>(_ type: T.Type, sql: String,
+                                    _ arguments: (any DatabaseValueConvertible)?...) throws -> [T] {
+        try core.fetch(type, sql: sql, binding: ArgumentList(arguments))
+    }
+
+    /// Every row of a raw SQL query decoded as `T`, with an array of arguments.
+    public func fetch<T: Decodable>(_ type: T.Type, sql: String,
+                                    arguments: [(any DatabaseValueConvertible)?]) throws -> [T] {
+        try core.fetch(type, sql: sql, binding: ArgumentList(arguments))
+    }
+
+    /// Every row of a ``Select`` template decoded as `T`.
+    public func fetch<T: Decodable>(_ type: T.Type, _ select: Select, _ bindings: ParameterBinding...) throws -> [T] {
+        try core.fetch(type, select.render(), bindings)
     }
 
     /// The entity whose primary key is `id`, or nil.

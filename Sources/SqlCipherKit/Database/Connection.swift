@@ -13,9 +13,12 @@
 /// ``Database``, and reads see the body's own uncommitted writes.
 public struct Connection: ~Copyable {
     let core: SQLiteConnection
+    /// The body this connection was lent to: cursors opened through it end with that body.
+    let body: UInt64
 
-    init(_ core: SQLiteConnection) {
+    init(_ core: SQLiteConnection, body: UInt64) {
         self.core = core
+        self.body = body
     }
 
     /// Runs SQL with `?` arguments; returns the number of rows changed. See ``Database/execute(_:_:)``.
@@ -53,9 +56,68 @@ public struct Connection: ~Copyable {
     ///     }
     /// }
     /// ```
+    ///
+    /// Unlike the bodies of ``Database``, this body runs right here, on the executor that already
+    /// runs the enclosing body, so it need not be `@Sendable`: it may change the enclosing body's
+    /// local variables.
     @discardableResult
     public func savepoint<T>(_ body: (borrowing Connection) throws -> T) throws -> T {
-        try core.inSavepoint { try body(self) }
+        let core = self.core
+        return try core.inSavepoint {
+            try core.runBody { id in
+                let connection = Connection(core, body: id)
+                return try body(connection)
+            }
+        }
+    }
+
+    /// A cursor over the rows of a query with `?` arguments: rows are read one at a time as you
+    /// call ``Cursor/next()``, so a result of any size needs the memory of one row.
+    ///
+    /// ```swift
+    /// try await db.read { conn in
+    ///     let cursor = try conn.cursor("SELECT id, body FROM notes ORDER BY id")
+    ///     while let row = try cursor.next() {
+    ///         print(row.get("body", as: String.self) ?? "")
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The cursor lives until this body ends (see ``Cursor``).
+    /// - Throws: ``SqlCipherError/multipleStatements(sql:)``,
+    ///   ``SqlCipherError/argumentCountMismatch(expected:given:sql:)`` and SQLite's errors.
+    public func cursor(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Cursor<Row> {
+        try cursor(sql, arguments: arguments)
+    }
+
+    /// A cursor over the rows of a query with an array of arguments.
+    public func cursor(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Cursor<Row> {
+        try Cursor.rows(core.openStatement(.sql(sql, arguments)), core: core, body: body)
+    }
+
+    /// A cursor over the rows of a ``Select`` template.
+    public func cursor(_ select: Select, _ bindings: ParameterBinding...) throws -> Cursor<Row> {
+        try Cursor.rows(core.openStatement(.select(select, bindings)), core: core, body: body)
+    }
+
+    /// A cursor that decodes each row of a raw SQL query as `T` (an ``Entity`` or any `Decodable`
+    /// type): columns `T` does not read are ignored.
+    ///
+    /// ```swift
+    /// try await db.read { conn in
+    ///     let products = try conn.cursor(Product.self, sql: "SELECT * FROM products WHERE price < ?", 10.0)
+    ///     while let product = try products.next() { print(product.name) }
+    /// }
+    /// ```
+    public func cursor<T: Decodable>(_ type: T.Type, sql: String,
+                                     _ arguments: (any DatabaseValueConvertible)?...) throws -> Cursor<T> {
+        try Cursor.decoding(core.openStatement(.sql(sql, arguments)), core: core, body: body)
+    }
+
+    /// A cursor that decodes each row of a ``Select`` template as `T`.
+    public func cursor<T: Decodable>(_ type: T.Type, _ select: Select,
+                                     _ bindings: ParameterBinding...) throws -> Cursor<T> {
+        try Cursor.decoding(core.openStatement(.select(select, bindings)), core: core, body: body)
     }
 
     /// The rowid of the last row inserted on this connection (https://sqlite.org/c3ref/last_insert_rowid.html).

@@ -17,8 +17,8 @@ extension Database {
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` for an entity that cannot be
     ///   stored (for example a nil `String` key), and SQLite's constraint errors.
     @discardableResult
-    public func save<T: Entity>(_ entity: T) throws -> T {
-        try liveConnection().save(entity)
+    public func save<T: Entity>(_ entity: T) async throws -> T {
+        try await perform { try $0.save(entity) }
     }
 
     /// Saves every entity, atomically: when one fails, none is saved. Returns the saved copies.
@@ -26,21 +26,77 @@ extension Database {
     /// Runs in a savepoint, so inside ``transaction(_:)`` (through ``Connection/save(_:)-([T])``) it
     /// undoes only its own work when it fails.
     @discardableResult
-    public func save<T: Entity>(_ entities: [T]) throws -> [T] {
-        try liveConnection().save(entities)
+    public func save<T: Entity>(_ entities: [T]) async throws -> [T] {
+        try await perform { try $0.save(entities) }
     }
 
-    /// The entities matching `predicate`, in the given order, at most `limit` of them.
+    /// The entities matching `predicate`, in the given order: at most `limit` of them, after
+    /// skipping `offset`.
     ///
     /// ```swift
     /// let affordable = try await db.fetch(Product.self, where: col("price") <= 10.0,
     ///                                     orderBy: col("price").descending, col("name"), limit: 20)
+    /// let secondPage = try await db.fetch(Product.self, orderBy: col("name"), limit: 20, offset: 20)
     /// ```
     /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)`` when a row does not
     ///   fit the type, naming the column, what it holds and what was expected.
     public func fetch<T: Entity>(_ type: T.Type, where predicate: SQLExpression? = nil,
-                                 orderBy: any SQLOrderable..., limit: Int? = nil) throws -> [T] {
-        try liveConnection().fetch(type, where: predicate, orderBy: orderBy.map(\.orderingTerm), limit: limit)
+                                 orderBy: any SQLOrderable..., limit: Int? = nil, offset: Int? = nil) async throws -> [T] {
+        let terms = orderBy.map(\.orderingTerm)
+        return try await perform { try $0.fetch(type, where: predicate, orderBy: terms, limit: limit, offset: offset) }
+    }
+
+    /// The first entity matching `predicate` in the given order, or nil.
+    ///
+    /// ```swift
+    /// let cheapest = try await db.fetchOne(Product.self, where: col("price") > 0.0, orderBy: col("price"))
+    /// ```
+    public func fetchOne<T: Entity>(_ type: T.Type, where predicate: SQLExpression,
+                                    orderBy: any SQLOrderable...) async throws -> T? {
+        let terms = orderBy.map(\.orderingTerm)
+        return try await perform { try $0.fetchOne(type, where: predicate, orderBy: terms) }
+    }
+
+    /// Every row of a raw SQL query decoded as `T`: an ``Entity``, or any `Decodable` type whose
+    /// properties are columns of the result (a join, an aggregate, a view).
+    ///
+    /// ```swift
+    /// struct OrderLine: Decodable, Sendable { var customer: String; var sku: String }
+    /// let lines = try await db.fetch(OrderLine.self, sql: """
+    ///     SELECT orders.customer, line_items.sku
+    ///     FROM orders JOIN line_items ON line_items.orderID = orders.id
+    ///     WHERE orders.customer = ?
+    ///     """, "Alice")
+    /// ```
+    ///
+    /// Columns that `T` does not read are ignored. Values map as for entities (``Entity``).
+    /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)`` naming the type
+    ///   and the column when a column `T` needs is missing (`stored` is "no such column") or does
+    ///   not fit, and SQLite's errors.
+    public func fetch<T: Decodable & Sendable>(_ type: T.Type, sql: String,
+                                               _ arguments: (any DatabaseValueConvertible)?...) async throws -> [T] {
+        try await perform { try $0.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
+    }
+
+    /// Every row of a raw SQL query decoded as `T`, with an array of arguments.
+    public func fetch<T: Decodable & Sendable>(_ type: T.Type, sql: String,
+                                               arguments: [(any DatabaseValueConvertible)?]) async throws -> [T] {
+        try await perform { try $0.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
+    }
+
+    /// Every row of a ``Select`` template decoded as `T`.
+    ///
+    /// ```swift
+    /// let customer = Param<String>("customer")
+    /// let join = Select(col("orders.customer"), col("line_items.sku"))
+    ///     .from(TableName("orders"))
+    ///     .join(TableName("line_items"), on: col("line_items.orderID") == col("orders.id"))
+    ///     .where(col("orders.customer") == customer)
+    /// let lines = try await db.fetch(OrderLine.self, join, customer.set("Alice"))
+    /// ```
+    public func fetch<T: Decodable & Sendable>(_ type: T.Type, _ select: Select,
+                                               _ bindings: ParameterBinding...) async throws -> [T] {
+        try await perform { try $0.fetch(type, select.render(), bindings) }
     }
 
     /// The entity whose primary key is `id`, or nil.
@@ -48,19 +104,19 @@ extension Database {
     /// ```swift
     /// if let found = try await db.fetchOne(Product.self, id: 1) { print(found.name) }
     /// ```
-    public func fetchOne<T: Entity>(_ type: T.Type, id: T.ID) throws -> T? {
-        try liveConnection().fetchOne(type, id: id)
+    public func fetchOne<T: Entity>(_ type: T.Type, id: T.ID) async throws -> T? {
+        try await perform { try $0.fetchOne(type, id: id) }
     }
 
     /// The number of entities matching `predicate` (all of them without one).
-    public func count<T: Entity>(_ type: T.Type, where predicate: SQLExpression? = nil) throws -> Int {
-        try liveConnection().count(type, where: predicate)
+    public func count<T: Entity>(_ type: T.Type, where predicate: SQLExpression? = nil) async throws -> Int {
+        try await perform { try $0.count(type, where: predicate) }
     }
 
     /// Deletes the entity whose primary key is `id`; returns the number of rows deleted (0 or 1).
     @discardableResult
-    public func delete<T: Entity>(_ type: T.Type, id: T.ID) throws -> Int {
-        try liveConnection().delete(type, id: id)
+    public func delete<T: Entity>(_ type: T.Type, id: T.ID) async throws -> Int {
+        try await perform { try $0.delete(type, id: id) }
     }
 
     /// Deletes the entities matching `predicate`; returns the number of rows deleted.
@@ -69,19 +125,19 @@ extension Database {
     /// let removed = try await db.delete(Product.self, where: col("price") > 100.0)
     /// ```
     @discardableResult
-    public func delete<T: Entity>(_ type: T.Type, where predicate: SQLExpression) throws -> Int {
-        try liveConnection().delete(type, where: predicate)
+    public func delete<T: Entity>(_ type: T.Type, where predicate: SQLExpression) async throws -> Int {
+        try await perform { try $0.delete(type, where: predicate) }
     }
 
     /// Saves with an explicit strategy, so tests can run the pre-UPSERT path on any SQLite.
     @discardableResult
-    func save<T: Entity>(_ entity: T, strategy: EntitySaveStrategy) throws -> T {
-        try liveConnection().save(entity, strategy: strategy)
+    func save<T: Entity>(_ entity: T, strategy: EntitySaveStrategy) async throws -> T {
+        try await perform { try $0.save(entity, strategy: strategy) }
     }
 
     /// Saves a batch with an explicit strategy, so tests can run the pre-UPSERT path on any SQLite.
     @discardableResult
-    func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy) throws -> [T] {
-        try liveConnection().save(entities, strategy: strategy)
+    func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy) async throws -> [T] {
+        try await perform { try $0.save(entities, strategy: strategy) }
     }
 }

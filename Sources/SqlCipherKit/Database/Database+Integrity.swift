@@ -62,8 +62,11 @@ extension Database {
     /// A damaged page that stops a check is reported as a problem, not thrown.
     ///
     /// - Throws: ``SqlCipherError/databaseClosed``; SQLite errors other than damage.
-    public func verifyIntegrity() throws -> IntegrityReport {
-        let core = try liveConnection()
+    public func verifyIntegrity() async throws -> IntegrityReport {
+        try await perform { try integrityReport(on: $0) }
+    }
+
+    private func integrityReport(on core: SQLiteConnection) throws -> IntegrityReport {
         var run: [IntegrityReport.Check] = []
         var skipped: [IntegrityReport.Skipped] = []
         var problems: [String] = []

@@ -16,8 +16,8 @@ extension Database {
     ///   list does not contain (a database migrated by a newer program), before changing anything;
     ///   ``SqlCipherError/migrationFailed(id:reason:)`` for a failing migration;
     ///   ``SqlCipherError/invalidQuery(reason:)`` for duplicate or empty ids, or inside a transaction.
-    public func migrate(_ migrations: [any Migration]) throws {
-        try liveConnection().migrate(migrations)
+    public func migrate(_ migrations: [any Migration]) async throws {
+        try await perform { try $0.migrate(migrations) }
     }
 
     /// Reverses every applied migration from the one called `id` to the end of `migrations`, newest
@@ -33,22 +33,22 @@ extension Database {
     /// - Throws: ``SqlCipherError/unknownMigration(id:)`` when `id` is not in the list or not applied;
     ///   ``SqlCipherError/migrationNotReversible(id:)`` for a migration without `down`;
     ///   ``SqlCipherError/migrationFailed(id:reason:)``; ``SqlCipherError/unknownAppliedMigrations(ids:)``.
-    public func rollback(to id: String, using migrations: [any Migration]) throws {
-        try liveConnection().rollback(to: id, using: migrations)
+    public func rollback(to id: String, using migrations: [any Migration]) async throws {
+        try await perform { try $0.rollback(to: id, using: migrations) }
     }
 
     /// The ids of the applied migrations, in the order they were applied.
-    public func appliedMigrations() throws -> [String] {
-        try liveConnection().appliedMigrationIDs()
+    public func appliedMigrations() async throws -> [String] {
+        try await perform { try $0.appliedMigrationIDs() }
     }
 
     /// `migrate` with the table-rebuild path forced on every SQLite version, for tests.
-    func migrate(_ migrations: [any Migration], forceTableRebuild: Bool) throws {
-        try liveConnection().migrate(migrations, forceTableRebuild: forceTableRebuild)
+    func migrate(_ migrations: [any Migration], forceTableRebuild: Bool) async throws {
+        try await perform { try $0.migrate(migrations, forceTableRebuild: forceTableRebuild) }
     }
 
     /// `rollback` with the table-rebuild path forced on every SQLite version, for tests.
-    func rollback(to id: String, using migrations: [any Migration], forceTableRebuild: Bool) throws {
-        try liveConnection().rollback(to: id, using: migrations, forceTableRebuild: forceTableRebuild)
+    func rollback(to id: String, using migrations: [any Migration], forceTableRebuild: Bool) async throws {
+        try await perform { try $0.rollback(to: id, using: migrations, forceTableRebuild: forceTableRebuild) }
     }
 }

@@ -8,25 +8,25 @@ extension Database {
     /// ```
     /// - Throws: ``SqlCipherError/unboundParameter(name:)``, ``SqlCipherError/unknownParameter(name:)``,
     ///   ``SqlCipherError/invalidQuery(reason:)`` and SQLite's errors.
-    public func query(_ select: Select, _ bindings: ParameterBinding...) throws -> [Row] {
-        try liveConnection().query(select.render(), bindings)
+    public func query(_ select: Select, _ bindings: ParameterBinding...) async throws -> [Row] {
+        try await perform { try $0.query(select.render(), bindings) }
     }
 
     /// Runs a ``Select`` template with an array of parameter values.
-    public func query(_ select: Select, bindings: [ParameterBinding]) throws -> [Row] {
-        try liveConnection().query(select.render(), bindings)
+    public func query(_ select: Select, bindings: [ParameterBinding]) async throws -> [Row] {
+        try await perform { try $0.query(select.render(), bindings) }
     }
 
     /// Runs an ``Insert`` template; returns the number of rows inserted (0 when ignored).
     @discardableResult
-    public func execute(_ insert: Insert, _ bindings: ParameterBinding...) throws -> Int {
-        try liveConnection().execute(insert.render(), bindings)
+    public func execute(_ insert: Insert, _ bindings: ParameterBinding...) async throws -> Int {
+        try await perform { try $0.execute(insert.render(), bindings) }
     }
 
     /// Runs an ``Insert`` template with an array of parameter values.
     @discardableResult
-    public func execute(_ insert: Insert, bindings: [ParameterBinding]) throws -> Int {
-        try liveConnection().execute(insert.render(), bindings)
+    public func execute(_ insert: Insert, bindings: [ParameterBinding]) async throws -> Int {
+        try await perform { try $0.execute(insert.render(), bindings) }
     }
 
     /// Runs an ``Update`` template; returns the number of rows changed.
@@ -35,27 +35,27 @@ extension Database {
     /// try await db.execute(updatePrice, newPrice.set(39.99), targetId.set(7))
     /// ```
     @discardableResult
-    public func execute(_ update: Update, _ bindings: ParameterBinding...) throws -> Int {
-        try liveConnection().execute(update.render(), bindings)
+    public func execute(_ update: Update, _ bindings: ParameterBinding...) async throws -> Int {
+        try await perform { try $0.execute(update.render(), bindings) }
     }
 
     /// Runs an ``Update`` template with an array of parameter values.
     @discardableResult
-    public func execute(_ update: Update, bindings: [ParameterBinding]) throws -> Int {
-        try liveConnection().execute(update.render(), bindings)
+    public func execute(_ update: Update, bindings: [ParameterBinding]) async throws -> Int {
+        try await perform { try $0.execute(update.render(), bindings) }
     }
 
     /// Runs a ``Delete`` template; returns the number of rows deleted.
     /// - Throws: ``SqlCipherError/deleteWithoutWhere(table:)`` for a delete without a condition
     ///   that was not created with `allRows: true`.
     @discardableResult
-    public func execute(_ delete: Delete, _ bindings: ParameterBinding...) throws -> Int {
-        try liveConnection().execute(delete.render(), bindings)
+    public func execute(_ delete: Delete, _ bindings: ParameterBinding...) async throws -> Int {
+        try await perform { try $0.execute(delete.render(), bindings) }
     }
 
     /// Runs a ``Delete`` template with an array of parameter values.
     @discardableResult
-    public func execute(_ delete: Delete, bindings: [ParameterBinding]) throws -> Int {
-        try liveConnection().execute(delete.render(), bindings)
+    public func execute(_ delete: Delete, bindings: [ParameterBinding]) async throws -> Int {
+        try await perform { try $0.execute(delete.render(), bindings) }
     }
 }

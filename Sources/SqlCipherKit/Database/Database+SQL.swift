@@ -10,17 +10,21 @@ extension Database {
     /// before a failing one stay applied, as with `sqlite3_exec`; wrap them in ``transaction(_:)``
     /// to make them atomic). With arguments the text must be exactly one statement, and there must
     /// be one argument per parameter.
+    ///
+    /// Cancelling the task that awaits the call interrupts the statement and throws
+    /// `CancellationError`; what an interrupted statement had changed is undone by SQLite.
     /// - Throws: ``SqlCipherError/argumentCountMismatch(expected:given:sql:)``,
-    ///   ``SqlCipherError/multipleStatements(sql:)``, ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``.
+    ///   ``SqlCipherError/multipleStatements(sql:)``, ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``,
+    ///   `CancellationError`.
     @discardableResult
-    public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
-        try liveConnection().execute(sql, binding: ArgumentList(arguments))
+    public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async throws -> Int {
+        try await perform { try $0.execute(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs SQL with an array of arguments; returns the number of rows changed.
     @discardableResult
-    public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
-        try liveConnection().execute(sql, binding: ArgumentList(arguments))
+    public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) async throws -> Int {
+        try await perform { try $0.execute(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs one query with `?` positional arguments and returns every row.
@@ -29,13 +33,16 @@ extension Database {
     /// let rows = try await db.query("SELECT id, name FROM products WHERE price < ? ORDER BY price", 50.0)
     /// let names = rows.compactMap { $0.get("name", as: String.self) }
     /// ```
-    public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
-        try liveConnection().query(sql, binding: ArgumentList(arguments))
+    ///
+    /// The whole result is built in memory. For large results read rows one at a time with
+    /// ``stream(_:_:batchSize:)`` or a ``Connection/cursor(_:_:)`` inside ``read(_:)``.
+    public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async throws -> [Row] {
+        try await perform { try $0.query(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs one query with an array of arguments and returns every row.
-    public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
-        try liveConnection().query(sql, binding: ArgumentList(arguments))
+    public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) async throws -> [Row] {
+        try await perform { try $0.query(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` and returns its value; rolls back and rethrows
@@ -53,27 +60,69 @@ extension Database {
     /// `IMMEDIATE` takes the write lock at the start, so a transaction never fails half-way with
     /// `SQLITE_BUSY` when it first writes. Inside a transaction opened by hand (`execute("BEGIN")`)
     /// the body runs in a savepoint instead.
+    ///
+    /// The body is `@Sendable` because it runs on the database's executor, not the caller's: it may
+    /// capture constants and `Sendable` values (a `let` array of entities, an id), but not a
+    /// caller's mutable variable or main-actor state. Return what the body computed instead of
+    /// writing it to an outer variable. This makes the same code compile and run from a
+    /// `@MainActor` method, another actor, `Task.detached` and top-level `main.swift` alike.
+    ///
+    /// When the task awaiting the call is cancelled, the running statement is interrupted, the
+    /// whole transaction is rolled back (even if the body caught the interrupt and went on), and
+    /// the call throws `CancellationError`.
     @discardableResult
-    public func transaction<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
-        let core = try liveConnection()
-        // A named local, not a temporary: Swift 6.3.1 crashes in release builds (GenericSpecializer,
-        // "Cannot initialize a nonCopyable type with a guaranteed value") when the ~Copyable
-        // Connection is built inline as the argument.
-        return try core.inTransaction {
-            let connection = Connection(core)
-            return try body(connection)
+    public func transaction<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
+        try await perform { core in
+            try core.inTransaction {
+                try core.runBody { id in
+                    // A named local, not a temporary: Swift 6.3.1 crashes in release builds
+                    // (GenericSpecializer, "Cannot initialize a nonCopyable type with a guaranteed
+                    // value") when the ~Copyable Connection is built inline as the argument.
+                    let connection = Connection(core, body: id)
+                    return try body(connection)
+                }
+            }
         }
     }
 
     /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
-    /// behaves like ``transaction(_:)`` with a deferred begin.
+    /// behaves like ``transaction(_:)`` with a deferred begin. The body is `@Sendable` for the
+    /// reason given at ``transaction(_:)``.
     @discardableResult
-    public func savepoint<T: Sendable>(_ body: (borrowing Connection) throws -> T) throws -> T {
-        let core = try liveConnection()
-        // A named local for the same compiler crash as in transaction(_:).
-        return try core.inSavepoint {
-            let connection = Connection(core)
-            return try body(connection)
+    public func savepoint<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
+        try await perform { core in
+            try core.inSavepoint {
+                try core.runBody { id in
+                    // A named local for the same compiler crash as in transaction(_:).
+                    let connection = Connection(core, body: id)
+                    return try body(connection)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` in a read-only transaction: every statement in it sees the same committed state
+    /// of the database, and a statement that would write is refused before it runs.
+    ///
+    /// ```swift
+    /// let (count, newest) = try await db.read { conn in
+    ///     let count = try conn.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) ?? 0
+    ///     let newest = try conn.query("SELECT max(id) FROM notes")[0].get(0, as: Int.self)
+    ///     return (count, newest)
+    /// }
+    /// ```
+    ///
+    /// The place for cursors over large results (``Connection/cursor(_:_:)``). Runs in a savepoint,
+    /// so it nests inside a transaction opened by hand. The body is `@Sendable` for the reason given
+    /// at ``transaction(_:)``.
+    /// - Throws: ``SqlCipherError/readOnlyViolation(sql:)`` for a statement that writes, what the
+    ///   body throws, `CancellationError`.
+    public func read<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
+        try await perform { core in
+            try core.inReadTransaction { id in
+                let connection = Connection(core, body: id)
+                return try body(connection)
+            }
         }
     }
 }

@@ -33,6 +33,8 @@ public actor Database {
     public nonisolated let isReadOnly: Bool
 
     var connection: SQLiteConnection?
+    /// The statements of open ``DatabaseStream`` iterators (DatabaseStream.swift).
+    var streams = OpenStreams()
 
     /// The busy timeout every connection gets, in milliseconds.
     static let busyTimeoutMilliseconds: Int32 = 5000
@@ -123,10 +125,37 @@ public actor Database {
         return connection
     }
 
+    /// Runs `work` on the connection as one cancellable call: every public method that runs SQL
+    /// goes through here.
+    ///
+    /// A call whose task is already cancelled does not start. When the task is cancelled while
+    /// `work` runs, the running statement is interrupted (``InterruptGate``), an open transaction
+    /// is rolled back, and the call throws `CancellationError` whatever error the interrupted
+    /// work reported. `work` runs synchronously on the actor from start to end: there is no
+    /// suspension point inside it, so no other call interleaves with it.
+    func perform<T>(_ work: (SQLiteConnection) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let core = try liveConnection()
+        let gate = core.interruptGate
+        let call = gate.begin()
+        defer { gate.end(call) }
+        return try await withTaskCancellationHandler {
+            do {
+                return try work(core)
+            } catch {
+                if gate.wasCancelled(call) { throw CancellationError() }
+                throw error
+            }
+        } onCancel: {
+            gate.cancel(call)
+        }
+    }
+
     /// Closes the database. Later calls throw ``SqlCipherError/databaseClosed``. Closing twice is harmless.
     ///
     /// A database is also closed when the last reference to it goes away.
     public func close() {
+        streams.closeAll()
         connection?.close()
         connection = nil
     }

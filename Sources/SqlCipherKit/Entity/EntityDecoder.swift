@@ -176,6 +176,13 @@ struct RowDecoder: Decoder {
         return result
     }
 
+    /// Decodes the row `context`'s statement is positioned on, for cursors that step one row at
+    /// a time. The caller calls `context.finish()` when done.
+    static func decodeCurrentRow<T: Decodable>(_ type: T.Type, context: RowDecodingContext) throws -> T {
+        context.startRow()
+        return try decode(type, decoder: RowDecoder(context: context))
+    }
+
     private static func decode<T: Decodable>(_ type: T.Type, decoder: RowDecoder) throws -> T {
         do {
             return try T(from: decoder)

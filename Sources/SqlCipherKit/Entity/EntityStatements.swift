@@ -3,12 +3,13 @@
 enum EntityStatements {
     /// `SELECT * FROM table [WHERE …] [ORDER BY …] [LIMIT …]`, as run by `fetch(_:where:orderBy:limit:)`.
     static func fetch<T: Entity>(
-        _ type: T.Type, where predicate: SQLExpression?, orderBy: [OrderingTerm], limit: Int?
+        _ type: T.Type, where predicate: SQLExpression?, orderBy: [OrderingTerm], limit: Int?, offset: Int? = nil
     ) -> Select {
         var select = Select(.all).from(T.tableName)
         if let predicate { select = select.where(predicate) }
         if !orderBy.isEmpty { select = select.orderBy(orderBy) }
         if let limit { select = select.limit(limit) }
+        if let offset { select = select.offset(offset) }
         return select
     }
 

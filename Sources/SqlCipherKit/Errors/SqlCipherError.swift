@@ -83,8 +83,12 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case columnIndexOutOfRange(index: Int, count: Int)
     /// A stored value cannot be converted to the requested Swift type.
     case typeMismatch(column: String, stored: String, expected: String)
-    /// A ``Connection`` was used after the transaction body that received it returned.
+    /// A ``Connection`` or a ``Cursor`` was used after the body that received or opened it
+    /// returned.
     case connectionNotUsable
+    /// A statement that writes ran inside a read-only body (``Database/read(_:)``). Nothing was
+    /// run.
+    case readOnlyViolation(sql: String)
 
     // MARK: Query builder, entities, migrations
 
@@ -195,7 +199,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .typeMismatch(column, stored, expected):
             return "Column \"\(column)\" holds \(stored), which cannot be read as \(expected)."
         case .connectionNotUsable:
-            return "This Connection belongs to a transaction that has ended; use it only inside the body."
+            return "This Connection or cursor belongs to a transaction, savepoint or read body that has ended; "
+                + "use it only inside the body. To read rows from outside a body, use db.stream(...)."
+        case let .readOnlyViolation(sql):
+            return "`\(sql)` writes, but it ran inside a read-only body (db.read { ... }), so it was not run. "
+                + "Use db.transaction { ... } (or db.write on a pool) for statements that change the database."
         case let .unboundParameter(name):
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):

@@ -58,7 +58,13 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
 
     private func readClosure(_ body: @Sendable (borrowing Connection) throws -> Value,
                              on connection: SQLiteConnection) throws -> Value {
-        let (value, region) = try connection.changeTracker.recordingReads { try body(Connection(connection)) }
+        // A read-only body: an observer that wrote would notify itself (and others) without end.
+        let (value, region) = try connection.changeTracker.recordingReads {
+            try connection.runBody(readOnly: true) { id in
+                let lent = Connection(connection, body: id)
+                return try body(lent)
+            }
+        }
         self.region = region
         return value
     }

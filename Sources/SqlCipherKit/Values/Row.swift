@@ -91,6 +91,19 @@ public struct Row: Sendable, CustomStringConvertible {
         return converted
     }
 
+    /// The row decoded as `T`: an ``Entity`` or any `Decodable` type whose properties are
+    /// columns of the row. Columns `T` does not read are ignored.
+    ///
+    /// ```swift
+    /// let rows = try await db.query("SELECT * FROM products WHERE price < ?", 10.0)
+    /// let products = try rows.map { try $0.decode(Product.self) }
+    /// ```
+    /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)`` naming the type
+    ///   and the column that is missing or does not fit.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try RowDecoder.decode(type, rows: [self])[0]
+    }
+
     /// The row as `name: value` pairs.
     public var description: String {
         "[" + zip(columnNames, values).map { "\($0): \($1)" }.joined(separator: ", ") + "]"

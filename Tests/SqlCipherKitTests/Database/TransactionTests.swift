@@ -74,7 +74,7 @@ import Testing
         let db = try await database()
         // Each level inserts a row and opens a savepoint for the next; level 21 throws, and level
         // 20 catches it: levels 21...30 are undone, 1...20 stay.
-        func nest(_ conn: borrowing Connection, depth: Int) throws {
+        @Sendable func nest(_ conn: borrowing Connection, depth: Int) throws {
             try conn.execute("INSERT INTO t VALUES (?)", "level \(depth)")
             if depth < 30 {
                 do {

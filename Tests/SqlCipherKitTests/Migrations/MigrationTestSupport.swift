@@ -24,17 +24,17 @@ struct StepMigration: Migration {
 
 extension Database {
     /// The table's column names, in order.
-    func builderColumns(_ table: String) throws -> [String] {
-        try query("PRAGMA table_info(\(try SQLRenderer.quoteIdentifier(table)))").compactMap { $0.get("name", as: String.self) }
+    func builderColumns(_ table: String) async throws -> [String] {
+        try await query("PRAGMA table_info(\(try SQLRenderer.quoteIdentifier(table)))").compactMap { $0.get("name", as: String.self) }
     }
 
     /// The names of the schema objects of one type, sorted.
-    func builderSchemaNames(_ type: String) throws -> [String] {
-        try query("SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name", type)
+    func builderSchemaNames(_ type: String) async throws -> [String] {
+        try await query("SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name", type)
             .compactMap { $0.get("name", as: String.self) }
     }
 
-    func builderScalarInt(_ sql: String) throws -> Int? {
-        try query(sql).first?.get(0, as: Int.self)
+    func builderScalarInt(_ sql: String) async throws -> Int? {
+        try await query(sql).first?.get(0, as: Int.self)
     }
 }

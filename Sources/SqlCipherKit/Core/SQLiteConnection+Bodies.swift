@@ -1,0 +1,75 @@
+/// Something opened inside a body that must not outlive it (a ``Cursor``).
+protocol BodyScoped: AnyObject {
+    /// Releases what it holds (its statement) and refuses any later use.
+    func bodyDidEnd()
+}
+
+/// The bodies a connection runs now (a `transaction`, `savepoint` or `read` closure, nested
+/// savepoints included), innermost last, with what each opened.
+///
+/// A body's number is handed to the ``Connection`` it receives and to every cursor opened through
+/// that connection, so a cursor knows when its body has ended even if a reference to it survives
+/// (Swift cannot forbid that for a class), and the connection can release the cursor's statement
+/// at the body's end instead of leaving a read open until the cursor is freed.
+struct BodyStack {
+    private var open: [UInt64] = []
+    private var last: UInt64 = 0
+    /// How many of the open bodies are read-only (`read`): while above zero, statements that
+    /// write are refused before they run.
+    private(set) var readOnlyDepth = 0
+    private var scoped: [(body: UInt64, object: Weak)] = []
+
+    private struct Weak {
+        weak var object: (any BodyScoped)?
+    }
+
+    /// Opens a body and returns its number.
+    mutating func push(readOnly: Bool) -> UInt64 {
+        last &+= 1
+        open.append(last)
+        if readOnly { readOnlyDepth += 1 }
+        return last
+    }
+
+    /// Closes body `id` (the innermost) and returns what it opened, for the caller to release.
+    mutating func pop(_ id: UInt64, readOnly: Bool) -> [any BodyScoped] {
+        if open.last == id { open.removeLast() } else { open.removeAll { $0 == id } }
+        if readOnly { readOnlyDepth -= 1 }
+        var ended: [any BodyScoped] = []
+        scoped.removeAll { entry in
+            guard entry.body == id else { return entry.object.object == nil }
+            if let object = entry.object.object { ended.append(object) }
+            return true
+        }
+        return ended
+    }
+
+    /// Whether body `id` is still running.
+    func isOpen(_ id: UInt64) -> Bool {
+        open.contains(id)
+    }
+
+    /// Remembers `object` as opened by body `id`.
+    mutating func register(_ object: any BodyScoped, in id: UInt64) {
+        scoped.append((id, Weak(object: object)))
+    }
+}
+
+extension SQLiteConnection {
+    /// Runs `body` as a body of its own: what it opens ends with it. With `readOnly`, every
+    /// statement that would write is refused before it runs
+    /// (``SqlCipherError/readOnlyViolation(sql:)``).
+    func runBody<T>(readOnly: Bool = false, _ body: (UInt64) throws -> T) rethrows -> T {
+        let id = bodies.push(readOnly: readOnly)
+        defer {
+            for object in bodies.pop(id, readOnly: readOnly) { object.bodyDidEnd() }
+        }
+        return try body(id)
+    }
+
+    /// Runs `body` in a read transaction (a savepoint, so it nests in an open transaction) where
+    /// nothing may write: one consistent view of the database for all its statements.
+    func inReadTransaction<T>(_ body: (UInt64) throws -> T) throws -> T {
+        try inSavepoint { try runBody(readOnly: true, body) }
+    }
+}

@@ -1,0 +1,241 @@
+/// The rows (or decoded values) of one query, read in batches as the loop asks for them.
+/// Made by ``Database/stream(_:_:batchSize:)`` and its siblings.
+///
+/// ```swift
+/// for try await row in db.stream("SELECT id, body FROM notes ORDER BY id") {
+///     try await export.write(row.get("body", as: String.self) ?? "")
+/// }
+///
+/// for try await product in db.stream(Product.self, sql: "SELECT * FROM products") {
+///     print(product.name)
+/// }
+/// ```
+///
+/// - Bounded memory: the query runs on the database actor one batch at a time (`batchSize` rows,
+///   256 by default), and only the current batch is held. Other calls to the database run
+///   between batches, so a long export does not stall the rest of the program.
+/// - One statement stays open from the first batch to the last. It reads the database as it is at
+///   each batch: rows that this `Database` writes meanwhile to the table being read may or may not
+///   appear (https://sqlite.org/isolation.html). For one consistent snapshot, read inside
+///   ``Database/read(_:)`` with a ``Cursor`` instead (the database is then held for the whole read).
+///   While the statement is open, a rollback of a transaction of this `Database` ends the stream
+///   with SQLite's `SQLITE_ABORT` (4), and `DROP TABLE` of the table being read fails with
+///   `SQLITE_LOCKED` (6).
+/// - Ends when the result does; cancelling the consuming task makes the pending ``Iterator/next()``
+///   throw `CancellationError`. Leaving the loop early releases the statement shortly after.
+/// - Each iterator runs the query anew; the sequence can be iterated any number of times.
+public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
+    let database: Database
+    let query: Result<QuerySource, any Error>
+    let batchSize: Int
+    /// Turns one batch of rows into elements, on the consuming task (not on the actor).
+    let transform: @Sendable ([Row]) throws -> [Element]
+
+    /// A new iterator, which starts the query at its first ``Iterator/next()``.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(stream: self)
+    }
+
+    /// Iterates a ``DatabaseStream``.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let stream: DatabaseStream
+        private var buffer: [Element] = []
+        private var index = 0
+        private var handle: StreamHandle?
+        private var finished = false
+
+        init(stream: DatabaseStream) {
+            self.stream = stream
+        }
+
+        /// The next element; fetches the next batch when the current one is used up.
+        /// - Throws: SQLite's errors, decoding errors, ``SqlCipherError/databaseClosed``,
+        ///   `CancellationError`. The stream ends after an error.
+        public mutating func next() async throws -> Element? {
+            while index == buffer.count {
+                guard !finished else { return nil }
+                do {
+                    let query = try stream.query.get()
+                    let batch = try await stream.database.streamBatch(
+                        handle?.id, query: query, limit: stream.batchSize)
+                    if handle == nil { handle = StreamHandle(database: stream.database, id: batch.id) }
+                    if batch.done {
+                        finished = true
+                        handle?.isOpen = false
+                    }
+                    buffer = try stream.transform(batch.rows)
+                    index = 0
+                } catch {
+                    finished = true
+                    buffer = []
+                    index = 0
+                    handle?.close()
+                    handle = nil
+                    throw error
+                }
+            }
+            defer { index += 1 }
+            return buffer[index]
+        }
+    }
+}
+
+/// The statement of one stream iterator, kept open on the database actor between batches.
+/// Freed when the iterator goes away: the statement is released on the actor soon after.
+final class StreamHandle: @unchecked Sendable {
+    let database: Database
+    let id: UInt64
+    /// Whether the actor still holds the statement. Changed only by the iterator that owns the
+    /// handle (an iterator is used by one task at a time).
+    var isOpen = true
+
+    init(database: Database, id: UInt64) {
+        self.database = database
+        self.id = id
+    }
+
+    /// Releases the statement now rather than at deinit.
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        let database = self.database
+        let id = self.id
+        Task { await database.closeStream(id) }
+    }
+
+    deinit {
+        close()
+    }
+}
+
+/// The statements of the streams that a ``Database`` has open, by stream number.
+struct OpenStreams {
+    final class Entry {
+        let statement: Statement
+        var columns: RowColumns?
+
+        init(statement: Statement) {
+            self.statement = statement
+        }
+    }
+
+    private var entries: [UInt64: Entry] = [:]
+    private var last: UInt64 = 0
+
+    /// Opens a stream over `statement` and returns its number.
+    mutating func open(_ statement: Statement) -> UInt64 {
+        last &+= 1
+        entries[last] = Entry(statement: statement)
+        return last
+    }
+
+    subscript(id: UInt64) -> Entry? {
+        entries[id]
+    }
+
+    /// Releases stream `id`'s statement.
+    mutating func close(_ id: UInt64) {
+        if let entry = entries.removeValue(forKey: id) { entry.statement.reset() }
+    }
+
+    /// Releases every statement.
+    mutating func closeAll() {
+        for entry in entries.values { entry.statement.reset() }
+        entries.removeAll()
+    }
+
+    /// How many streams are open (for tests).
+    var count: Int { entries.count }
+}
+
+extension Database {
+    /// The rows of a raw SQL query, read in batches of `batchSize` as the loop asks for them.
+    ///
+    /// ```swift
+    /// for try await row in db.stream("SELECT * FROM events WHERE day = ?", day) {
+    ///     try handle(row)
+    /// }
+    /// ```
+    ///
+    /// Memory stays bounded by one batch whatever the size of the result. See ``DatabaseStream``
+    /// for what the stream sees while others write. A `batchSize` below 1 is taken as 1.
+    public nonisolated func stream(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...,
+                                   batchSize: Int = 256) -> DatabaseStream<Row> {
+        stream(sql, arguments: arguments, batchSize: batchSize)
+    }
+
+    /// The rows of a raw SQL query with an array of arguments, read in batches.
+    public nonisolated func stream(_ sql: String, arguments: [(any DatabaseValueConvertible)?],
+                                   batchSize: Int = 256) -> DatabaseStream<Row> {
+        makeStream(.success(.sql(sql, arguments)), batchSize: batchSize) { $0 }
+    }
+
+    /// The rows of a ``Select`` template, read in batches.
+    public nonisolated func stream(_ select: Select, _ bindings: ParameterBinding...,
+                                   batchSize: Int = 256) -> DatabaseStream<Row> {
+        makeStream(Result { try .select(select, bindings) }, batchSize: batchSize) { $0 }
+    }
+
+    /// The rows of a raw SQL query decoded as `T` (an ``Entity`` or any `Decodable` type), read
+    /// in batches. Decoding runs on the consuming task, not on the database actor.
+    ///
+    /// ```swift
+    /// for try await product in db.stream(Product.self, sql: "SELECT * FROM products ORDER BY id") {
+    ///     print(product.name)
+    /// }
+    /// ```
+    public nonisolated func stream<T: Decodable & Sendable>(
+        _ type: T.Type, sql: String, _ arguments: (any DatabaseValueConvertible)?..., batchSize: Int = 256
+    ) -> DatabaseStream<T> {
+        makeStream(.success(.sql(sql, arguments)), batchSize: batchSize) { try RowDecoder.decode(type, rows: $0) }
+    }
+
+    /// The rows of a ``Select`` template decoded as `T`, read in batches.
+    public nonisolated func stream<T: Decodable & Sendable>(
+        _ type: T.Type, _ select: Select, _ bindings: ParameterBinding..., batchSize: Int = 256
+    ) -> DatabaseStream<T> {
+        makeStream(Result { try .select(select, bindings) }, batchSize: batchSize) {
+            try RowDecoder.decode(type, rows: $0)
+        }
+    }
+
+    private nonisolated func makeStream<T>(_ query: Result<QuerySource, any Error>, batchSize: Int,
+                                           transform: @escaping @Sendable ([Row]) throws -> [T]) -> DatabaseStream<T> {
+        DatabaseStream(database: self, query: query, batchSize: max(1, batchSize), transform: transform)
+    }
+
+    /// Reads the next batch of stream `id`, or opens the stream (with `id` nil) and reads its
+    /// first batch. A stream that ends or fails is released here.
+    func streamBatch(_ id: UInt64?, query: QuerySource, limit: Int) async throws
+        -> (id: UInt64, rows: [Row], done: Bool) {
+        var current = id
+        do {
+            return try await perform { core in
+                let entry: OpenStreams.Entry
+                if let id {
+                    guard let open = streams[id] else { throw SqlCipherError.connectionNotUsable }
+                    entry = open
+                } else {
+                    let opened = streams.open(try core.openStatement(query))
+                    current = opened
+                    entry = streams[opened].unsafelyUnwrapped
+                }
+                let batch = try entry.statement.fetch(limit: limit, columns: &entry.columns)
+                let number = current.unsafelyUnwrapped
+                if batch.done { streams.close(number) }
+                return (number, batch.rows, batch.done)
+            }
+        } catch {
+            if let current { streams.close(current) }
+            throw error
+        }
+    }
+
+    /// Releases stream `id` (an iterator left before the end).
+    func closeStream(_ id: UInt64) {
+        streams.close(id)
+    }
+
+    /// How many streams hold a statement (for tests).
+    var openStreamCount: Int { streams.count }
+}
