@@ -46,10 +46,16 @@ let package = Package(
             name: "sqlcipherkit-bench",
             dependencies: ["SqlCipherKit", "CSqlCipherBenchFloor"]
         ),
+        // The seed's examples in every isolation context (top-level code, @MainActor, an actor,
+        // an async function, Task.detached, a @Sendable handler): a compile error fails the build.
+        .executableTarget(
+            name: "sqlcipherkit-isolation-examples",
+            dependencies: ["SqlCipherKit"]
+        ),
         .testTarget(
             name: "SqlCipherKitTests",
             dependencies: ["SqlCipherKit", "CSQLite3", "sqlcipherkit-test-helper", "sqlcipher-doctor",
-                           "sqlcipherkit-bench"]
+                           "sqlcipherkit-bench", "sqlcipherkit-isolation-examples"]
         ),
     ],
     swiftLanguageModes: [.v6],

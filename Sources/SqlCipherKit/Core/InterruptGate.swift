@@ -49,11 +49,14 @@ final class InterruptGate: Sendable {
         return call != 0 && cancelled.load(ordering: .acquiring) == call && shield.load(ordering: .relaxed) == 0
     }
 
-    /// Starts a call and returns its number. Calls never overlap: the owner runs one at a time.
-    func begin() -> UInt64 {
-        let call = calls.wrappingAdd(1, ordering: .relaxed).newValue
+    /// A number for a call about to start, for its cancellation handler.
+    func nextCall() -> UInt64 {
+        calls.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// Starts call `call`. Calls never overlap: the owner runs one at a time.
+    func begin(_ call: UInt64) {
         running.store(call, ordering: .relaxed)
-        return call
     }
 
     /// Ends the call `call`.

@@ -131,23 +131,32 @@ public actor Database {
     /// A call whose task is already cancelled does not start. When the task is cancelled while
     /// `work` runs, the running statement is interrupted (``InterruptGate``), an open transaction
     /// is rolled back, and the call throws `CancellationError` whatever error the interrupted
-    /// work reported. `work` runs synchronously on the actor from start to end: there is no
-    /// suspension point inside it, so no other call interleaves with it.
+    /// work reported.
     func perform<T>(_ work: (SQLiteConnection) throws -> T) async throws -> T {
         try Task.checkCancellation()
         let core = try liveConnection()
         let gate = core.interruptGate
-        let call = gate.begin()
-        defer { gate.end(call) }
+        let call = gate.nextCall()
         return try await withTaskCancellationHandler {
-            do {
-                return try work(core)
-            } catch {
-                if gate.wasCancelled(call) { throw CancellationError() }
-                throw error
-            }
+            // A synchronous call of an actor-isolated method: it compiles only because this
+            // closure is isolated to the actor (it uses `self`). A closure that does not mention
+            // `self` is not, and would run `work` off the actor, beside other calls.
+            try self.run(work, on: core, call: call)
         } onCancel: {
             gate.cancel(call)
+        }
+    }
+
+    /// The synchronous part of ``perform(_:)``: no other call interleaves with it.
+    private func run<T>(_ work: (SQLiteConnection) throws -> T, on core: SQLiteConnection, call: UInt64) throws -> T {
+        let gate = core.interruptGate
+        gate.begin(call)
+        defer { gate.end(call) }
+        do {
+            return try work(core)
+        } catch {
+            if gate.wasCancelled(call) { throw CancellationError() }
+            throw error
         }
     }
 

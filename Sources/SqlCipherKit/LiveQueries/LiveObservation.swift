@@ -58,9 +58,9 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
 
     private func readClosure(_ body: @Sendable (borrowing Connection) throws -> Value,
                              on connection: SQLiteConnection) throws -> Value {
-        // A read-only body: an observer that wrote would notify itself (and others) without end.
+        // The change tracker refuses a statement that writes here (a request must only read).
         let (value, region) = try connection.changeTracker.recordingReads {
-            try connection.runBody(readOnly: true) { id in
+            try connection.runBody { id in
                 let lent = Connection(connection, body: id)
                 return try body(lent)
             }

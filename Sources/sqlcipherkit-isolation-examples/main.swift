@@ -1,0 +1,70 @@
+// The seed's examples for transactions, savepoints, live queries and migrations, written as a
+// user writes them in each isolation context a Swift program has. This file is top-level code:
+// its closures are formed main-actor isolated, which is where a non-Sendable body used to trap at
+// run time as soon as it held a nested closure. Compiled by the package build (a compile error
+// fails the suite) and run by IsolationContextTests against each SQLCipher library.
+//
+// Usage: sqlcipherkit-isolation-examples DIRECTORY
+import Foundation
+import SqlCipherKit
+
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: sqlcipherkit-isolation-examples DIRECTORY\n".utf8))
+    exit(2)
+}
+let directory = CommandLine.arguments[1]
+
+do {
+    // 1. Top-level code.
+    let db = try Database(path: directory + "/top-level.db", key: "my-passphrase")
+    let migrations: [any Migration] = [CreateOrders(), CreateProductsTable(), AddDiscountColumn()]
+    try await db.migrate(migrations)
+
+    let skus = ["A-1", "B-2", "C-3"]
+    let order = try await db.transaction { conn in
+        let order = try conn.save(Order(id: nil, customer: "Alice"))
+        try conn.save(skus.map { LineItem(id: nil, orderID: order.id!, sku: $0) })
+        try conn.execute("UPDATE customers SET orders = orders + 1 WHERE name = ?", "Alice")
+        return order
+    }
+    try await db.transaction { conn in
+        try conn.execute("INSERT INTO customers(name, orders) VALUES (?, 0)", "Bob")
+        try? conn.savepoint { conn in
+            try conn.execute("INSERT INTO customers(name, orders) VALUES (?, 0)", "Carol")
+            throw CancellationError()
+        }
+    }
+    try await db.savepoint { conn in
+        try conn.execute("INSERT INTO customers(name, orders) VALUES (?, ?)", "Dave", order.id! - order.id!)
+    }
+    for try await count in db.values(of: .count(Product.self)) {
+        if count == 1 { break }
+        try await db.save(Product(id: nil, name: "Widget", price: 9.99))
+    }
+    try await db.rollback(to: "002-add-discount", using: migrations)
+    try await verify(db, context: "top-level")
+    print("ok top-level")
+
+    // 2. A @MainActor class (a view model).
+    try await ProductListModel(path: directory + "/main-actor.db").run()
+    print("ok main-actor")
+
+    // 3. A method of the caller's own actor.
+    try await OrderService(path: directory + "/actor.db").run()
+    print("ok actor")
+
+    // 4. A plain async function.
+    try await plainAsyncExamples(path: directory + "/async-function.db")
+    print("ok async-function")
+
+    // 5. Task.detached.
+    try await detachedExamples(path: directory + "/detached.db")
+    print("ok detached")
+
+    // 6. A @Sendable closure, as a server's route handler is.
+    try await routeHandlerExamples(path: directory + "/route-handler.db")
+    print("ok route-handler")
+} catch {
+    FileHandle.standardError.write(Data("examples failed: \(error)\n".utf8))
+    exit(1)
+}
