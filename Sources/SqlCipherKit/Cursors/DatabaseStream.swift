@@ -52,6 +52,10 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
         /// - Throws: SQLite's errors, decoding errors, ``SqlCipherError/databaseClosed``,
         ///   `CancellationError`. The stream ends after an error.
         public mutating func next() async throws -> Element? {
+            if Task.isCancelled && !finished {
+                finish()
+                throw CancellationError()
+            }
             while index == buffer.count {
                 guard !finished else { return nil }
                 do {
@@ -66,16 +70,21 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                     buffer = try stream.transform(batch.rows)
                     index = 0
                 } catch {
-                    finished = true
-                    buffer = []
-                    index = 0
-                    handle?.close()
-                    handle = nil
+                    finish()
                     throw error
                 }
             }
             defer { index += 1 }
             return buffer[index]
+        }
+
+        /// Ends the stream and releases its statement.
+        private mutating func finish() {
+            finished = true
+            buffer = []
+            index = 0
+            handle?.close()
+            handle = nil
         }
     }
 }

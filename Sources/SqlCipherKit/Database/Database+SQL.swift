@@ -117,6 +117,7 @@ extension Database {
     /// at ``transaction(_:)``.
     /// - Throws: ``SqlCipherError/readOnlyViolation(sql:)`` for a statement that writes, what the
     ///   body throws, `CancellationError`.
+    @discardableResult
     public func read<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
         try await perform { core in
             try core.inReadTransaction { id in

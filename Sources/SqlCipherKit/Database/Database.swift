@@ -33,6 +33,15 @@ public actor Database {
     public nonisolated let isReadOnly: Bool
 
     var connection: SQLiteConnection?
+
+    /// Runs the actor's calls on a queue of their own rather than on Swift's cooperative pool,
+    /// which blocking SQLite calls would starve (``DatabaseExecutor``).
+    private nonisolated let executor = DatabaseExecutor(label: "SqlCipherKit.Database")
+
+    /// The database's own serial executor (``DatabaseExecutor``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
     /// The statements of open ``DatabaseStream`` iterators (DatabaseStream.swift).
     var streams = OpenStreams()
 

@@ -1,0 +1,199 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import SqlCipherKit
+
+/// Cancelling the task that awaits a database call interrupts the statement it runs, rolls back
+/// a transaction, and leaves the database usable.
+@Suite struct CancellationTests {
+    /// A query that runs for minutes unless interrupted: a recursive count to two billion.
+    static let longQuery = """
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000000000)
+        SELECT sum(x) FROM c
+        """
+
+    func database(_ directory: TemporaryDirectory) async throws -> Database {
+        let db = try Database(path: directory.path("c.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(x INTEGER)")
+        try await db.execute("INSERT INTO t VALUES (1)")
+        return db
+    }
+
+    func count(_ db: Database) async throws -> Int {
+        try await db.query("SELECT count(*) FROM t")[0].decode(0, as: Int.self)
+    }
+
+    /// Starts `operation` in a task, cancels it after `delay`, and returns its outcome and the
+    /// time from the cancel to the end.
+    func cancelled<T: Sendable>(after delay: Duration,
+                                _ operation: @escaping @Sendable () async throws -> T) async -> (Result<T, any Error>, Duration) {
+        let task = Task { try await operation() }
+        try? await Task.sleep(for: delay)
+        let clock = ContinuousClock()
+        let start = clock.now
+        task.cancel()
+        let result = await task.result
+        return (result, clock.now - start)
+    }
+
+    @Test func aLongQueryStopsSoonAfterItsTaskIsCancelled() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let (result, latency) = await cancelled(after: .milliseconds(100)) { try await db.query(Self.longQuery) }
+        #expect(throws: CancellationError.self) { try result.get() }
+        // Uncancelled, the query runs for minutes; the issue's bound is 50 ms, asserted loosely
+        // here (a loaded CI machine) and measured in the benchmark.
+        #expect(latency < .seconds(2), "took \(latency)")
+        #expect(try await db.query("SELECT 1")[0].get(0, as: Int.self) == 1)
+        #expect(try await count(db) == 1)
+    }
+
+    @Test func aCancelledTransactionLeavesNothingBehind() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let (result, _) = await cancelled(after: .milliseconds(100)) {
+            try await db.transaction { conn in
+                for value in 0..<100 { try conn.execute("INSERT INTO t VALUES (?)", value) }
+                return try conn.query(Self.longQuery).count
+            }
+        }
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(try await count(db) == 1)
+        // Usable afterwards: a write commits, and a second connection sees it.
+        try await db.execute("INSERT INTO t VALUES (2)")
+        let other = try Database(path: directory.path("c.db"), rawKey: rawKey())
+        #expect(try await other.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+    }
+
+    @Test func aBodyThatSwallowsTheInterruptStillRollsBack() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let (result, _) = await cancelled(after: .milliseconds(100)) {
+            try await db.transaction { conn in
+                try conn.execute("INSERT INTO t VALUES (10)")
+                _ = try? conn.query(Self.longQuery)  // interrupted; the error is ignored
+                _ = try? conn.execute("INSERT INTO t VALUES (11)")
+                return 0
+            }
+        }
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(try await count(db) == 1)
+    }
+
+    @Test func aSavepointAndAReadAreInterruptedToo() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let (saved, _) = await cancelled(after: .milliseconds(50)) {
+            try await db.savepoint { conn in
+                try conn.execute("INSERT INTO t VALUES (3)")
+                return try conn.query(Self.longQuery).count
+            }
+        }
+        #expect(throws: CancellationError.self) { try saved.get() }
+        let (read, _) = await cancelled(after: .milliseconds(50)) {
+            try await db.read { conn in
+                let cursor = try conn.cursor(Self.longQuery)
+                return try cursor.next()?.count ?? 0
+            }
+        }
+        #expect(throws: CancellationError.self) { try read.get() }
+        #expect(try await count(db) == 1)
+    }
+
+    @Test func aCallCancelledBeforeItStartsDoesNotRun() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await db.execute("INSERT INTO t VALUES (5)")
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let body = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await db.transaction { conn in try conn.execute("INSERT INTO t VALUES (6)") }
+        }
+        await #expect(throws: CancellationError.self) { try await body.value }
+        #expect(try await count(db) == 1)
+    }
+
+    @Test func aCancelledReadFreesTheDatabaseForOthers() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let long = Task { try await db.query(Self.longQuery) }
+        try await Task.sleep(for: .milliseconds(50))
+        let clock = ContinuousClock()
+        let start = clock.now
+        async let quick = db.query("SELECT 1")
+        long.cancel()
+        #expect(try await quick[0].get(0, as: Int.self) == 1)
+        #expect(clock.now - start < .seconds(2))
+        await #expect(throws: CancellationError.self) { try await long.value }
+    }
+
+    @Test func aLateCancellationStopsNoOtherCall() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        // Tasks that finish and are cancelled afterwards, while other calls run.
+        for round in 0..<20 {
+            let task = Task { try await db.execute("INSERT INTO t VALUES (?)", round) }
+            _ = try await task.value
+            task.cancel()
+            #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == round + 2)
+        }
+    }
+
+    @Test func manyCallsCancelledAtRandomLeaveAConsistentDatabase() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        try await db.execute("CREATE TABLE pairs(a INTEGER, b INTEGER)")
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<40 {
+                let task = Task {
+                    try await db.transaction { conn in
+                        try conn.execute("INSERT INTO pairs(a) VALUES (?)", index)
+                        _ = try conn.query("SELECT count(*) FROM (SELECT * FROM pairs, pairs AS p2, pairs AS p3)")
+                        try conn.execute("UPDATE pairs SET b = a WHERE a = ?", index)
+                    }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .microseconds(Int.random(in: 0...3000)))
+                    task.cancel()
+                    _ = await task.result
+                }
+            }
+        }
+        // Each transaction committed whole or not at all.
+        let halfDone = try await db.query("SELECT count(*) FROM pairs WHERE b IS NULL")[0].get(0, as: Int.self)
+        #expect(halfDone == 0)
+        #expect(try await db.verifyIntegrity().isOK)
+    }
+
+    @Test func aStreamEndsWithCancellationError() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        let consumer = Task {
+            var seen = 0
+            for try await _ in db.stream(Self.longQuery.replacingOccurrences(of: "SELECT sum(x) FROM c", with: "SELECT x FROM c"),
+                                         batchSize: 1000) {
+                seen += 1
+            }
+            return seen
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        consumer.cancel()
+        await #expect(throws: CancellationError.self) { try await consumer.value }
+        // The stream's statement is released; the database writes and drops tables again.
+        try await waitUntil { await db.openStreamCount == 0 }
+        try await db.execute("INSERT INTO t VALUES (7)")
+        try await db.execute("DROP TABLE t")
+    }
+}
+
+/// Polls `condition` for up to five seconds.
+func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
+    for _ in 0..<500 {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("condition not met within five seconds")
+}
