@@ -18,13 +18,17 @@ struct BenchOptions: Sendable {
     var writeRows = 50_000
     /// Rows read by the fetch workloads.
     var fetchRows = 200_000
+    /// Rows of the streaming workload's table.
+    var streamRows = 5_000_000
+    /// Timed runs of the streaming workload (each reads every row three times).
+    var streamRuns = 3
     /// Observers in the observer workloads.
     var observers = 10
     /// The workload families to run; all when empty.
     var only: Set<String> = []
 
     /// The workload families, in the order they run.
-    static let families = ["insert", "fetch", "entity", "open", "observers"]
+    static let families = ["insert", "fetch", "entity", "open", "observers", "streaming"]
 
     func runs(_ family: String) -> Bool {
         only.isEmpty || only.contains(family)
@@ -40,7 +44,8 @@ struct BenchOptions: Sendable {
           --json          print one JSON object with the same figures
           --quick         small sizes and few runs (a smoke run, not a measurement)
           --runs N        timed runs per workload (default 7; 3 with --quick)
-          --only LIST     run only these workload families: insert, fetch, entity, open, observers
+          --only LIST     run only these workload families: insert, fetch, entity, open, observers,
+                          streaming
           --library PATH  the SQLCipher library to load (default: $SQLCIPHERKIT_LIBRARY, then discovery)
         """
 
@@ -86,6 +91,8 @@ struct BenchOptions: Sendable {
             options.passphraseRuns = 1
             options.writeRows = 2_000
             options.fetchRows = 5_000
+            options.streamRows = 20_000
+            options.streamRuns = 1
         }
         if let runs {
             options.runs = runs

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// The examples of docs/guide.md's chapter "Isolation, cancellation and big results", compiled
+/// and run. Each block is copied as it stands in the guide, inside the setup it assumes.
+@Suite struct GuideConcurrencyExamplesTests {
+    struct Product: Entity {
+        static let tableName = TableName("products")
+        static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
+        var id: Int?
+        var name: String
+        var price: Double
+    }
+
+    struct Order: Entity {
+        static let tableName = TableName("orders")
+        static let primaryKey: WritableKeyPath<Order, Int?> & Sendable = \.id
+        var id: Int?
+        var customer: String
+    }
+
+    struct LineItem: Entity {
+        static let tableName = TableName("line_items")
+        static let primaryKey: WritableKeyPath<LineItem, Int?> & Sendable = \.id
+        var id: Int?
+        var orderID: Int
+        var sku: String
+    }
+
+    @MainActor
+    final class OrdersModel {
+        let db: Database
+        var lastOrderID: Int?
+
+        init(db: Database) { self.db = db }
+
+        func placeOrder(skus: [String]) async throws {
+            let order = try await db.transaction { conn in
+                let order = try conn.save(Order(id: nil, customer: "Alice"))
+                try conn.save(skus.map { LineItem(id: nil, orderID: order.id!, sku: $0) })
+                return order
+            }
+            lastOrderID = order.id   // back on the main actor: update state here
+        }
+    }
+
+    func database() async throws -> Database {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("""
+            CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL);
+            CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT NOT NULL);
+            CREATE TABLE line_items(id INTEGER PRIMARY KEY, orderID INTEGER NOT NULL, sku TEXT NOT NULL);
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+            CREATE TABLE payments(amount INTEGER, year INTEGER);
+            CREATE TABLE documents(body TEXT);
+            INSERT INTO products(name, price) VALUES ('Widget', 9.99), ('Gadget', 24.5), ('Bolt', 0.5);
+            INSERT INTO notes(body) VALUES ('first'), ('second');
+            INSERT INTO payments VALUES (10, 2026), (32, 2026), (5, 2025);
+            """)
+        return db
+    }
+
+    @MainActor @Test func whichIsolationContext() async throws {
+        let db = try await database()
+        let model = OrdersModel(db: db)
+        try await model.placeOrder(skus: ["A-1", "B-2"])
+        #expect(model.lastOrderID == 1)
+        #expect(try await db.count(LineItem.self) == 2)
+    }
+
+    @Test func cancellation() async throws {
+        let db = try await database()
+        try await db.execute("""
+            INSERT INTO documents
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200000)
+            SELECT printf('document %d', x) FROM c
+            """)
+        let search = Task { try await db.query("SELECT * FROM documents WHERE body LIKE ?", "%needle%") }
+        search.cancel()   // the query stops within microseconds of SQLite work; `search` throws CancellationError
+        await #expect(throws: CancellationError.self) { try await search.value }
+    }
+
+    @Test func readOnlyBodyAndCursors() async throws {
+        let db = try await database()
+        let (count, newest) = try await db.read { conn in
+            let count = try conn.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) ?? 0
+            let newest = try conn.query("SELECT max(id) FROM notes")[0].get(0, as: Int.self)
+            return (count, newest)
+        }
+        #expect(count == 2 && newest == 2)
+
+        let total = try await db.read { conn in
+            let cursor = try conn.cursor("SELECT amount FROM payments WHERE year = ?", 2026)
+            var total = 0
+            while let row = try cursor.next() {
+                total += row.get("amount", as: Int.self) ?? 0
+            }
+            return total
+        }
+        #expect(total == 42)
+
+        try await db.read { conn in
+            try conn.cursor(Product.self, sql: "SELECT * FROM products ORDER BY name").forEach { product in
+                print(product.name)
+            }
+        }
+    }
+
+    @Test func streams() async throws {
+        let db = try await database()
+        for try await row in db.stream("SELECT id, body FROM notes ORDER BY id") {
+            print(row.get("body", as: String.self) ?? "")
+        }
+
+        for try await product in db.stream(Product.self, sql: "SELECT * FROM products", batchSize: 500) {
+            print(product.name)
+        }
+    }
+
+    @Test func entitiesFromAnyQuery() async throws {
+        let db = try await database()
+        _ = try await db.save(Order(id: nil, customer: "Alice"))
+        _ = try await db.save([LineItem(id: nil, orderID: 1, sku: "A-1"), LineItem(id: nil, orderID: 1, sku: "B-2")])
+
+        struct OrderLine: Decodable, Sendable {
+            var customer: String
+            var sku: String
+        }
+
+        let lines = try await db.fetch(OrderLine.self, sql: """
+            SELECT orders.customer, line_items.sku
+            FROM orders JOIN line_items ON line_items.orderID = orders.id
+            WHERE orders.customer = ?
+            """, "Alice")
+
+        let join = Select(col("orders.customer"), col("line_items.sku"))
+            .from(TableName("orders"))
+            .join(TableName("line_items"), on: col("line_items.orderID") == col("orders.id"))
+        let sameLines = try await db.fetch(OrderLine.self, join)
+
+        let rows = try await db.query("SELECT * FROM products WHERE price < ?", 10.0)
+        let products = try rows.map { try $0.decode(Product.self) }
+
+        let cheapest = try await db.fetchOne(Product.self, where: col("price") > 0.0, orderBy: col("price"))
+        let page2 = try await db.fetch(Product.self, orderBy: col("name"), limit: 20, offset: 20)
+
+        #expect(lines.map(\.sku) == ["A-1", "B-2"])
+        #expect(sameLines.map(\.customer) == ["Alice", "Alice"])
+        #expect(Set(products.map(\.name)) == ["Widget", "Bolt"])
+        #expect(cheapest?.name == "Bolt")
+        #expect(page2.isEmpty)
+    }
+}
