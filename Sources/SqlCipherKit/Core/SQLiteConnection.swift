@@ -60,11 +60,12 @@ final class SQLiteConnection {
 
     // MARK: Errors
 
-    /// The typed error for result code `rc`, with SQLite's message for this connection. An
-    /// `SQLITE_AUTH` failure is the authorizer's refusal, reported with the typed error of the
-    /// guard that refused (SQLiteConnection+Guards.swift).
+    /// The typed error for result code `rc`, with SQLite's message for this connection. A failure
+    /// that follows a refusal of the authorizer (`SQLITE_AUTH`, or `SQLITE_ERROR` for a refused
+    /// function) is reported with the typed error of the guard that refused
+    /// (SQLiteConnection+Guards.swift).
     func error(_ rc: Int32, sql: String?) -> SqlCipherError {
-        if rc & 0xFF == Self.sqliteAuth, let refused = changeTracker.sqlGuard.refused {
+        if rc & 0xFF == Self.sqliteAuth || rc & 0xFF == 1, let refused = changeTracker.sqlGuard.refused {
             changeTracker.sqlGuard.refused = nil
             return refused.error(sql: sql ?? "")
         }
@@ -93,6 +94,8 @@ final class SQLiteConnection {
             if rc == 0, let tail, tail - base < buffer.count - 1 {
                 trailing = Self.containsStatement(handle, tail)
             }
+            // A refusal in the probe of the rest belongs to no error of this statement.
+            if rc == 0 { sqlGuard.refused = nil }
             return rc
         }
         guard rc == 0 else {
@@ -163,6 +166,7 @@ final class SQLiteConnection {
                     throw prepareError(rc, sql: sql)
                 }
                 guard let handle else { break }
+                changeTracker.sqlGuard.refused = nil
                 if !changeTracker.sqlGuard.allowsVacuumInto {
                     do { try refuseVacuumInto(handle, sql: sql) } catch { scb_finalize(handle); throw error }
                 }
