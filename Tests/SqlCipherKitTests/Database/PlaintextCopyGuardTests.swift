@@ -185,6 +185,15 @@ import Testing
         #expect(filesContain([copy], marker).isEmpty)
         let reopened = try Database(path: copy, rawKey: rawKey())
         #expect(try await reopened.query("SELECT count(*) FROM secrets").first?.get(0, as: Int.self) == 20)
+        // A raw key with an explicit salt (default settings): the copy keeps key and salt.
+        let salt = Data((0..<16).map { UInt8($0 + 100) })
+        let salted = try Database(path: dir.path("salted.db"), rawKey: rawKey(), salt: salt)
+        try await salted.execute("CREATE TABLE t(x)")
+        try await salted.execute("INSERT INTO t VALUES (?)", marker)
+        try await salted.execute("VACUUM INTO '\(dir.path("salted-copy.db"))'")
+        #expect(filesContain([dir.path("salted-copy.db")], marker).isEmpty)
+        let saltedCopy = try Database(path: dir.path("salted-copy.db"), rawKey: rawKey(), salt: salt)
+        #expect(try await saltedCopy.query("SELECT x FROM t").first?.get(0, as: String.self) == marker)
         // A plaintext database's copy is plaintext, as the database is.
         let plain = try Database(unencryptedPath: dir.path("plain.db"))
         try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
