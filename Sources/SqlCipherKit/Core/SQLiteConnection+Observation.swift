@@ -12,7 +12,8 @@ extension SQLiteConnection {
         // The authorizer answers SQLITE_OK (0) to everything but what the SQL guards refuse
         // (SQLiteConnection+Guards.swift): pragmas that would send temporary data to unencrypted
         // files or defeat the encryption, SQLCipher's export function, transaction control inside
-        // a body (SQLITE_DENY: the prepare fails with SQLITE_AUTH, mapped to a typed error).
+        // a body (SQLITE_DENY: the prepare fails with SQLITE_AUTH, or SQLITE_ERROR for a function,
+        // mapped to a typed error).
         // Otherwise it only watches: outside an analysis it returns at once, so ordinary compiles
         // pay a switch and a nil test per reported action.
         scb_set_authorizer(handle, { context, action, first, second, _, _ in
