@@ -85,6 +85,9 @@ final class SQLGuard {
     var kind = StatementGuardKind.ordinary
     /// What the authorizer refused in the compile that just failed, for a typed error.
     var refused: Refusal?
+    /// When the user's `ATTACH` running now started, on the clock the kernel stamps files with
+    /// (`CLOCK_REALTIME_COARSE`): a refused attachment removes the empty file it created.
+    var attachStarted: timespec?
     /// A database that ``SQLiteConnection/attachDidRun(_:)`` could not detach again; while it is
     /// set, every statement is refused.
     var unsafeAttachment: (schema: String, path: String, encrypted: Bool)?
@@ -229,15 +232,27 @@ extension SQLiteConnection {
         throw SqlCipherError.unsafeVacuumInto(sql: sql)
     }
 
+    /// Notes when a user's `ATTACH` starts (see ``SQLGuard/attachStarted``); called before its
+    /// first step.
+    func attachWillRun() {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        changeTracker.sqlGuard.attachStarted = now
+    }
+
     /// The check after a user's `ATTACH` ran: every attached database that lives in a file must be
     /// encrypted exactly when this one is. One that is not (an empty `KEY` on an encrypted
     /// database, a `key=` URI parameter, a key on a plaintext database) is detached at once, before
     /// any other statement can write to it, and the statement fails with
     /// ``SqlCipherError/unsafeAttach(schema:path:encrypted:sql:)``. In-memory and temporary
     /// databases (no file) are left alone: under `temp_store = MEMORY` their pages never reach a
-    /// file. The package's own `ATTACH` (conversions) is not checked.
+    /// file. The package's own `ATTACH` (conversions) is not checked. A file that the refused
+    /// `ATTACH` created (empty, and younger than the statement) is removed again, so that the folder
+    /// is left as it was.
     func attachDidRun(_ statement: Statement) throws {
         let sqlGuard = changeTracker.sqlGuard
+        let started = sqlGuard.attachStarted
+        sqlGuard.attachStarted = nil
         guard sqlGuard.packageDepth == 0 else { return }
         var attached: [(schema: String, file: String)] = []
         guard rawRows("PRAGMA database_list", { values in
@@ -257,9 +272,23 @@ extension SQLiteConnection {
                 // Never leave such a database usable: from now on the authorizer refuses every
                 // statement of this connection, which must be closed.
                 sqlGuard.unsafeAttachment = (schema, file, encrypted)
+            } else if let started {
+                Self.removeIfCreatedEmpty(file, since: started)
             }
             throw SqlCipherError.unsafeAttach(schema: schema, path: file, encrypted: encrypted, sql: statement.sql)
         }
+    }
+
+    /// Removes `path` when it is an empty regular file whose inode changed at or after `since`:
+    /// the file an `ATTACH` of a missing path created. An older or non-empty file is never touched.
+    private static func removeIfCreatedEmpty(_ path: String, since: timespec) {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return }
+        let changed = info.st_ctim
+        guard changed.tv_sec > since.tv_sec || (changed.tv_sec == since.tv_sec && changed.tv_nsec >= since.tv_nsec) else {
+            return
+        }
+        unlink(path)
     }
 
     /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and

@@ -42,7 +42,11 @@ extension SQLiteConnection {
     /// Accounts for one execution of `statement`, before its first step: analyses it when nobody
     /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
     func statementWillRun(_ statement: Statement) throws {
-        if statement.guardKind == .transactionControl { try refuseTransactionControl(statement) }
+        switch statement.guardKind {
+        case .ordinary: break
+        case .transactionControl: try refuseTransactionControl(statement)
+        case .attach: attachWillRun()
+        }
         statement.observation.started = true
         let tracker = changeTracker
         guard tracker.isActive else { return }
