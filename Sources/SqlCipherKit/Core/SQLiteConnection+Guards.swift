@@ -236,7 +236,12 @@ extension SQLiteConnection {
     /// first step.
     func attachWillRun() {
         var now = timespec()
+        #if os(Linux)
+        // Linux stamps files from the coarse clock, which can lag the precise one by a tick.
         clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        #else
+        clock_gettime(CLOCK_REALTIME, &now)
+        #endif
         changeTracker.sqlGuard.attachStarted = now
     }
 
@@ -284,7 +289,11 @@ extension SQLiteConnection {
     private static func removeIfCreatedEmpty(_ path: String, since: timespec) {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return }
+        #if os(Linux)
         let changed = info.st_ctim
+        #else
+        let changed = info.st_ctimespec
+        #endif
         guard changed.tv_sec > since.tv_sec || (changed.tv_sec == since.tv_sec && changed.tv_nsec >= since.tv_nsec) else {
             return
         }

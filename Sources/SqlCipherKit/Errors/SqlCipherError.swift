@@ -90,7 +90,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// file (an empty `KEY`) to an encrypted `Database`, where rows copied into it would be written
     /// in the clear, or an encrypted file to a plaintext `Database`. `encrypted` tells which: true
     /// for an encrypted file attached to a plaintext database. The database was detached again
-    /// before the statement returned; nothing was written to it.
+    /// before the statement returned; nothing was written to it, and the empty file the statement
+    /// created for a missing path was removed.
     case unsafeAttach(schema: String, path: String, encrypted: Bool, sql: String)
     /// `VACUUM INTO` on an encrypted database opened with non-default ``CipherSettings``:
     /// SQLCipher writes the copy with its default settings instead of the database's, which leaves
