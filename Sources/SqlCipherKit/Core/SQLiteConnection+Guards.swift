@@ -1,3 +1,4 @@
+import CSqlCipherBridge
 import Foundation
 
 /// The checks every SQL text passes before SQLite compiles it, and the statements the authorizer
@@ -19,17 +20,10 @@ extension SQLiteConnection {
         if let offset { throw SqlCipherError.nulCharacterInSQL(sql: sql, offset: offset) }
     }
 
-    /// The typed error for a failed prepare of `sql`: ``SqlCipherError/unsafePragma(name:value:sql:)``
-    /// when the authorizer refused a pragma (SQLite then fails with `SQLITE_AUTH`), otherwise
-    /// SQLite's own error.
+    /// The typed error for a failed prepare of `sql`: the refusal the authorizer recorded when
+    /// SQLite failed with `SQLITE_AUTH` (see ``error(_:sql:)``), otherwise SQLite's own error.
     func prepareError(_ rc: Int32, sql: String) -> SqlCipherError {
-        if let refused = changeTracker.refusedPragma {
-            changeTracker.refusedPragma = nil
-            if rc & 0xFF == Self.sqliteAuth {
-                return .unsafePragma(name: refused.name, value: refused.value, sql: sql)
-            }
-        }
-        return error(rc, sql: sql)
+        error(rc, sql: sql)
     }
 
     /// `SQLITE_AUTH` (https://sqlite.org/rescode.html#auth).
@@ -55,5 +49,280 @@ extension SQLiteConnection {
         let first = UInt8(bitPattern: value.pointee)
         if first >= UInt8(ascii: "0") && first <= UInt8(ascii: "2") { return first != UInt8(ascii: "2") }
         return strcasecmp(value, "memory") != 0
+    }
+}
+
+// MARK: - Raw SQL that would defeat the encryption, and transaction control inside a body
+
+/// What a statement is, as far as the guards care, learned from the authorizer while it compiled.
+enum StatementGuardKind: UInt8 {
+    case ordinary
+    /// `BEGIN`, `COMMIT`/`END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`, `ROLLBACK TO`.
+    case transactionControl
+    /// `ATTACH`: the key it attaches with is only known once it ran.
+    case attach
+}
+
+/// The per-connection state of the SQL guards. The authorizer reaches it through the connection's
+/// ``ChangeTracker`` (its context pointer), so it lives there; it is a class so that the C
+/// callback can update it while Swift code that started the compile holds no access to it.
+final class SQLGuard {
+    /// Whether the connection's main database is encrypted (a key was given at open). Decides
+    /// whether `page_size` may be set and which databases `ATTACH` may add.
+    var isEncrypted = false
+    /// Whether `VACUUM INTO` writes a copy this database's settings open: true unless the database
+    /// is encrypted and was opened with non-default ``CipherSettings``.
+    var allowsVacuumInto = true
+    /// Greater than zero while the package runs its own SQL (cipher settings, conversions, its
+    /// transaction statements), which the cipher rules and the transaction rule let through.
+    var packageDepth = 0
+    /// Greater than zero while the body of a transaction or savepoint runs.
+    var bodyDepth = 0
+    /// Set when the authorizer allowed something in the current compile only because the package
+    /// runs it: such a statement is never cached, so user SQL of the same text cannot reuse it.
+    var bypassed = false
+    /// What the current compile reported (reset before each compile the package starts).
+    var kind = StatementGuardKind.ordinary
+    /// What the authorizer refused in the compile that just failed, for a typed error.
+    var refused: Refusal?
+    /// When the user's `ATTACH` running now started, on the clock the kernel stamps files with
+    /// (`CLOCK_REALTIME_COARSE`): a refused attachment removes the empty file it created.
+    var attachStarted: timespec?
+    /// A database that ``SQLiteConnection/attachDidRun(_:)`` could not detach again; while it is
+    /// set, every statement is refused.
+    var unsafeAttachment: (schema: String, path: String, encrypted: Bool)?
+
+    enum Refusal {
+        case pragma(name: String, value: String)
+        case function(name: String)
+        case transactionControl
+        case attachment(schema: String, path: String, encrypted: Bool)
+
+        /// The typed error for a statement `sql` refused this way.
+        func error(sql: String) -> SqlCipherError {
+            switch self {
+            case let .pragma(name, value): return .unsafePragma(name: name, value: value, sql: sql)
+            case let .function(name): return .unsafeFunction(name: name, sql: sql)
+            case .transactionControl: return .transactionControlInBody(sql: sql)
+            case let .attachment(schema, path, encrypted):
+                return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql)
+            }
+        }
+    }
+
+    /// Clears what the previous compile recorded; called right before a compile of user text.
+    func willCompile() {
+        kind = .ordinary
+        bypassed = false
+        refused = nil
+    }
+}
+
+extension SQLiteConnection {
+    /// Authorizer action codes (https://sqlite.org/c3ref/c_alter_table.html).
+    static let transactionAction: Int32 = 22
+    static let attachAction: Int32 = 24
+    static let functionAction: Int32 = 31
+    static let savepointAction: Int32 = 32
+
+    /// The authorizer's answer (`SQLITE_OK` or `SQLITE_DENY`) for one action of a compile, and what
+    /// it learns about the statement on the way. Runs for every action of every compile (cache
+    /// misses, SQLite's own re-preparations, nested statements of `VACUUM` and `sqlcipher_export`):
+    /// ordinary actions cost one switch.
+    static func authorize(_ sqlGuard: SQLGuard, action: Int32, first: UnsafePointer<CChar>?,
+                          second: UnsafePointer<CChar>?) -> Int32 {
+        if let attachment = sqlGuard.unsafeAttachment {
+            sqlGuard.refused = .attachment(schema: attachment.schema, path: attachment.path, encrypted: attachment.encrypted)
+            return deny
+        }
+        switch action {
+        case pragmaAction:
+            guard let first else { return 0 }
+            if refusesPragma(first, value: second) {
+                sqlGuard.refused = .pragma(name: String(cString: first), value: second.map { String(cString: $0) } ?? "")
+                return deny
+            }
+            guard CipherPragmaRule.refuses(first, value: second, encrypted: sqlGuard.isEncrypted) else { return 0 }
+            if sqlGuard.packageDepth > 0 {
+                sqlGuard.bypassed = true
+                return 0
+            }
+            sqlGuard.refused = .pragma(name: String(cString: first), value: second.map { String(cString: $0) } ?? "")
+            return deny
+        case functionAction:
+            // The function's name is the second argument (https://sqlite.org/c3ref/c_alter_table.html).
+            guard let second, strncasecmp(second, "sqlcipher", 9) == 0 else { return 0 }
+            if sqlGuard.packageDepth > 0 {
+                sqlGuard.bypassed = true
+                return 0
+            }
+            sqlGuard.refused = .function(name: String(cString: second))
+            return deny
+        case transactionAction, savepointAction:
+            sqlGuard.kind = .transactionControl
+            // A compile inside a body is refused here; a cached statement is checked again when it
+            // runs (statementWillRun), because the same text is allowed outside a body.
+            if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
+                sqlGuard.refused = .transactionControl
+                return deny
+            }
+            return 0
+        case attachAction:
+            sqlGuard.kind = .attach
+            return 0
+        default:
+            return 0
+        }
+    }
+
+    /// Runs `body` as the package's own SQL: the cipher rules and the transaction rule let its
+    /// statements through, and whatever needed that is not cached.
+    func asPackage<T>(_ body: () throws -> T) rethrows -> T {
+        beginPackageSQL()
+        defer { endPackageSQL() }
+        return try body()
+    }
+
+    /// Starts a stretch of the package's own SQL; pair with ``endPackageSQL()``.
+    func beginPackageSQL() {
+        changeTracker.sqlGuard.packageDepth += 1
+    }
+
+    /// Ends what ``beginPackageSQL()`` started.
+    func endPackageSQL() {
+        changeTracker.sqlGuard.packageDepth -= 1
+    }
+
+    /// Runs the user's body of a transaction or savepoint: its SQL is the user's again (even inside
+    /// the package's own stretch) and transaction control is refused in it.
+    func runUserBody<T>(_ body: () throws -> T) rethrows -> T {
+        let sqlGuard = changeTracker.sqlGuard
+        let outer = sqlGuard.packageDepth
+        sqlGuard.packageDepth = 0
+        sqlGuard.bodyDepth += 1
+        defer {
+            sqlGuard.bodyDepth -= 1
+            sqlGuard.packageDepth = outer
+        }
+        return try body()
+    }
+
+    /// The run-time half of the transaction rule, for statements that were compiled (and cached)
+    /// outside a body: throws ``SqlCipherError/transactionControlInBody(sql:)`` before the statement
+    /// runs inside one.
+    func refuseTransactionControl(_ statement: Statement) throws {
+        let sqlGuard = changeTracker.sqlGuard
+        if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
+            throw SqlCipherError.transactionControlInBody(sql: statement.sql)
+        }
+    }
+
+    /// Throws ``SqlCipherError/unsafeVacuumInto(sql:)`` when the statement just compiled is
+    /// `VACUUM ... INTO` and this database does not allow it. `VACUUM` reports nothing to the
+    /// authorizer, so the statement's own text is read: its first word and an `INTO` keyword.
+    func refuseVacuumInto(_ handle: OpaquePointer, sql: String) throws {
+        guard let text = scb_sql(handle) else { return }
+        var cursor = text
+        while cursor.pointee == 32 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
+        // Only statements that start with VACUUM, or with a comment (rare), are tokenized.
+        let first = cursor.pointee
+        guard strncasecmp(cursor, "vacuum", 6) == 0 || first == 45 || first == 47 else { return }
+        guard let tokens = SQLTokenizer.tokenize(String(cString: text)), tokens.first?.isKeyword("VACUUM") == true,
+              tokens.contains(where: { $0.isKeyword("INTO") }) else { return }
+        throw SqlCipherError.unsafeVacuumInto(sql: sql)
+    }
+
+    /// Notes when a user's `ATTACH` starts (see ``SQLGuard/attachStarted``); called before its
+    /// first step.
+    func attachWillRun() {
+        var now = timespec()
+        #if os(Linux)
+        // Linux stamps files from the coarse clock, which can lag the precise one by a tick.
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        #else
+        clock_gettime(CLOCK_REALTIME, &now)
+        #endif
+        changeTracker.sqlGuard.attachStarted = now
+    }
+
+    /// The check after a user's `ATTACH` ran: every attached database that lives in a file must be
+    /// encrypted exactly when this one is. One that is not (an empty `KEY` on an encrypted
+    /// database, a `key=` URI parameter, a key on a plaintext database) is detached at once, before
+    /// any other statement can write to it, and the statement fails with
+    /// ``SqlCipherError/unsafeAttach(schema:path:encrypted:sql:)``. In-memory and temporary
+    /// databases (no file) are left alone: under `temp_store = MEMORY` their pages never reach a
+    /// file. The package's own `ATTACH` (conversions) is not checked. A file that the refused
+    /// `ATTACH` created (empty, and younger than the statement) is removed again, so that the folder
+    /// is left as it was.
+    func attachDidRun(_ statement: Statement) throws {
+        let sqlGuard = changeTracker.sqlGuard
+        let started = sqlGuard.attachStarted
+        sqlGuard.attachStarted = nil
+        guard sqlGuard.packageDepth == 0 else { return }
+        var attached: [(schema: String, file: String)] = []
+        guard rawRows("PRAGMA database_list", { values in
+            if case .integer(let seq) = values[0], seq > 1, case .text(let schema) = values[1],
+               case .text(let file) = values[2], !file.isEmpty {
+                attached.append((schema, file))
+            }
+        }) else { return }
+        for (schema, file) in attached {
+            // SQLCipher answers cipher_page_size only for a database with a codec (both versions).
+            var encrypted = false
+            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            _ = rawRows("PRAGMA \(quoted).cipher_page_size") { _ in encrypted = true }
+            guard encrypted != sqlGuard.isEncrypted else { continue }
+            scb_reset(statement.handle)
+            if !rawRows("DETACH DATABASE \(quoted)", { _ in }) {
+                // Never leave such a database usable: from now on the authorizer refuses every
+                // statement of this connection, which must be closed.
+                sqlGuard.unsafeAttachment = (schema, file, encrypted)
+            } else if let started {
+                Self.removeIfCreatedEmpty(file, since: started)
+            }
+            throw SqlCipherError.unsafeAttach(schema: schema, path: file, encrypted: encrypted, sql: statement.sql)
+        }
+    }
+
+    /// Removes `path` when it is an empty regular file whose inode changed at or after `since`:
+    /// the file an `ATTACH` of a missing path created. An older or non-empty file is never touched.
+    private static func removeIfCreatedEmpty(_ path: String, since: timespec) {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return }
+        #if os(Linux)
+        let changed = info.st_ctim
+        #else
+        let changed = info.st_ctimespec
+        #endif
+        guard changed.tv_sec > since.tv_sec || (changed.tv_sec == since.tv_sec && changed.tv_nsec >= since.tv_nsec) else {
+            return
+        }
+        unlink(path)
+    }
+
+    /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and
+    /// hands each row's first three columns to `body`; false on error.
+    private func rawRows(_ sql: String, _ body: ([DatabaseValue]) -> Void) -> Bool {
+        var raw: OpaquePointer?
+        guard scb_prepare(handle, sql, -1, 0, &raw, nil) == 0, let raw else { return false }
+        defer { scb_finalize(raw) }
+        while true {
+            let rc = scb_step(raw)
+            if rc == 101 { return true }
+            guard rc == 100 else { return false }
+            body((0..<min(3, scb_column_count(raw))).map { column in
+                switch scb_column_type(raw, column) {
+                case 1: return .integer(scb_column_int64(raw, column))
+                case 3: return .text(scb_column_text(raw, column).map { String(cString: $0) } ?? "")
+                default: return .null
+                }
+            })
+        }
+    }
+
+    /// Whether `name` is `temp_store` or `temp_store_directory` (for the error's wording).
+    static func isTempStorePragma(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower == "temp_store" || lower == "temp_store_directory"
     }
 }

@@ -9,19 +9,18 @@ extension SQLiteConnection {
     /// unretained context pointer stays valid for as long as SQLite can call back.
     func installChangeTracking() {
         let context = Unmanaged.passUnretained(changeTracker).toOpaque()
-        // The authorizer answers SQLITE_OK (0) to everything but the pragmas that would send
-        // temporary data to unencrypted files (SQLiteConnection+Guards.swift), which it refuses
-        // (SQLITE_DENY: the prepare fails with SQLITE_AUTH, mapped to a typed error). Otherwise it
-        // only watches: outside an analysis it returns at once, so ordinary compiles pay an
-        // integer compare and a nil test per reported action.
+        // The authorizer answers SQLITE_OK (0) to everything but what the SQL guards refuse
+        // (SQLiteConnection+Guards.swift): pragmas that would send temporary data to unencrypted
+        // files or defeat the encryption, SQLCipher's export function, transaction control inside
+        // a body (SQLITE_DENY: the prepare fails with SQLITE_AUTH, or SQLITE_ERROR for a function,
+        // mapped to a typed error).
+        // Otherwise it only watches: outside an analysis it returns at once, so ordinary compiles
+        // pay a switch and a nil test per reported action.
         scb_set_authorizer(handle, { context, action, first, second, _, _ in
             guard let context else { return 0 }
             let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
-            if action == SQLiteConnection.pragmaAction, let first,
-               SQLiteConnection.refusesPragma(first, value: second) {
-                tracker.refusedPragma = (String(cString: first), second.map { String(cString: $0) } ?? "")
-                return SQLiteConnection.deny
-            }
+            let verdict = SQLiteConnection.authorize(tracker.sqlGuard, action: action, first: first, second: second)
+            if verdict != 0 { return verdict }
             if tracker.compiling != nil {
                 tracker.compiling?.record(action: action, first: first, second: second)
             }
@@ -43,6 +42,11 @@ extension SQLiteConnection {
     /// Accounts for one execution of `statement`, before its first step: analyses it when nobody
     /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
     func statementWillRun(_ statement: Statement) throws {
+        switch statement.guardKind {
+        case .ordinary: break
+        case .transactionControl: try refuseTransactionControl(statement)
+        case .attach: attachWillRun()
+        }
         if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
             throw SqlCipherError.readOnlyViolation(sql: statement.sql)
         }

@@ -66,8 +66,15 @@ final class SQLiteConnection {
 
     // MARK: Errors
 
-    /// The typed error for result code `rc`, with SQLite's message for this connection.
+    /// The typed error for result code `rc`, with SQLite's message for this connection. A failure
+    /// that follows a refusal of the authorizer (`SQLITE_AUTH`, or `SQLITE_ERROR` for a refused
+    /// function) is reported with the typed error of the guard that refused
+    /// (SQLiteConnection+Guards.swift).
     func error(_ rc: Int32, sql: String?) -> SqlCipherError {
+        if rc & 0xFF == Self.sqliteAuth || rc & 0xFF == 1, let refused = changeTracker.sqlGuard.refused {
+            changeTracker.sqlGuard.refused = nil
+            return refused.error(sql: sql ?? "")
+        }
         let extended = scb_extended_errcode(handle)
         let message = String(cString: scb_errmsg(handle))
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql)
@@ -82,13 +89,19 @@ final class SQLiteConnection {
         try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
         var trailing = false
+        let sqlGuard = changeTracker.sqlGuard
+        sqlGuard.willCompile()
+        var kind = StatementGuardKind.ordinary
         let rc: Int32 = sql.utf8CString.withUnsafeBufferPointer { buffer in
             var tail: UnsafePointer<CChar>?
             let base = buffer.baseAddress!
             let rc = scb_prepare(handle, base, Int32(buffer.count - 1), 0, &statement, &tail)
+            kind = sqlGuard.kind  // before the probe of the rest compiles more
             if rc == 0, let tail, tail - base < buffer.count - 1 {
                 trailing = Self.containsStatement(handle, tail)
             }
+            // A refusal in the probe of the rest belongs to no error of this statement.
+            if rc == 0 { sqlGuard.refused = nil }
             return rc
         }
         guard rc == 0 else {
@@ -96,7 +109,12 @@ final class SQLiteConnection {
             throw prepareError(rc, sql: sql)
         }
         guard let statement else { return nil }
-        return Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
+        if !sqlGuard.allowsVacuumInto {
+            do { try refuseVacuumInto(statement, sql: sql) } catch { scb_finalize(statement); throw error }
+        }
+        let prepared = Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
+        prepared.guardKind = kind
+        return prepared
     }
 
     /// Whether the text at `tail` holds a statement (rather than only whitespace and comments).
@@ -112,7 +130,8 @@ final class SQLiteConnection {
     func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = cache.statement(for: sql) { return statement }
         guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
-        if !statement.hasTrailingStatements { cache.insert(statement) }
+        // A statement that compiled only because the package runs it must not serve user SQL.
+        if !statement.hasTrailingStatements && !changeTracker.sqlGuard.bypassed { cache.insert(statement) }
         return statement
     }
 
@@ -167,14 +186,20 @@ final class SQLiteConnection {
             while cursor < end {
                 var handle: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
+                changeTracker.sqlGuard.willCompile()
                 let rc = scb_prepare(self.handle, cursor, Int32(end - cursor), 0, &handle, &tail)
                 guard rc == 0 else {
                     if let handle { scb_finalize(handle) }
                     throw prepareError(rc, sql: sql)
                 }
                 guard let handle else { break }
+                changeTracker.sqlGuard.refused = nil
+                if !changeTracker.sqlGuard.allowsVacuumInto {
+                    do { try refuseVacuumInto(handle, sql: sql) } catch { scb_finalize(handle); throw error }
+                }
                 let text = String(cString: scb_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
                 let statement = Statement(handle: handle, sql: text, hasTrailingStatements: false, connection: self)
+                statement.guardKind = changeTracker.sqlGuard.kind
                 guard statement.parameterCount == 0 else {
                     throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: 0, sql: text)
                 }
@@ -222,9 +247,11 @@ final class SQLiteConnection {
     /// already open. Rolls back when `body` or the commit throws.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try inSavepoint(body) }
+        beginPackageSQL()  // the package's own BEGIN/COMMIT/ROLLBACK; runUserBody makes the body the user's
+        defer { endPackageSQL() }
         try execute("BEGIN IMMEDIATE")
         do {
-            let result = try body()
+            let result = try runUserBody(body)
             // A body that swallowed the interrupt of a cancelled call must not commit half of
             // its work: the whole transaction goes.
             if interruptGate.isCancellingCurrentCall { throw CancellationError() }
@@ -243,10 +270,12 @@ final class SQLiteConnection {
     func inSavepoint<T>(_ body: () throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
+        beginPackageSQL()  // the package's own SAVEPOINT/RELEASE; runUserBody makes the body the user's
+        defer { endPackageSQL() }
         let name = "sqlcipherkit_sp\(savepointDepth)"
         try execute("SAVEPOINT \(name)")
         do {
-            let result = try body()
+            let result = try runUserBody(body)
             if interruptGate.isCancellingCurrentCall { throw CancellationError() }
             try execute("RELEASE \(name)")
             return result

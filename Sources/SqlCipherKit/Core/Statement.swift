@@ -22,6 +22,8 @@ final class Statement {
     var observation = StatementObservation()
     /// When ``StatementCache`` last handed the statement out; orders evictions.
     var lastUse: UInt64 = 0
+    /// What the SQL guards learned when the statement was compiled (SQLiteConnection+Guards.swift).
+    var guardKind = StatementGuardKind.ordinary
     /// Whether text or a blob is bound: SQLite holds a copy of it until the bindings are cleared,
     /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
     /// every execution binds every parameter again.
@@ -156,7 +158,10 @@ final class Statement {
         if !observation.started { try connection.statementWillRun(self) }
         let rc = scb_step(handle)
         if rc == 100 { return true }
-        if rc == 101 { return false }
+        if rc == 101 {
+            if guardKind == .attach { try connection.attachDidRun(self) }
+            return false
+        }
         throw connection.error(rc, sql: sql)
     }
 

@@ -207,6 +207,8 @@ extension Database {
             try FileManager.default.copyItem(atPath: path, toPath: temporary)
             let migrating = try SQLiteConnection(path: temporary)
             defer { migrating.close() }
+            migrating.beginPackageSQL()  // PRAGMA cipher_migrate is the package's own (SQLiteConnection+Guards.swift)
+            defer { migrating.endPackageSQL() }
             let rc = material.withBytes { scb_key(migrating.handle, $0.baseAddress, Int32($0.count)) }
             guard rc == 0 else { throw migrating.error(rc, sql: nil) }
             if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
@@ -272,6 +274,10 @@ struct Exporter {
     /// Exports `source` (its main database) into a new file at `target`, then verifies the file.
     /// `key` nil writes a plaintext file. On failure the target's files are removed.
     func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode) throws {
+        // The ATTACH, cipher settings and sqlcipher_export below are the package's own SQL, which
+        // the guards refuse from user SQL (SQLiteConnection+Guards.swift).
+        source.beginPackageSQL()
+        defer { source.endPackageSQL() }
         try Self.checkNewTarget(target)
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
         if key == nil && cipher != .default {

@@ -88,10 +88,11 @@ extension Database {
     ///
     /// ```swift
     /// let customer = Param<String>("customer")
-    /// let join = Select(col("orders.customer"), col("line_items.sku"))
-    ///     .from(TableName("orders"))
-    ///     .join(TableName("line_items"), on: col("line_items.orderID") == col("orders.id"))
-    ///     .where(col("orders.customer") == customer)
+    /// let orders = TableName("orders"), items = TableName("line_items")
+    /// let join = Select(orders.col("customer"), items.col("sku"))
+    ///     .from(orders)
+    ///     .join(items, on: items.col("orderID") == orders.col("id"))
+    ///     .where(orders.col("customer") == customer)
     /// let lines = try await db.fetch(OrderLine.self, join, customer.set("Alice"))
     /// ```
     public func fetch<T: Decodable & Sendable>(_ type: T.Type, _ select: Select,

@@ -36,6 +36,11 @@ enum DatabaseOpener {
         let isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
 
         let connection = try SQLiteConnection(path: path)
+        // What raw SQL may do on this connection (SQLiteConnection+Guards.swift): an encrypted
+        // database refuses page_size and plaintext attachments; VACUUM INTO would write its copy
+        // with SQLCipher's default settings, so it is refused when others were given.
+        connection.changeTracker.sqlGuard.isEncrypted = encrypted
+        connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted || cipher == .default
         // Files this call brings into existence, removed again when the open fails. A file that was
         // there before (even an empty one) is never removed.
         var created: [String] = []
@@ -57,8 +62,8 @@ enum DatabaseOpener {
             if library.cipherVersionIsAtLeast(4, 5, 1) {
                 try connection.execute("PRAGMA cipher_log = off")
             }
-            for pragma in settings {
-                try connection.execute(pragma)
+            try connection.asPackage {
+                for pragma in settings { try connection.execute(pragma) }
             }
             try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher)
 

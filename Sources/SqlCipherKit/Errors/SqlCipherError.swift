@@ -76,7 +76,33 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// The statement would make SQLite write temporary data (temporary tables and indices, sort
     /// runs, materialized views) to files that SQLCipher does not encrypt: `PRAGMA temp_store` set
     /// to anything but `MEMORY`, or `PRAGMA temp_store_directory` set at all. Nothing was run.
+    ///
+    /// The same case refuses the pragmas that would change the key, the cipher format, the key
+    /// derivation, the HMAC, the salt, the page size of an encrypted database, the plaintext header
+    /// or SQLCipher's process-wide defaults, and those that would write SQL or diagnostics to a
+    /// file (`cipher_profile`, `cipher_log`): docs/security.md lists every `cipher_*` pragma and
+    /// what is allowed. `value` is the value given, empty when the pragma was only named.
     case unsafePragma(name: String, value: String, sql: String)
+    /// The statement calls a SQLCipher function that copies data between databases outside the
+    /// package's verified conversions (`sqlcipher_export`). Nothing was run.
+    case unsafeFunction(name: String, sql: String)
+    /// `ATTACH` would have added a database whose encryption differs from this one's: a plaintext
+    /// file (an empty `KEY`) to an encrypted `Database`, where rows copied into it would be written
+    /// in the clear, or an encrypted file to a plaintext `Database`. `encrypted` tells which: true
+    /// for an encrypted file attached to a plaintext database. The database was detached again
+    /// before the statement returned; nothing was written to it, and the empty file the statement
+    /// created for a missing path was removed.
+    case unsafeAttach(schema: String, path: String, encrypted: Bool, sql: String)
+    /// `VACUUM INTO` on an encrypted database opened with non-default ``CipherSettings``:
+    /// SQLCipher writes the copy with its default settings instead of the database's, which leaves
+    /// a copy that the settings of the original do not open (measured with SQLCipher 4.6.1).
+    /// Nothing was run.
+    case unsafeVacuumInto(sql: String)
+    /// A transaction control statement (`BEGIN`, `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`,
+    /// `RELEASE`) ran inside the body of ``Database/transaction(_:)``, ``Database/savepoint(_:)``,
+    /// ``Connection/savepoint(_:)``, a migration or a batch save, which own the transaction.
+    /// Nothing was run; the transaction is as it was before the statement.
+    case transactionControlInBody(sql: String)
     /// A row has no column of that name.
     case columnNotFound(name: String, available: [String])
     /// A row has no column at that index.
@@ -185,13 +211,42 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "`\(shown)` contains a NUL character (U+0000) at byte \(offset). SQLite would read the SQL only up "
                 + "to it and silently ignore the rest, so nothing was run. Pass values as ? arguments instead of "
                 + "putting them into the SQL text, or remove the NUL."
-        case let .unsafePragma(name, value, sql):
+        case let .unsafePragma(name, value, sql)
+            where SQLiteConnection.isTempStorePragma(name):
             let effect = name.lowercased() == "temp_store_directory"
                 ? "choose a folder for SQLite's temporary files, which SQLCipher does not encrypt"
                 : "send temporary tables, indices and sort runs to temporary files, which SQLCipher does not encrypt"
             return "`\(sql)` sets PRAGMA \(name) = \(value), which would \(effect). SqlCipherKit keeps temporary data "
                 + "in memory (temp_store = MEMORY), so the statement was not run. Remove it; reading PRAGMA \(name) "
                 + "is allowed, and PRAGMA temp_store = MEMORY is accepted."
+        case let .unsafePragma(name, value, sql):
+            return CipherPragmaRule.refusalDescription(name: name, value: value, sql: sql)
+        case let .unsafeFunction(name, sql):
+            return "`\(sql)` calls \(name)(), which copies every row of a database into another one, encrypted or "
+                + "in the clear, without the checks of the package's conversions, so the statement was not run. Use "
+                + "Database.export(to:key:cipher:) for an encrypted copy, exportDecrypted(to:) for a plaintext one, "
+                + "Database.encrypt(plaintextAt:to:key:) to encrypt a plaintext file, and "
+                + "Database.upgradeFromSqlCipher3(path:key:) to move a SQLCipher 3 file to SQLCipher 4."
+        case let .unsafeAttach(schema, path, encrypted, sql):
+            if encrypted {
+                return "`\(sql)` attached the encrypted database \(path) as \(schema) to a plaintext Database, "
+                    + "where its rows could be copied in the clear; it was detached again. Open the encrypted file with "
+                    + "Database(path:key:) (or rawKey:), and copy it with exportDecrypted(to:) if a plaintext copy is "
+                    + "really needed; to encrypt this plaintext database use Database.encrypt(plaintextAt:to:key:)."
+            }
+            return "`\(sql)` attached \(path) as \(schema) without encryption (an empty KEY), so anything copied into "
+                + "it would be written in the clear; it was detached again and nothing was written to it. Leave the "
+                + "KEY clause out to attach with this database's key, or give a non-empty key; for a plaintext copy "
+                + "use exportDecrypted(to:)."
+        case let .unsafeVacuumInto(sql):
+            return "`\(sql)` would write a copy with SQLCipher's default settings, not the CipherSettings this "
+                + "database was opened with, so the copy would not open with them; the statement was not run. Use "
+                + "Database.export(to:key:cipher:), which writes the copy with the settings you give and verifies it."
+        case let .transactionControlInBody(sql):
+            return "`\(sql)` would end or change the transaction that transaction { } or savepoint { } manages (the "
+                + "change could be committed while the call reports a failure), so it was not run. Return from the "
+                + "body to commit, throw to roll back, and nest savepoint { } to undo part of the work. BEGIN, COMMIT "
+                + "and ROLLBACK written by hand work outside these bodies."
         case let .columnNotFound(name, available):
             return "No column named \"\(name)\" in this row (columns: \(available.joined(separator: ", ")))."
         case let .columnIndexOutOfRange(index, count):

@@ -20,10 +20,9 @@ final class ChangeTracker {
     /// so that ordinary compiles (and SQLite's own re-preparations) cost a nil test.
     var compiling: StatementAccess?
 
-    /// The pragma the authorizer refused in the prepare that just failed (see
-    /// `SQLiteConnection.refusesPragma`), for a typed error. Lives here because the tracker is the
-    /// authorizer's context; set only on that rare path, so ordinary compiles never allocate.
-    var refusedPragma: (name: String, value: String)?
+    /// The state of the SQL guards (SQLiteConnection+Guards.swift). Lives here because the tracker
+    /// is the authorizer's context.
+    let sqlGuard = SQLGuard()
 
     /// The tables read by the statements of the fetch in progress, if one is.
     private var readRecorder: TableRegion?

@@ -134,9 +134,10 @@ import Testing
             WHERE orders.customer = ?
             """, "Alice")
 
-        let join = Select(col("orders.customer"), col("line_items.sku"))
-            .from(TableName("orders"))
-            .join(TableName("line_items"), on: col("line_items.orderID") == col("orders.id"))
+        let orders = TableName("orders"), items = TableName("line_items")
+        let join = Select(orders.col("customer"), items.col("sku"))
+            .from(orders)
+            .join(items, on: items.col("orderID") == orders.col("id"))
         let sameLines = try await db.fetch(OrderLine.self, join)
 
         let rows = try await db.query("SELECT * FROM products WHERE price < ?", 10.0)

@@ -1,0 +1,267 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Raw SQL that would copy an encrypted database's rows somewhere in the clear: `sqlcipher_export`,
+/// `ATTACH` of a plaintext file (or of an encrypted one to a plaintext database) and `VACUUM INTO`.
+@Suite struct PlaintextCopyGuardTests {
+    func secretDatabase(_ dir: TemporaryDirectory, marker: String, cipher: CipherSettings = .default) async throws -> Database {
+        let db = try Database(path: dir.path("secret.db"), rawKey: rawKey(), cipher: cipher)
+        try await db.execute("CREATE TABLE secrets(id INTEGER PRIMARY KEY, body TEXT)")
+        try await db.transaction { conn in
+            for index in 0..<20 { try conn.execute("INSERT INTO secrets(body) VALUES (?)", "\(marker)-\(index)") }
+        }
+        return db
+    }
+
+    static func schemas(_ db: Database) async throws -> [String] {
+        try await db.query("PRAGMA database_list").compactMap { $0.get(1, as: String.self) }.filter { $0 != "temp" }
+    }
+
+    static func marker() -> String { "COPYMARK" + UUID().uuidString.replacingOccurrences(of: "-", with: "") }
+
+    // MARK: sqlcipher_export
+
+    @Test func sqlcipherExportIsRefusedInEverySpelling() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        var statements = [
+            "SELECT sqlcipher_export('main')",
+            "select SQLCIPHER_EXPORT('main')",
+            "SELECT \"sqlcipher_export\"('main')",
+            "SELECT 1 WHERE sqlcipher_export('main') IS NULL",
+        ]
+        // The two-argument form exists from SQLCipher 4 (3.4.1 reports a wrong argument count).
+        if isSQLCipher4() { statements.append("SELECT sqlcipher_export('main', 'main')") }
+        for sql in statements {
+            let error = await #expect(throws: SqlCipherError.self, "\(sql)") { try await db.query(sql) }
+            guard case .unsafeFunction(let name, let refusedSQL)? = error else {
+                Issue.record("\(sql): \(String(describing: error))")
+                continue
+            }
+            #expect(name.lowercased() == "sqlcipher_export")
+            #expect(refusedSQL == sql)
+            #expect(error?.description.contains("exportDecrypted(to:)") == true)
+            await #expect(throws: SqlCipherError.self) { try await db.execute(sql) }
+            await #expect(throws: SqlCipherError.self) { try await db.transaction { conn in _ = try conn.query(sql) } }
+        }
+        // Hidden in a view or a trigger, it is refused when the statement that uses them compiles.
+        try await db.execute("CREATE VIEW leak AS SELECT sqlcipher_export('main') AS done")
+        await #expect(throws: SqlCipherError.self) { try await db.query("SELECT * FROM leak") }
+        try await db.execute("CREATE TABLE log(x); CREATE TRIGGER leak_on_insert AFTER INSERT ON log BEGIN SELECT sqlcipher_export('main'); END")
+        await #expect(throws: SqlCipherError.self) { try await db.execute("INSERT INTO log VALUES (1)") }
+        // The same from a plaintext database.
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        await #expect(throws: SqlCipherError.unsafeFunction(name: "sqlcipher_export", sql: "SELECT sqlcipher_export('main')")) {
+            try await plain.query("SELECT sqlcipher_export('main')")
+        }
+    }
+
+    /// The issue's example, as a script and as separate statements.
+    @Test func attachWithAnEmptyKeyThenExportWritesNothing() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        let target = dir.path("x.db")
+        let attach = "ATTACH '\(target)' AS a KEY ''"
+        await #expect(throws: SqlCipherError.unsafeAttach(schema: "a", path: target, encrypted: false, sql: attach)) {
+            try await db.execute(attach)
+        }
+        await #expect(throws: SqlCipherError.self) { try await db.query("SELECT sqlcipher_export('a')") }
+        let script = "ATTACH '\(target)' AS a KEY ''; SELECT sqlcipher_export('a'); DETACH DATABASE a;"
+        await #expect(throws: SqlCipherError.self) { try await db.execute(script) }
+        #expect(try await Self.schemas(db) == ["main"])
+        #expect(filesContain(dir.allFileContents().map(\.0), marker).isEmpty)
+        // The empty file the ATTACH created is removed again: the folder is as it was.
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(Set(dir.allFileContents().map { ($0.0 as NSString).lastPathComponent }).isSubset(of: [
+            "secret.db", "secret.db-wal", "secret.db-shm", "secret.db-journal"]))
+    }
+
+    /// A file that was there before the refused ATTACH (empty or not) is never removed.
+    @Test func aRefusedAttachLeavesExistingFilesAlone() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await secretDatabase(dir, marker: Self.marker())
+        let empty = dir.path("empty.db")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let plain = dir.path("plain.db")
+        let other = try Database(unencryptedPath: plain)
+        try await other.execute("CREATE TABLE kept(x); INSERT INTO kept VALUES (1)")
+        await other.close()
+        try await Task.sleep(nanoseconds: 50_000_000)  // older than the kernel's coarse clock tick
+        for path in [empty, plain] {
+            await #expect(throws: SqlCipherError.self) { try await db.execute("ATTACH ? AS p KEY ''", path) }
+            #expect(FileManager.default.fileExists(atPath: path))
+        }
+        let reopened = try Database(unencryptedPath: plain)
+        #expect(try await reopened.query("SELECT x FROM kept").first?.get(0, as: Int.self) == 1)
+    }
+
+    /// Every way of attaching without encryption: literals, expressions, bound values, spellings.
+    @Test func plaintextAttachmentsAreDetachedBeforeAnythingIsWritten() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        // (SQL, arguments, whether SQLite can run it at all: a URI needs URI file names enabled,
+        // a subquery may be refused as a key; either way nothing may end up attached in clear.)
+        let attempts: [(sql: String, arguments: [String?], blob: Bool, runs: Bool)] = [
+            ("ATTACH '\(dir.path("p1.db"))' AS p KEY ''", [], false, true),
+            ("attach database '\(dir.path("p2.db"))' as p key x''", [], false, true),
+            ("ATTACH DATABASE ? AS p KEY ?", [dir.path("p3.db"), ""], false, true),
+            ("ATTACH ? AS p KEY ?", [dir.path("p4.db")], true, true),
+            ("ATTACH '\(dir.path("p5.db"))' AS p KEY substr('abc', 10)", [], false, true),
+            ("ATTACH '\(dir.path("p6.db"))' AS p KEY zeroblob(0)", [], false, true),
+            ("/* c */ ATTACH '\(dir.path("p7.db"))' AS \"odd name\" KEY '' -- c", [], false, true),
+            ("ATTACH 'file:\(dir.path("p8.db"))?key=' AS p", [], false, false),
+            ("ATTACH ? AS p KEY (SELECT '')", [dir.path("p9.db")], false, false),
+            ("SELECT 1; ATTACH '\(dir.path("p10.db"))' AS p KEY ''; CREATE TABLE p.copy AS SELECT * FROM secrets", [], false, true),
+        ]
+        for (sql, arguments, blob, runs) in attempts {
+            let error = await #expect(throws: SqlCipherError.self, "\(sql)") {
+                if blob {
+                    try await db.execute(sql, arguments[0], Data())
+                } else {
+                    try await db.execute(sql, arguments: arguments)
+                }
+            }
+            if case .unsafeAttach(_, _, let encrypted, let refusedSQL)? = error {
+                #expect(!encrypted)
+                #expect(refusedSQL.lowercased().contains("attach"))
+                #expect(error?.description.contains("exportDecrypted(to:)") == true)
+            } else if runs {
+                Issue.record("\(sql): \(String(describing: error))")
+            }
+            // Detached again (or never attached): writing to it fails.
+            #expect(try await Self.schemas(db) == ["main"], "\(sql)")
+            await #expect(throws: SqlCipherError.self) { try await db.execute("CREATE TABLE p.copy AS SELECT * FROM secrets") }
+        }
+        // Inside a transaction (SQLCipher 4 allows ATTACH there): refused, and the transaction goes on.
+        if isSQLCipher4() {
+            try await db.transaction { conn in
+                try conn.execute("INSERT INTO secrets(body) VALUES (?)", marker + "-tx")
+                #expect(throws: SqlCipherError.self) { try conn.execute("ATTACH '\(dir.path("tx.db"))' AS p KEY ''") }
+                #expect(throws: SqlCipherError.self) { try conn.execute("INSERT INTO p.t SELECT * FROM secrets") }
+            }
+            #expect(try await db.query("SELECT count(*) FROM secrets").first?.get(0, as: Int.self) == 21)
+        }
+        for (file, _) in dir.allFileContents() where file.contains("/p") || file.contains("tx.db") {
+            Issue.record("\(file) was left behind by a refused ATTACH")
+        }
+        #expect(filesContain(dir.allFileContents().map(\.0), marker).isEmpty)
+        // The connection is still usable.
+        #expect(try await db.query("SELECT count(*) FROM secrets").first?.get(0, as: Int.self) == (isSQLCipher4() ? 21 : 20))
+    }
+
+    @Test func encryptedAttachmentsStayAllowed() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        // No KEY: this database's key. KEY NULL: the same. Another non-empty key: encrypted with it.
+        try await db.execute("ATTACH '\(dir.path("same.db"))' AS same")
+        try await db.execute("ATTACH '\(dir.path("null.db"))' AS nullkey KEY NULL")
+        try await db.execute("ATTACH ? AS other KEY ?", arguments: [dir.path("other.db"), "another key"])
+        try await db.execute("ATTACH ':memory:' AS mem KEY ''")  // no file: allowed
+        for schema in ["same", "nullkey", "other", "mem"] {
+            try await db.execute("CREATE TABLE \(schema).copy AS SELECT * FROM secrets")
+        }
+        for schema in ["same", "nullkey", "other", "mem"] { try await db.execute("DETACH DATABASE \(schema)") }
+        #expect(filesContain(dir.allFileContents().map(\.0), marker).isEmpty)
+        let other = try Database(path: dir.path("other.db"), key: "another key")
+        #expect(try await other.query("SELECT count(*) FROM copy").first?.get(0, as: Int.self) == 20)
+        let same = try Database(path: dir.path("same.db"), rawKey: rawKey())
+        #expect(try await same.query("SELECT count(*) FROM copy").first?.get(0, as: Int.self) == 20)
+    }
+
+    @Test func aPlaintextDatabaseAttachesOnlyPlaintext() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let secret = try await secretDatabase(dir, marker: marker)
+        await secret.close()
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("ATTACH '\(dir.path("other-plain.db"))' AS other")
+        try await plain.execute("CREATE TABLE other.t(x); DETACH DATABASE other")
+        let attach = "ATTACH '\(dir.path("secret.db"))' AS s KEY ?"
+        let keyText = "x'" + hex(rawKey()) + "'"
+        let error = await #expect(throws: SqlCipherError.self) { try await plain.execute(attach, keyText) }
+        guard case .unsafeAttach(let schema, _, let encrypted, _)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(schema == "s")
+        #expect(encrypted)
+        await #expect(throws: SqlCipherError.self) { try await plain.execute("CREATE TABLE leaked AS SELECT * FROM s.secrets") }
+        #expect(filesContain([dir.path("plain.db")], marker).isEmpty)
+    }
+
+    // MARK: VACUUM INTO
+
+    @Test func vacuumIntoWritesAnEncryptedCopyWithTheSameKey() async throws {
+        guard isSQLCipher4() else { return }  // SQLite 3.27+; 3.4.1 is 3.15.2, where it is a syntax error
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        let copy = dir.path("copy.db")
+        try await db.execute("VACUUM INTO '\(copy)'")
+        #expect(FileHeader(path: copy)?.hasPlaintextMagic == false)
+        #expect(filesContain([copy], marker).isEmpty)
+        let reopened = try Database(path: copy, rawKey: rawKey())
+        #expect(try await reopened.query("SELECT count(*) FROM secrets").first?.get(0, as: Int.self) == 20)
+        // A raw key with an explicit salt (default settings): the copy keeps key and salt.
+        let salt = Data((0..<16).map { UInt8($0 + 100) })
+        let salted = try Database(path: dir.path("salted.db"), rawKey: rawKey(), salt: salt)
+        try await salted.execute("CREATE TABLE t(x)")
+        try await salted.execute("INSERT INTO t VALUES (?)", marker)
+        try await salted.execute("VACUUM INTO '\(dir.path("salted-copy.db"))'")
+        #expect(filesContain([dir.path("salted-copy.db")], marker).isEmpty)
+        let saltedCopy = try Database(path: dir.path("salted-copy.db"), rawKey: rawKey(), salt: salt)
+        #expect(try await saltedCopy.query("SELECT x FROM t").first?.get(0, as: String.self) == marker)
+        // A plaintext database's copy is plaintext, as the database is.
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        try await plain.execute("VACUUM INTO '\(dir.path("plain-copy.db"))'")
+        #expect(FileHeader(path: dir.path("plain-copy.db"))?.looksPlaintextSQLite == true)
+    }
+
+    @Test func vacuumIntoIsRefusedWhenTheCopyWouldGetOtherSettings() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        for (index, cipher) in [CipherSettings.sqlcipher3, CipherSettings(pageSize: 8192), fastCipher].enumerated() {
+            let db = try Database(path: dir.path("s\(index).db"), key: "k", cipher: cipher)
+            try await db.execute("CREATE TABLE t(x)")
+            try await db.execute("INSERT INTO t VALUES (?)", marker)
+            let target = dir.path("copy\(index).db")
+            for sql in ["VACUUM INTO '\(target)'", "vacuum main into '\(target)'", "/* c */ VACUUM\nINTO '\(target)'",
+                        "VACUUM \"main\" INTO ?"] {
+                let arguments: [(any DatabaseValueConvertible)?] = sql.hasSuffix("?") ? [target] : []
+                await #expect(throws: SqlCipherError.unsafeVacuumInto(sql: sql), "\(sql)") {
+                    try await db.execute(sql, arguments: arguments)
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: target))
+            // Plain VACUUM is fine.
+            try await db.execute("VACUUM")
+            #expect(try await db.query("SELECT x FROM t").first?.get(0, as: String.self) == marker)
+        }
+    }
+
+    /// Why VACUUM INTO is refused with non-default settings, measured with the CLI: the copy of a
+    /// SQLCipher 3 format file opens neither with SQLCipher 3's settings nor with 4's.
+    @Test func sqlcipherWritesVacuumIntoCopiesWithDefaultSettings() throws {
+        guard isSQLCipher4(), FileManager.default.isExecutableFile(atPath: SqlcipherCLI.version4) else { return }
+        let dir = TemporaryDirectory()
+        let source = dir.path("v3.db")
+        let copy = dir.path("copy.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, source, [
+            SqlcipherCLI.keyPragma(passphrase: "k"), "PRAGMA cipher_log = off", "PRAGMA cipher_compatibility = 3",
+            "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)", "VACUUM INTO '\(copy)'",
+        ])
+        for settings in [["PRAGMA cipher_compatibility = 3"], [], ["PRAGMA cipher_page_size = 1024"]] {
+            #expect(throws: SqlcipherCLI.CLIError.self) {
+                _ = try SqlcipherCLI.run(SqlcipherCLI.version4, copy,
+                                         [SqlcipherCLI.keyPragma(passphrase: "k"), "PRAGMA cipher_log = off"] + settings + ["SELECT x FROM t"])
+            }
+        }
+    }
+}
