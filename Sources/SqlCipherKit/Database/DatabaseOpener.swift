@@ -267,8 +267,10 @@ enum DatabaseOpener {
     static func proveCiphertext(path: String, probe: Probe, pageSize: Int, pageCount: Int,
                                 plaintextHeaderSize: Int) throws {
         func refuse(_ reason: String) -> SqlCipherError { .plaintextDetected(path: path, reason: reason) }
-        let main = FileManager.default.contents(atPath: path) ?? Data()
+        // The -wal first: a checkpoint by another connection in between moves pages from it into
+        // the database file, read second, so no committed page can be missed between the reads.
         let wal = FileManager.default.contents(atPath: path + "-wal") ?? Data()
+        let main = FileManager.default.contents(atPath: path) ?? Data()
         let journal = FileManager.default.contents(atPath: path + "-journal") ?? Data()
         if main.isEmpty && wal.isEmpty {
             throw refuse("nothing was written to the file or its -wal after the first write")
@@ -286,9 +288,12 @@ enum DatabaseOpener {
         scan.scanWAL(wal, file: path + "-wal", pageSize: pageSize, plaintextHeaderSize: plaintextHeaderSize)
         if let failure = scan.failure { throw refuse(failure) }
         let missing = pageCount < 1 ? [1] : (1...pageCount).filter { !scan.pagesFound.contains($0) }
-        if !missing.isEmpty || scan.pagesJudged == 0 {
-            throw refuse("the library reports \(pageCount) pages of \(pageSize) bytes, but page "
-                + "\(missing.first ?? 1) is in neither the file nor its -wal, so what was written could not be checked")
+        if let page = missing.first {
+            throw refuse("the library reports \(pageCount) pages of \(pageSize) bytes, but page \(page) is in "
+                + "neither the file nor its -wal, so what was written could not be checked")
+        }
+        if scan.pagesJudged == 0 {
+            throw refuse("no page of the file or its -wal was long enough to judge, so what was written could not be checked")
         }
     }
 
