@@ -5,7 +5,10 @@
 ** slots (GOT, PLT and data tables such as SQLite's sqlite3Apis) that the dynamic linker fills
 ** from the global scope first. In a process that also has libsqlite3, those slots can point into
 ** libsqlite3 and SQLCipher then runs half on plaintext SQLite code. This file reads the loaded
-** library's relocations and checks each such slot against the library's own definition.
+** library's relocations and checks each such slot against the library's own definition: every
+** slot whose symbol the library itself defines, whatever its name. libsqlcipher calls its own
+** sqlcipher_* functions and a few others (sqlcipherCodecAttach, sqlite3pager_*) through slots too,
+** and a foreign definition of any of them would run inside SQLCipher's codec.
 */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -50,6 +53,13 @@ static ElfW(Addr) scb_dyn_address(ElfW(Addr) base, ElfW(Addr) value) {
     return value < base ? value + base : value;
 }
 
+/* The family a symbol name belongs to, for the per-family counts. */
+static int scb_family_of(const char *name) {
+    if (strncmp(name, "sqlite3_", 8) == 0) return SCB_FAMILY_SQLITE3;
+    if (strncmp(name, "sqlcipher_", 10) == 0) return SCB_FAMILY_SQLCIPHER;
+    return SCB_FAMILY_OTHER;
+}
+
 /* Checks one RELA table; updates `out`. */
 static void scb_audit_rela(ElfW(Addr) base, const ElfW(Rela) *rela, size_t count,
                            const ElfW(Sym) *symtab, const char *strtab, scb_audit_result *out) {
@@ -62,12 +72,14 @@ static void scb_audit_rela(ElfW(Addr) base, const ElfW(Rela) *rela, size_t count
         int kind = ELF64_ST_TYPE(sym->st_info);
         if (kind == STT_GNU_IFUNC || kind == STT_TLS) continue;
         const char *name = strtab + sym->st_name;
-        if (strncmp(name, "sqlite3_", 8) != 0) continue;
+        int family = scb_family_of(name);
 
         ElfW(Addr) expected = base + sym->st_value + (ElfW(Addr))rela[i].r_addend;
         ElfW(Addr) actual = *(const ElfW(Addr) *)(base + rela[i].r_offset);
         out->checked++;
+        out->checked_family[family]++;
         if (actual == expected) continue;
+        out->foreign_family[family]++;
         if (out->foreign++ == 0) {
             Dl_info info;
             scb_copy(out->first_symbol, sizeof out->first_symbol, name);
@@ -82,8 +94,10 @@ static void scb_audit_rela(ElfW(Addr) base, const ElfW(Rela) *rela, size_t count
 
 /*
 ** Guarantees: on return 0, `out->checked` counts every symbol-valued RELA slot (data and PLT)
-** that refers to a sqlite3_* symbol defined by the library, and `out->foreign` counts those
-** whose value differs from the library's own definition. Reads only; changes nothing.
+** that refers to a symbol defined by the library itself (any name; thread-local and IFUNC symbols
+** excepted, whose slots never hold the definition's address), `out->foreign` counts those whose
+** value differs from the library's own definition, and the *_family arrays split both counts by
+** name: sqlite3_*, sqlcipher_*, other. Reads only; changes nothing.
 */
 int scb_audit_library(void *handle, scb_audit_result *out) {
     memset(out, 0, sizeof *out);

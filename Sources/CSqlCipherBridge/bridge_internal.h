@@ -116,14 +116,16 @@ typedef struct scb_audit_result {
     int supported;          /* 0 where the platform has no audit (non-ELF) */
     int checked;
     int foreign;
+    int checked_family[SCB_FAMILY_COUNT];  /* `checked`, split by symbol family */
+    int foreign_family[SCB_FAMILY_COUNT];  /* `foreign`, split by symbol family */
     char first_symbol[128];
     char first_object[4096];
     char error[256];        /* set when the library's dynamic section could not be read */
 } scb_audit_result;
 
 /*
-** Audits `handle`: every relocation slot of the library that refers to a sqlite3_* symbol the
-** library itself defines must hold that definition's address. Fills `out`; returns 0 on success
+** Audits `handle`: every relocation slot of the library that refers to a symbol the library
+** itself defines (sqlite3_*, sqlcipher_* or any other name) must hold that definition's address. Fills `out`; returns 0 on success
 ** (even with foreign slots, which `out->foreign` counts) and -1 when the audit could not run.
 */
 SCB_HIDDEN int scb_audit_library(void *handle, scb_audit_result *out);

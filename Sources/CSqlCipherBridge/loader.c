@@ -7,7 +7,7 @@
 **   2. refuse a runtime that cannot host an isolated load (sanitizers abort on RTLD_DEEPBIND);
 **   3. dlopen with the platform's isolating flags (glibc: RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 **   4. dlsym every required function and prove that each lies in the library itself;
-**   5. audit the library's relocations against its own sqlite3_* symbols (audit.c);
+**   5. audit the library's relocations against every symbol it defines itself (audit.c);
 **   6. prove the identity: a keyed in-memory database answers PRAGMA cipher_version.
 ** Any failure closes the handle and leaves the bridge unloaded.
 */
@@ -34,6 +34,7 @@ static char scb_path[PATH_MAX];
 static const char *scb_method = "";
 static int scb_was_present;
 static int scb_checked;
+static int scb_checked_family[SCB_FAMILY_COUNT];
 static int scb_audit_available;
 static char scb_cipher[128];
 static char scb_provider[128];
@@ -58,8 +59,19 @@ static int scb_isolating_flags(const char **name) {
 #endif
 }
 
+#if defined(RTLD_DEEPBIND) || defined(__APPLE__)
+#define SCB_DEEPBIND_NOTE ""
+#else
+#define SCB_DEEPBIND_NOTE \
+    "; this C library has no RTLD_DEEPBIND (musl), so the audit is the only isolation check there"
+#endif
+
 #if defined(RTLD_DEEPBIND) && !defined(__APPLE__)
-/* Names a sanitizer runtime present in the process, or NULL. */
+/*
+** Names a sanitizer runtime present in the process, or NULL. Each runtime exports its init
+** function to the global scope (the instrumented program, or a preloaded runtime, puts it there),
+** so dlsym(RTLD_DEFAULT) finds it whichever way the runtime arrived.
+*/
 static const char *scb_sanitizer_runtime(void) {
     static const char *const probes[][2] = {
         {"__asan_init", "AddressSanitizer"},
@@ -188,21 +200,27 @@ static int scb_load_locked(const char *real, scb_load_report *r) {
 
     scb_audit_result audit;
     if (scb_audit_library(handle, &audit) != 0) {
+        /* Where the loader has no RTLD_DEEPBIND (musl), the audit is the only isolation check, so
+        ** the message names the platform as well as the library. */
         scb_fail(r, SCB_LOAD_UNSUPPORTED_RUNTIME, "the binding audit could not read the library: %s%s",
-                 audit.error, NULL);
+                 audit.error, SCB_DEEPBIND_NOTE);
         dlclose(handle);
         return -1;
     }
     r->audit_checked = audit.checked;
     r->audit_foreign = audit.foreign;
+    memcpy(r->audit_checked_family, audit.checked_family, sizeof r->audit_checked_family);
+    memcpy(r->audit_foreign_family, audit.foreign_family, sizeof r->audit_foreign_family);
     if (audit.foreign > 0) {
         snprintf(r->symbol, sizeof r->symbol, "%s", audit.first_symbol);
         snprintf(r->object, sizeof r->object, "%s", audit.first_object);
         r->status = SCB_LOAD_BINDING_CONFLICT;
         snprintf(r->message, sizeof r->message,
-                 "%d of the library's %d references to its own sqlite3_* functions resolve outside it "
-                 "(e.g. %s is bound to %s)%s",
-                 audit.foreign, audit.checked, audit.first_symbol, audit.first_object,
+                 "%d of the library's %d references to its own functions resolve outside it "
+                 "(sqlite3_*: %d, sqlcipher_*: %d, other: %d; e.g. %s is bound to %s)%s",
+                 audit.foreign, audit.checked, audit.foreign_family[SCB_FAMILY_SQLITE3],
+                 audit.foreign_family[SCB_FAMILY_SQLCIPHER], audit.foreign_family[SCB_FAMILY_OTHER],
+                 audit.first_symbol, audit.first_object,
                  was_present ? "; the library was already loaded in this process without isolation"
                              : "");
         dlclose(handle);
@@ -219,6 +237,7 @@ static int scb_load_locked(const char *real, scb_load_report *r) {
     scb_method = method;
     scb_was_present = was_present;
     scb_checked = audit.checked;
+    memcpy(scb_checked_family, audit.checked_family, sizeof scb_checked_family);
     scb_audit_available = audit.supported;
     snprintf(scb_path, sizeof scb_path, "%s", real);
     atomic_store_explicit(&scb_loaded, 1, memory_order_release);
@@ -256,6 +275,7 @@ int scb_load(const char *path, scb_load_report *report) {
                      scb_path, real);
         } else {
             r->audit_checked = scb_checked;
+            memcpy(r->audit_checked_family, scb_checked_family, sizeof r->audit_checked_family);
             snprintf(r->object, sizeof r->object, "%s", scb_path);
         }
         pthread_mutex_unlock(&scb_lock);
@@ -265,9 +285,10 @@ int scb_load(const char *path, scb_load_report *report) {
 #if defined(RTLD_DEEPBIND) && !defined(__APPLE__)
     const char *sanitizer = scb_sanitizer_runtime();
     if (sanitizer != NULL) {
+        /* The Swift layer recognizes this cause by "sanitizer runtime" and the runtime's name. */
         scb_fail(r, SCB_LOAD_UNSUPPORTED_RUNTIME,
-                 "%s is active in this process and aborts on the RTLD_DEEPBIND load that isolates "
-                 "SQLCipher from other SQLite copies%s",
+                 "a sanitizer runtime (%s) is in this process, and its interceptors abort the process "
+                 "on the RTLD_DEEPBIND load that isolates SQLCipher from other SQLite copies%s",
                  sanitizer, NULL);
         pthread_mutex_unlock(&scb_lock);
         return r->status;
@@ -296,6 +317,10 @@ const char *scb_cipher_provider(void) { return SCB_IF_LOADED(scb_provider, NULL)
 const char *scb_cipher_provider_version(void) { return SCB_IF_LOADED(scb_provider_version, NULL); }
 int scb_audit_checked(void) { return SCB_IF_LOADED(scb_checked, 0); }
 int scb_audit_supported(void) { return SCB_IF_LOADED(scb_audit_available, 0); }
+int scb_audit_checked_family(int family) {
+    if (family < 0 || family >= SCB_FAMILY_COUNT) return 0;
+    return SCB_IF_LOADED(scb_checked_family[family], 0);
+}
 
 int scb_has_function(int which) {
     if (!scb_is_loaded()) return 0;

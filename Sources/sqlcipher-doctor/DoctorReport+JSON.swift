@@ -36,6 +36,10 @@ extension DoctorReport {
             ("checked", audit.checked.map(JSONValue.int) ?? .null),
             ("foreign_count", .int(audit.foreignCount)),
             ("foreign", .array(audit.foreign.map { .object([("symbol", .string($0.symbol)), ("object", .string($0.object))]) })),
+            // Added after the keys above, which keep their meaning (`checked` is the total).
+            ("checked_sqlite3", auditFamilies.map { .int($0.sqlite3) } ?? .null),
+            ("checked_sqlcipher", auditFamilies.map { .int($0.sqlcipher) } ?? .null),
+            ("checked_other", auditFamilies.map { .int($0.other) } ?? .null),
         ])
     }
 

@@ -49,12 +49,15 @@ extension DoctorReport {
             if library?.bindingAudit.isSupported == false {
                 lines.append("  not available on this platform (two-level namespaces isolate the library instead)")
             } else {
-                lines.append("  \(audit.checked ?? 0) relocations against the library's own sqlite3_* functions checked; "
+                let families = auditFamilies.map {
+                    " (\($0.sqlite3) sqlite3_*, \($0.sqlcipher) sqlcipher_*, \($0.other) other)"
+                } ?? ""
+                lines.append("  \(audit.checked ?? 0) relocations against the library's own functions checked\(families); "
                     + "all are bound inside the library")
             }
         case .fail:
-            lines.append("  \(audit.foreignCount) of \(audit.checked ?? 0) relocations against the library's own sqlite3_* "
-                + "functions are bound outside it")
+            lines.append("  \(audit.foreignCount) of \(audit.checked ?? 0) relocations against the library's own functions "
+                + "are bound outside it")
             for foreign in audit.foreign {
                 lines.append("  e.g. \(foreign.symbol) -> \(foreign.object)")
             }

@@ -82,6 +82,13 @@ struct DoctorReport {
         }
     }
 
+    /// The slots checked per family of symbol names (sqlite3_*, sqlcipher_*, other), known for a
+    /// loaded library; a refusal carries the totals only.
+    var auditFamilies: (sqlite3: Int, sqlcipher: Int, other: Int)? {
+        guard let audit = library?.bindingAudit, audit.isSupported else { return nil }
+        return (audit.sqlite3Checked, audit.sqlcipherChecked, audit.otherChecked)
+    }
+
     /// The audit's numbers: from the loaded library, or from a binding-conflict refusal.
     /// A refusal carries the first foreign binding only; `foreignCount` counts them all.
     var audit: (checked: Int?, foreignCount: Int, foreign: [(symbol: String, object: String)]) {

@@ -27,6 +27,10 @@ let linkedSQLite3Command = HelperCommand(
     facts["sqlite_version"] = library.sqliteVersion
     facts["library_path"] = library.path
     facts["checked"] = library.bindingAudit.checked
+    facts["checked_sqlite3"] = library.bindingAudit.sqlite3Checked
+    facts["checked_sqlcipher"] = library.bindingAudit.sqlcipherChecked
+    facts["checked_other"] = library.bindingAudit.otherChecked
+    facts["foreign"] = library.bindingAudit.foreign.count
     facts["other_libraries"] = library.otherSQLiteLibraries.map(\.path)
 
     // SqlCipherKit writes an encrypted file.

@@ -14,6 +14,9 @@ let loadLibraryCommand = HelperCommand(
             reportJSON([
                 "outcome": "loaded", "requested": path, "path": library.path, "cipher_version": library.cipherVersion,
                 "checked": library.bindingAudit.checked, "already_loaded": library.wasAlreadyLoaded,
+                "checked_sqlite3": library.bindingAudit.sqlite3Checked,
+                "checked_sqlcipher": library.bindingAudit.sqlcipherChecked,
+                "checked_other": library.bindingAudit.otherChecked,
                 "other_libraries": library.otherSQLiteLibraries.map(\.path),
             ])
         } catch {

@@ -20,6 +20,7 @@ let helperCommands: [HelperCommand] = [
     loadLibraryCommand,
     linkedSQLite3Command,
     alreadyLoadedCommand,
+    createDatabaseCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -10,6 +10,14 @@
 ** prototype visible to Swift would let Swift code call sqlite3_* directly, and the static linker
 ** would bind such a call to whatever SQLite it finds first. Every entry point is prefixed scb_.
 ** Result codes and flags are SQLite's own numeric values (https://sqlite.org/rescode.html).
+**
+** An internal detail of SqlCipherKit: importing CSqlCipherBridge directly (from Swift or C) is
+** unsupported. Its functions may change in any release, and they bypass what the Swift layer
+** adds (the on-disk proof of new files, the statement gates, key handling). Every function is
+** declared with hidden visibility: it links only into the image (executable or shared object)
+** that contains the bridge's objects, as SqlCipherKit's Swift code and the package's own C
+** targets are, and no shared object that embeds the package exports an scb_ symbol for others
+** to bind to (or to interpose on).
 */
 #ifndef CSQLCIPHERBRIDGE_H
 #define CSQLCIPHERBRIDGE_H
@@ -19,6 +27,10 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(hidden)
 #endif
 
 /* Opaque handles: an sqlite3 connection and an sqlite3_stmt of the loaded library. */
@@ -48,14 +60,28 @@ typedef enum scb_load_status {
     SCB_LOAD_ALREADY_LOADED_OTHER = 7
 } scb_load_status;
 
+/*
+** Families of symbol names the relocation audit counts separately: SQLite's API, SQLCipher's
+** own functions, and every other name the library defines (e.g. sqlcipherCodecAttach,
+** sqlite3pager_*).
+*/
+typedef enum scb_symbol_family {
+    SCB_FAMILY_SQLITE3 = 0,
+    SCB_FAMILY_SQLCIPHER = 1,
+    SCB_FAMILY_OTHER = 2,
+    SCB_FAMILY_COUNT = 3
+} scb_symbol_family;
+
 /* Details of a load attempt, filled by scb_load whatever the outcome. */
 typedef struct scb_load_report {
     int status;                 /* an scb_load_status */
     char message[4096];         /* human-readable reason when status != SCB_LOAD_OK */
     char symbol[128];           /* missing or foreign symbol, when relevant */
     char object[4096];          /* object a foreign symbol is bound to, or the loaded path */
-    int audit_checked;          /* relocations against the library's own sqlite3_* symbols */
+    int audit_checked;          /* relocations against symbols the library itself defines */
     int audit_foreign;          /* how many of them point outside the library */
+    int audit_checked_family[SCB_FAMILY_COUNT];  /* audit_checked by scb_symbol_family */
+    int audit_foreign_family[SCB_FAMILY_COUNT];  /* audit_foreign by scb_symbol_family */
 } scb_load_report;
 
 /*
@@ -84,6 +110,8 @@ const char *scb_cipher_provider_version(void);
 ** (always 0 after a successful load), and whether this platform supports the audit at all. */
 int scb_audit_checked(void);
 int scb_audit_supported(void);
+/* The slots checked of one scb_symbol_family; 0 for another value or before a load. */
+int scb_audit_checked_family(int family);
 
 /*
 ** Lists the other SQLite libraries mapped into the process: any loaded object, other than the
@@ -210,6 +238,10 @@ void scb_free(void *p);
 ** package's own (benchmark floors, test VFS) that must call the same loaded library directly.
 */
 void *scb_library_function(const char *name);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,8 @@ public struct CipherSettings: Sendable, Hashable {
     /// or nil for the loaded library's own defaults. 3 on SQLCipher 4 reads and writes files that
     /// SQLCipher 3.4.1 opens; 4 needs SQLCipher 4.
     public var compatibility: Int?
-    /// The page size in bytes (`PRAGMA cipher_page_size`): a power of two from 512 to 65536.
+    /// The page size in bytes (`PRAGMA cipher_page_size`): a power of two from 1024 to 65536.
+    /// (SQLite allows 512, but SQLCipher's per-page IV and HMAC leave too little of such a page.)
     public var pageSize: Int?
     /// PBKDF2 iterations for a passphrase (`PRAGMA kdf_iter`). Ignored for raw keys, which skip
     /// key derivation.
@@ -72,8 +73,13 @@ public struct CipherSettings: Sendable, Hashable {
             }
         }
         if let pageSize {
-            guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
-                throw SqlCipherError.invalidQuery(reason: "cipher page size must be a power of two from 512 to 65536, not \(pageSize)")
+            guard pageSize >= 1024, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+                // 512 is a valid SQLite page size, but SQLCipher reserves 48 (3.x) or 80 (4.x) bytes of
+                // each page for its IV and HMAC, and SQLite needs 480 usable bytes: 3.4.1 then fails
+                // at the first write, and 4.6.1 writes pages that are not ciphertext (measured).
+                let why = pageSize == 512 ? " (512 leaves too little room for SQLCipher's per-page IV and HMAC)" : ""
+                throw SqlCipherError.invalidQuery(
+                    reason: "cipher page size must be a power of two from 1024 to 65536, not \(pageSize)\(why)")
             }
             pragmas.append(prefix + "cipher_page_size = \(pageSize)")
         }

@@ -88,6 +88,11 @@ enum DatabaseOpener {
             return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: readOnly)
         } catch {
             connection.close()
+            if case SqlCipherError.plaintextDetected = error, isNew, !inMemory {
+                // The file was missing or empty before this call: what is in it now came through a
+                // library that does not encrypt. Nothing of the caller's was written yet.
+                wipeRefusedCreation(path: path, created: created)
+            }
             for file in created { try? FileManager.default.removeItem(atPath: file) }
             throw error
         }
@@ -209,23 +214,117 @@ enum DatabaseOpener {
         try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
     }
 
-    /// Writes a uniquely named table and drops it, then proves that neither its name nor a plaintext
-    /// SQLite header is on disk. Fails closed: any doubt is an error.
+    /// A probe the creation check writes: a uniquely named table holding one row of 32 random
+    /// bytes, as a blob and as hex text. Random, so that no page of a real database can hold it by
+    /// chance and a leftover from an earlier attempt cannot be mistaken for it.
+    struct Probe {
+        let table: String
+        let marker: Data
+        var markerText: String { marker.map { String(format: "%02x", $0) }.joined() }
+        /// Every byte string whose presence on disk would prove plaintext.
+        var needles: [Data] { [marker, Data(markerText.utf8), Data(table.utf8)] }
+
+        init() {
+            var generator = SystemRandomNumberGenerator()
+            marker = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+            table = "sqlcipherkit_probe_" + marker.prefix(16).map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// Proves, positively, that the library encrypts what it writes to this new file, then
+    /// removes the probe again. Fails closed: any doubt is ``SqlCipherError/plaintextDetected(path:reason:)``.
+    ///
+    /// One statement writes a probe row (``Probe``) and commits it: in rollback mode into the
+    /// database file, in WAL mode into `-wal` frames. No checkpoint is needed: SQLCipher encrypts
+    /// in the pager, before a page reaches either file, and a checkpoint copies the frames' bytes
+    /// into the database file unchanged, so the frames are what the file will hold. The database
+    /// file, its `-wal` and its `-journal` are read back from disk and must show:
+    /// 1. no plaintext SQLite header, unless a plaintext header was asked for;
+    /// 2. none of the probe's bytes (the random blob, its hex text, the table name);
+    /// 3. on every page of the database file and in every `-wal` frame, from byte 0 or from the end
+    ///    of the plaintext header on page 1, bytes distributed like ciphertext (``CiphertextProof``);
+    /// 4. every page of the database, as the library counts them, present in one of the files:
+    ///    the probe's row is on one of the judged pages, so it was judged.
+    /// The checks run before the probe is dropped, so secure delete or page reuse cannot hide it.
     static func verifyCiphertextOnDisk(_ connection: SQLiteConnection, path: String, cipher: CipherSettings) throws {
-        let marker = "sqlcipherkit_probe_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try connection.execute("CREATE TABLE \(marker)(x); DROP TABLE \(marker)")
-        guard let header = FileHeader(path: path), header.fileSize > 0 else {
-            throw SqlCipherError.plaintextDetected(path: path, reason: "nothing was written to the file after the first write")
+        let probe = Probe()
+        do {
+            // One statement, one commit; finalized before the DROP below.
+            let create = try connection.uncachedStatement("CREATE TABLE \(probe.table) AS SELECT ? AS marker, ? AS marker_text")
+            try create.bind(.blob(probe.marker), at: 1)
+            try create.bind(.text(probe.markerText), at: 2)
+            try create.run()
         }
-        if header.hasPlaintextMagic && (cipher.plaintextHeaderSize ?? 0) == 0 {
-            throw SqlCipherError.plaintextDetected(path: path, reason: "its first 16 bytes read \"SQLite format 3\"")
+        // SQLCipher 4 answers `PRAGMA page_size` as cipher_page_size, with the number as text.
+        let pageSize: Int
+        switch try connection.scalar("PRAGMA page_size") {
+        case .integer(let value)?: pageSize = Int(value)
+        case .text(let text)?: pageSize = Int(text) ?? 0
+        default: pageSize = 0
         }
-        let needle = Data(marker.utf8)
-        for file in [path, path + "-wal", path + "-journal"] {
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
-            if data.range(of: needle) != nil {
-                throw SqlCipherError.plaintextDetected(path: path, reason: "a table name written to it is readable in \(file)")
+        let pageCount = Int(try pageCount(connection))
+        try proveCiphertext(path: path, probe: probe, pageSize: pageSize, pageCount: pageCount,
+                            plaintextHeaderSize: cipher.plaintextHeaderSize ?? 0)
+        try connection.execute("DROP TABLE \(probe.table)")
+    }
+
+    /// Steps 1 to 4 of ``verifyCiphertextOnDisk(_:path:cipher:)``, on the files as they are now.
+    static func proveCiphertext(path: String, probe: Probe, pageSize: Int, pageCount: Int,
+                                plaintextHeaderSize: Int) throws {
+        func refuse(_ reason: String) -> SqlCipherError { .plaintextDetected(path: path, reason: reason) }
+        // The -wal first: a checkpoint by another connection in between moves pages from it into
+        // the database file, read second, so no committed page can be missed between the reads.
+        let wal = FileManager.default.contents(atPath: path + "-wal") ?? Data()
+        let main = FileManager.default.contents(atPath: path) ?? Data()
+        let journal = FileManager.default.contents(atPath: path + "-journal") ?? Data()
+        if main.isEmpty && wal.isEmpty {
+            throw refuse("nothing was written to the file or its -wal after the first write")
+        }
+        if plaintextHeaderSize == 0 && main.prefix(16).elementsEqual(FileHeader.sqliteMagic) {
+            throw refuse("its first 16 bytes read \"SQLite format 3\"")
+        }
+        for (file, data) in [(path, main), (path + "-wal", wal), (path + "-journal", journal)] {
+            if probe.needles.contains(where: { data.range(of: $0) != nil }) {
+                throw refuse("a random value written to it is readable in \(file)")
             }
+        }
+        var scan = CiphertextProof.Scan()
+        scan.scanDatabase(main, file: path, pageSize: pageSize, plaintextHeaderSize: plaintextHeaderSize)
+        scan.scanWAL(wal, file: path + "-wal", pageSize: pageSize, plaintextHeaderSize: plaintextHeaderSize)
+        if let failure = scan.failure { throw refuse(failure) }
+        let missing = pageCount < 1 ? [1] : (1...pageCount).filter { !scan.pagesFound.contains($0) }
+        if let page = missing.first {
+            throw refuse("the library reports \(pageCount) pages of \(pageSize) bytes, but page \(page) is in "
+                + "neither the file nor its -wal, so what was written could not be checked")
+        }
+        if scan.pagesJudged == 0 {
+            throw refuse("no page of the file or its -wal was long enough to judge, so what was written could not be checked")
+        }
+    }
+
+    /// After a refused creation: overwrites with zeros what the library wrote in the clear, then
+    /// removes the files this call created and empties the others (the database file was empty
+    /// before, and a `-wal` or `-journal` of an empty database holds only what this call wrote).
+    /// The zeros are synced before the files go, so that on storage that writes in place the
+    /// plaintext does not survive in freed blocks.
+    static func wipeRefusedCreation(path: String, created: [String]) {
+        for file in [path, path + "-wal", path + "-journal"] {
+            guard let handle = FileHandle(forUpdatingAtPath: file) else { continue }
+            if let size = try? handle.seekToEnd(), size > 0 {
+                try? handle.seek(toOffset: 0)
+                var remaining = Int(size)
+                let zeros = Data(count: 64 * 1024)
+                while remaining > 0 {
+                    let chunk = min(remaining, zeros.count)
+                    try? handle.write(contentsOf: zeros.prefix(chunk))
+                    remaining -= chunk
+                }
+                try? handle.synchronize()
+            }
+            try? handle.truncate(atOffset: 0)
+            try? handle.synchronize()
+            try? handle.close()
+            if created.contains(file) { try? FileManager.default.removeItem(atPath: file) }
         }
     }
 }

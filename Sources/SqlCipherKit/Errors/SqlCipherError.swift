@@ -154,16 +154,16 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "\(path) is not a usable SQLCipher library: \(reason). "
                 + "Point \(SqlCipherLibrary.environmentVariable) at libsqlcipher (e.g. /usr/lib/x86_64-linux-gnu/libsqlcipher.so.1)."
         case let .bindingConflict(path, foreign, checked, symbol, boundTo):
-            return "Binding conflict in \(path): \(foreign) of its \(checked) references to its own sqlite3_* "
-                + "functions resolve elsewhere (\(symbol) is bound to \(boundTo)). SQLCipher would run on another "
+            return "Binding conflict in \(path): \(foreign) of its \(checked) references to its own "
+                + "functions (sqlite3_*, sqlcipher_* and others) resolve elsewhere (\(symbol) is bound to \(boundTo)). SQLCipher would run on another "
                 + "SQLite's code, so nothing was opened. Make sure nothing in the process loads libsqlcipher before "
                 + "SqlCipherKit does (do not link it, do not LD_PRELOAD it), then run sqlcipher-doctor."
         case let .missingSymbol(path, symbol):
             return "\(path) does not export \(symbol), which SqlCipherKit requires. Install a complete SQLCipher "
                 + "build (SQLCipher 3.4 or later)."
         case let .unsupportedRuntime(reason):
-            return "This process cannot load SQLCipher in isolation: \(reason). Run without the sanitizer, "
-                + "or on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple)."
+            return "This process cannot load SQLCipher in isolation: \(reason). "
+                + SqlCipherError.unsupportedRuntimeAdvice(for: reason)
         case let .libraryAlreadyLoaded(loaded, requested):
             return "This process already uses \(loaded); \(requested) cannot be loaded next to it. Use one "
                 + "SQLCipher library per process (run a separate process for the other)."
@@ -289,4 +289,31 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
+}
+
+extension SqlCipherError {
+    /// What to do about ``unsupportedRuntime(reason:)``, chosen by its cause, which the bridge
+    /// names in the reason.
+    ///
+    /// - A sanitizer runtime (ASan, TSan, MSan, HWASan; the bridge finds its `__asan_init`, ...
+    ///   with `dlsym(RTLD_DEFAULT)`): the C library is not the problem, the sanitizer's
+    ///   interceptors are, so the advice is to run without it, never to move to glibc.
+    /// - A C library without `RTLD_DEEPBIND` (musl) whose audit cannot run: move to a platform that
+    ///   can isolate the library.
+    /// - Otherwise the audit could not read the library file: use a supported build.
+    static func unsupportedRuntimeAdvice(for reason: String) -> String {
+        if reason.contains("sanitizer runtime") || reason.contains("Sanitizer") {
+            return "The sanitizer is the cause: its interceptors are incompatible with RTLD_DEEPBIND, and "
+                + "loading without it would give up the isolation, so SqlCipherKit refuses instead. Run the "
+                + "program without the sanitizer (a build without -fsanitize or swift build --sanitize, and no "
+                + "sanitizer runtime in LD_PRELOAD), or run the database work in a separate process built "
+                + "without it."
+        }
+        if reason.contains("musl") || reason.contains("no RTLD_DEEPBIND") {
+            return "Run on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple), where "
+                + "the library is isolated at load."
+        }
+        return "Use a libsqlcipher built for this platform (on Debian/Ubuntu: libsqlcipher1 or "
+            + "libsqlcipher0), then run sqlcipher-doctor to check the binding."
+    }
 }

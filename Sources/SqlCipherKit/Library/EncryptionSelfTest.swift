@@ -11,9 +11,12 @@ import Foundation
 /// 2. ``Check/Name/headerEncrypted``: after closing, the first 16 bytes are not `SQLite format 3\0`;
 /// 3. ``Check/Name/markerAbsent``: the marker appears in none of the files (database, `-wal`,
 ///    `-shm`, `-journal`), scanned while the database is open and again after it is closed;
-/// 4. ``Check/Name/keyReadsBack``: the same key opens the file and reads every row back;
-/// 5. ``Check/Name/wrongKeyRefused``: another key fails with ``SqlCipherError/keyFailed(path:reason:)``;
-/// 6. ``Check/Name/filesRemoved``: the folder and every file in it are removed.
+/// 4. ``Check/Name/pagesEncrypted``: every page of the database file (after closing) and every
+///    frame of the `-wal` (while open) has bytes distributed like ciphertext, the same test
+///    ``Database`` applies to every new encrypted file;
+/// 5. ``Check/Name/keyReadsBack``: the same key opens the file and reads every row back;
+/// 6. ``Check/Name/wrongKeyRefused``: another key fails with ``SqlCipherError/keyFailed(path:reason:)``;
+/// 7. ``Check/Name/filesRemoved``: the folder and every file in it are removed.
 ///
 /// ```swift
 /// let result = await EncryptionSelfTest.run(library: try SqlCipherLibrary.shared)
@@ -41,6 +44,8 @@ public struct EncryptionSelfTest: Sendable, Equatable {
             case headerEncrypted = "header_encrypted"
             /// The marker is in none of the files.
             case markerAbsent = "marker_absent"
+            /// Every page and `-wal` frame looks like ciphertext (a byte-distribution test).
+            case pagesEncrypted = "pages_encrypted"
             /// The key reads every row back.
             case keyReadsBack = "key_reads_back"
             /// A wrong key fails with the wrong-key error.
@@ -141,6 +146,8 @@ private struct Runner {
         let keyText = keyKind == .rawKey ? "a random raw key" : "a random passphrase"
         let foundWhileOpen: [String]
         let scannedWhileOpen: [String]
+        var pages = CiphertextProof.Scan()
+        var pageSize = 0
         do {
             try FileManager.default.createDirectory(
                 at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -160,6 +167,12 @@ private struct Runner {
             // Scan while the database is open: committed pages are in the -wal until a checkpoint.
             scannedWhileOpen = files.filter { FileManager.default.fileExists(atPath: $0) }
             foundWhileOpen = filesContainingMarker()
+            // SQLCipher 4 answers page_size as cipher_page_size, as text.
+            let answer = try await db.query("PRAGMA page_size").first?[0]
+            if case .integer(let value)? = answer { pageSize = Int(value) }
+            if case .text(let text)? = answer { pageSize = Int(text) ?? 0 }
+            pages.scanWAL(FileManager.default.contents(atPath: path + "-wal") ?? Data(), file: "selftest.db-wal",
+                          pageSize: pageSize, plaintextHeaderSize: 0)
             await db.close()
             record(.createDatabase, true, "created \(path) with \(keyText) through Database (journal mode "
                 + "\(db.journalMode.rawValue)) and wrote \(EncryptionSelfTest.rowCount) rows holding the marker")
@@ -180,6 +193,7 @@ private struct Runner {
             record(.markerAbsent, false, "the marker is readable in \(found.joined(separator: ", ")): rows were written "
                 + "in plaintext")
         }
+        checkPages(&pages, pageSize: pageSize)
         await checkReadBack()
         checkWrongKey()
     }
@@ -202,6 +216,22 @@ private struct Runner {
             record(.headerEncrypted, false, "the file starts with \"SQLite format 3\\0\": it was written in plaintext")
         } else {
             record(.headerEncrypted, true, "the first 16 bytes are \(hex), not \"SQLite format 3\\0\" (\(data.count) bytes)")
+        }
+    }
+
+    /// Judges the database file's pages (the -wal's frames were judged while it was open).
+    private mutating func checkPages(_ scan: inout CiphertextProof.Scan, pageSize: Int) {
+        let frames = scan.pagesJudged
+        scan.scanDatabase(FileManager.default.contents(atPath: path) ?? Data(), file: "selftest.db",
+                          pageSize: pageSize, plaintextHeaderSize: 0)
+        let limit = Int(CiphertextProof.chiSquareLimit)
+        if let failure = scan.failure {
+            record(.pagesEncrypted, false, failure)
+        } else if scan.pagesJudged == frames {
+            record(.pagesEncrypted, false, "the database file holds no page to judge after closing")
+        } else {
+            record(.pagesEncrypted, true, "all \(scan.pagesJudged - frames) pages of selftest.db and \(frames) frames of its "
+                + "-wal look like ciphertext (largest byte chi-square \(Int(scan.largestChiSquare.rounded())), limit \(limit))")
         }
     }
 

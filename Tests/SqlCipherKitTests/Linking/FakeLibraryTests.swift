@@ -151,6 +151,73 @@ import Testing
         #expect(error.contains("create_database") && error.contains("Refusing to use"), "\(error)")
     }
 
+    /// Creates a database through `library` in a child process: raw key and salt, `mode`, and a
+    /// plaintext header of `header` bytes (none when 0). Returns the JSON line it printed.
+    private func createDatabase(_ path: String, library: String, mode: JournalMode, header: Int,
+                                value: String) throws -> [String: Any] {
+        let salt = String(Linking.randomKeyHex().prefix(32))
+        let result = try runHelper(["create-database", path, mode.rawValue, "\(header)", Linking.randomKeyHex(), salt, value],
+                                   environment: [SqlCipherLibrary.environmentVariable: library])
+        #expect(!result.signaled, "the child crashed: \(result.stderr)")
+        return try #require(try Linking.jsonLines(result.stdout).last, "\(result.stdout)\n\(result.stderr)")
+    }
+
+    /// The files in a folder, with their sizes.
+    private func listing(_ folder: TemporaryDirectory) throws -> [String: Int] {
+        var sizes: [String: Int] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.url.path) {
+            sizes[name] = (try FileManager.default.attributesOfItem(atPath: folder.path(name))[.size] as? Int) ?? -1
+        }
+        return sizes
+    }
+
+    @Test(arguments: JournalMode.allCases, [0, 32])
+    func aLyingLibraryCannotCreateAPlaintextDatabase(mode: JournalMode, header: Int) throws {
+        // The case is .rollback with a 32-byte plaintext header: the old check looked for a
+        // dropped probe table's name, which secure delete had erased, and found a header it had
+        // been told to expect. Every journal mode and header setting must now be refused.
+        let build = TemporaryDirectory(), folder = TemporaryDirectory()
+        let fake = try lyingLibrary(in: build)
+        let value = Linking.marker("LIAR")
+        let outcome = try createDatabase(folder.path("liar.db"), library: fake, mode: mode, header: header, value: value)
+        #expect(outcome["outcome"] as? String == "error", "\(outcome)")
+        #expect(outcome["case"] as? String == "plaintextDetected", "\(outcome)")
+        let description = outcome["description"] as? String ?? ""
+        #expect(description.contains("readable") || description.contains("does not look like ciphertext")
+                || description.contains("SQLite format 3"), "\(description)")
+        // Nothing remains: the database and its companions were created by the refused call, and
+        // are gone (their plaintext overwritten with zeros first). The caller's value was never written.
+        let left = try listing(folder)
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test(arguments: JournalMode.allCases)
+    func aRefusedCreationLeavesAnExistingEmptyFileEmpty(mode: JournalMode) throws {
+        // An empty file that was there before is the caller's: it stays, and stays empty.
+        let build = TemporaryDirectory(), folder = TemporaryDirectory()
+        let fake = try lyingLibrary(in: build)
+        let path = folder.path("given.db")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let outcome = try createDatabase(path, library: fake, mode: mode, header: 32, value: Linking.marker("LIAR"))
+        #expect(outcome["case"] as? String == "plaintextDetected", "\(outcome)")
+        #expect(try listing(folder) == ["given.db": 0])
+    }
+
+    @Test(arguments: JournalMode.allCases, [0, 32])
+    func theRealLibraryCreatesInEveryModeAndHeaderSetting(mode: JournalMode, header: Int) throws {
+        // The same child, the same command, the real library: created, written, read back.
+        let library = try Linking.libraryUnderTest()
+        guard header == 0 || isSQLCipher4() else { return }   // plaintext headers are SQLCipher 4 only
+        let folder = TemporaryDirectory()
+        let value = Linking.marker("REAL")
+        let path = folder.path("real.db")
+        let outcome = try createDatabase(path, library: library, mode: mode, header: header, value: value)
+        #expect(outcome["outcome"] as? String == "created", "\(outcome)")
+        #expect(outcome["read_back"] as? String == value)
+        #expect(!Linking.anyFileContains(Linking.databaseFiles(path), value))
+        #expect(Linking.hasPlaintextHeader(path) == (header > 0))
+    }
+
     @Test func theDoctorReportsEachFakeWithoutCrashing() throws {
         let directory = TemporaryDirectory()
         let fakes = [

@@ -54,4 +54,97 @@ import Testing
         // Only plaintext SQLite functions: nothing SQLCipher adds.
         #expect(!undefined.contains { $0 == "sqlite3_key" || $0 == "sqlite3_rekey" || $0.hasPrefix("sqlite3_key_v2") })
     }
+
+    // MARK: The bridge's scb_* functions stay inside the image that embeds them
+
+    /// The scb_* names an ELF file exports in its dynamic symbol table (what other objects can bind to).
+    private func exportedBridgeSymbols(_ path: String) throws -> [String] {
+        try Linking.tool("nm", ["-D", "--defined-only", path]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            return fields.count == 3 && fields[2].hasPrefix("scb_") ? String(fields[2]) : nil
+        }
+    }
+
+    /// The type letter `nm` gives `name` in the file's full symbol table (`T` global, `t` local).
+    private func symbolType(_ name: String, in path: String) throws -> String? {
+        try Linking.tool("nm", ["--defined-only", path]).split(separator: "\n").lazy.compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            return fields.count == 3 && fields[2] == name ? String(fields[1]) : nil
+        }.first
+    }
+
+    /// swiftc from the toolchain that runs the tests.
+    private func swiftc() throws -> String {
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+            + ["/opt/swift/usr/bin", "/usr/bin"]
+        return try #require(folders.map { $0 + "/swiftc" }.first { FileManager.default.isExecutableFile(atPath: $0) },
+                            "swiftc is not on PATH")
+    }
+
+    @Test(arguments: ["sqlcipher-doctor", "sqlcipherkit-test-helper", "sqlcipherkit-bench"])
+    func theExecutablesLinkTheBridgeButExportNone(product: String) throws {
+        let path = productPath(product)
+        #expect(try exportedBridgeSymbols(path).isEmpty)
+        // The functions are in the executable, as local symbols: hidden visibility made them so.
+        #expect(try symbolType("scb_load", in: path) == "t")
+        #expect(try symbolType("scb_step", in: path) == "t")
+    }
+
+    @Test func aSharedLibraryThatEmbedsThePackageExportsNoBridgeFunction() throws {
+        // What a `.dynamic` library product of SqlCipherKit is: the package's own object files
+        // (Swift and the C bridge) linked into one shared object.
+        let directory = TemporaryDirectory()
+        let library = directory.path("libSqlCipherKitEmbedded.so")
+        let objects = try objects(of: "SqlCipherKit") + objects(of: "CSqlCipherBridge")
+        let link = try runChild(try swiftc(), ["-emit-library", "-o", library] + objects)
+        #expect(link.status == 0, "\(link.stderr)")
+        let exported = try exportedBridgeSymbols(library)
+        #expect(exported.isEmpty, "exported: \(exported.prefix(10))")
+        #expect(try symbolType("scb_load", in: library) == "t")
+        // The Swift API is exported: the listing is real, not empty for another reason.
+        let swiftSymbols = try Linking.tool("nm", ["-D", "--defined-only", library]).split(separator: "\n")
+            .filter { $0.contains("12SqlCipherKit") }
+        #expect(swiftSymbols.count > 100)
+
+        // A client program linked against it loads and proves the library: the hidden functions
+        // are reached from the Swift code inside the same shared object.
+        let source = directory.path("main.swift"), client = directory.path("client")
+        try Data("""
+            import SqlCipherKit
+            let library = try SqlCipherLibrary.shared
+            print(library.cipherVersion)
+            print(library.bindingAudit.checked)
+
+            """.utf8).write(to: URL(fileURLWithPath: source))
+        let products = buildProductsDirectory()
+        let compile = try runChild(try swiftc(), [
+            source, "-I", products.appendingPathComponent("Modules").path,
+            "-Xcc", "-fmodule-map-file=" + products.appendingPathComponent("CSqlCipherBridge.build/module.modulemap").path,
+            "-L", directory.url.path, "-lSqlCipherKitEmbedded", "-o", client,
+        ])
+        #expect(compile.status == 0, "\(compile.stderr)")
+        #expect(try exportedBridgeSymbols(client).isEmpty)
+        let run = try runChild(client, [], environment: try Linking.childEnvironment(["LD_LIBRARY_PATH": directory.url.path]))
+        let loaded = try SqlCipherLibrary.shared
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout == "\(loaded.cipherVersion)\n\(loaded.bindingAudit.checked)\n")
+    }
+
+    @Test func theBridgeCompiledIntoASharedObjectByAnyCompilerExportsNothing() throws {
+        // The hidden visibility comes from the header itself, not from build flags: gcc building
+        // the bridge's C files into a shared object exports no scb_ name either, and the package's
+        // other C targets, which call scb_* functions, still link into the same image.
+        let directory = TemporaryDirectory()
+        let library = directory.path("libbridge.so")
+        try Linking.compile(Linking.bridgeCFiles, output: library, flags: ["-shared", "-fPIC"], libraries: ["-ldl", "-lpthread"])
+        #expect(try exportedBridgeSymbols(library).isEmpty)
+        #expect(try symbolType("scb_load", in: library) == "t")
+        let vfs = Linking.root.appendingPathComponent("Sources/CSqlCipherTestVFS")
+        let withVFS = directory.path("libbridge-vfs.so")
+        try Linking.compile(Linking.bridgeCFiles + [vfs.appendingPathComponent("faultvfs.c").path], output: withVFS,
+                            flags: ["-shared", "-fPIC", "-D_GNU_SOURCE", "-I", vfs.appendingPathComponent("include").path,
+                                    "-Wl,--no-undefined"],
+                            libraries: ["-ldl", "-lpthread"])
+        #expect(try exportedBridgeSymbols(withVFS).isEmpty)
+    }
 }
