@@ -67,11 +67,11 @@ final class Statement {
             rc = scb_bind_double(handle, index, double)
         case .text(var text):
             holdsBufferBindings = true
-            rc = text.withUTF8 { utf8 in
+            rc = try text.withUTF8 { utf8 in
                 // A non-null pointer even for "" so SQLite binds an empty text, not NULL.
-                utf8.withMemoryRebound(to: CChar.self) { chars in
+                try utf8.withMemoryRebound(to: CChar.self) { chars in
                     guard let base = chars.baseAddress else { return scb_bind_text(handle, index, "", 0) }
-                    return scb_bind_text(handle, index, base, Int32(chars.count))
+                    return scb_bind_text(handle, index, base, try CLength.value(chars.count, kind: "a text", sql: sql))
                 }
             }
         case .blob(let data):
@@ -87,7 +87,8 @@ final class Statement {
         holdsBufferBindings = true
         // SQLite binds a NULL pointer as NULL; an empty blob needs a valid pointer.
         var empty: UInt8 = 0
-        let rc = bytes.baseAddress.map { scb_bind_blob(handle, index, $0, Int32(bytes.count)) }
+        let length = try CLength.value(bytes.count, kind: "a blob", sql: sql)
+        let rc = bytes.baseAddress.map { scb_bind_blob(handle, index, $0, length) }
             ?? scb_bind_blob(handle, index, &empty, 0)
         guard rc == 0 else { throw connection.error(rc, sql: sql) }
     }
