@@ -138,10 +138,16 @@ final class Statement {
     }
 
     /// The text in column `index` of the current row, which must hold text.
+    ///
+    /// SQLite stores whatever bytes it was given as text without checking them. Bytes that are not
+    /// valid UTF-8 cannot become a Swift `String` without being replaced, so such a value is
+    /// returned as a blob of exactly those bytes: `Data` reads it unchanged, and `String` reads
+    /// nil rather than altered text.
     func text(at index: Int32) -> DatabaseValue {
         guard let text = scb_column_text(handle, index) else { return .text("") }
-        let count = Int(scb_column_bytes(handle, index))
-        return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        let bytes = UnsafeBufferPointer(start: text, count: Int(scb_column_bytes(handle, index)))
+        if let valid = String(validating: bytes, as: UTF8.self) { return .text(valid) }
+        return .blob(Data(buffer: bytes))
     }
 
     /// The blob in column `index` of the current row, which must hold a blob.

@@ -39,20 +39,13 @@ extension SQLExpression {
     /// ``SqlCipherError/invalidQuery(reason:)``.
     static func literal<V: DatabaseValueConvertible>(_ value: V) -> SQLExpression {
         let stored = value.databaseValue
-        if case .null = stored, isNaN(value) {
+        if case .null = stored, isNotANumber(value) {
             return SQLExpression(.invalid(
                 reason: "a comparison with NaN (\(V.self)) has no SQL meaning: SQLite stores NaN as NULL, so the "
                     + "query would test for NULL instead. Check for NaN in Swift before building the query",
                 identity: 0))
         }
         return SQLExpression(.literal(stored))
-    }
-
-    /// Whether `value` is a NaN `Double` or `Float`, also inside optionals.
-    static func isNaN<V>(_ value: V) -> Bool {
-        if let double = value as? Double { return double.isNaN }
-        if let float = value as? Float { return float.isNaN }
-        return false
     }
 }
 
