@@ -3,7 +3,8 @@
 **
 ** scb_load runs this sequence under one process-wide lock, and publishes the function table only
 ** when every step passed:
-**   1. resolve the path to an absolute, symlink-free file name;
+**   1. resolve the path to an absolute, symlink-free file name (a bare name, without '/', is
+**      looked up by dlopen itself, as the dynamic linker looks up any bare name);
 **   2. refuse a runtime that cannot host an isolated load (sanitizers abort on RTLD_DEEPBIND);
 **   3. dlopen with the platform's isolating flags (glibc: RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 **   4. dlsym every required function and prove that each lies in the library itself;
@@ -24,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#if defined(__linux__)
+#include <link.h>
+#endif
 
 scb_api scb_fn;
 atomic_int scb_loaded;
@@ -176,22 +180,13 @@ static int scb_resolve(void *handle, scb_api *api, scb_load_report *r) {
     return 0;
 }
 
-/* Steps 3 to 6 of the sequence for an absolute path; on success the handle stays open. */
-static int scb_load_locked(const char *real, scb_load_report *r) {
-    const char *method;
-    int flags = scb_isolating_flags(&method);
-    void *existing = dlopen(real, RTLD_LAZY | RTLD_NOLOAD);
-    int was_present = existing != NULL;
-    if (existing) dlclose(existing);
-
-    dlerror();
-    void *handle = dlopen(real, flags);
-    if (handle == NULL) {
-        const char *why = dlerror();
-        scb_fail(r, SCB_LOAD_OPEN_FAILED, "dlopen refused %s: %s", real, why ? why : "unknown error");
-        return -1;
-    }
-
+/*
+** Steps 4 to 6 of the sequence for a library that `handle` holds open (with the isolating flags),
+** found at `real`. Guarantees: returns 0 with the table published and the handle kept; otherwise
+** closes the handle, fills the report and leaves the bridge unloaded.
+*/
+static int scb_prove_and_publish(void *handle, const char *real, const char *method, int was_present,
+                                 scb_load_report *r) {
     scb_api api;
     if (scb_resolve(handle, &api, r) != 0) {
         dlclose(handle);
@@ -244,6 +239,94 @@ static int scb_load_locked(const char *real, scb_load_report *r) {
     return 0;
 }
 
+/* Steps 3 to 6 of the sequence for an absolute path; on success the handle stays open. */
+static int scb_load_locked(const char *real, scb_load_report *r) {
+    const char *method;
+    int flags = scb_isolating_flags(&method);
+    void *existing = dlopen(real, RTLD_LAZY | RTLD_NOLOAD);
+    int was_present = existing != NULL;
+    if (existing) dlclose(existing);
+
+    dlerror();
+    void *handle = dlopen(real, flags);
+    if (handle == NULL) {
+        const char *why = dlerror();
+        scb_fail(r, SCB_LOAD_OPEN_FAILED, "dlopen refused %s: %s", real, why ? why : "unknown error");
+        return -1;
+    }
+    return scb_prove_and_publish(handle, real, method, was_present, r);
+}
+
+/*
+** Guarantees: writes to `real` (PATH_MAX bytes) the absolute, symlink-free path of the file that
+** `handle` was loaded from and returns 0; returns -1 when the dynamic linker does not say.
+*/
+static int scb_handle_path(void *handle, char *real) {
+    const char *name = NULL;
+#if defined(__linux__)
+    struct link_map *map = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != NULL) name = map->l_name;
+#else
+    Dl_info info;
+    void *symbol = dlsym(handle, "sqlite3_libversion");
+    if (symbol != NULL && dladdr(symbol, &info) && info.dli_fname != NULL) name = info.dli_fname;
+#endif
+    if (name == NULL || name[0] != '/') return -1;
+    return realpath(name, real) == NULL ? -1 : 0;
+}
+
+/*
+** The sequence for a bare file name (no '/'), e.g. "libsqlcipher.so.0". Guarantees: the name is
+** looked up exactly as dlopen looks up bare names (LD_LIBRARY_PATH, the caller's RUNPATH,
+** /etc/ld.so.cache, the default folders), because dlopen itself does the lookup; the current
+** directory is used only when the dynamic linker's own search path names it. The loaded file's
+** real path is recorded, as for a path. Called with the lock held.
+*/
+static int scb_load_name_locked(const char *name, scb_load_report *r) {
+    char real[PATH_MAX];
+    if (atomic_load_explicit(&scb_loaded, memory_order_acquire)) {
+        /* NOLOAD runs the same lookup and answers the object already loaded from that file, if any. */
+        void *present = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+        int same = present != NULL && scb_handle_path(present, real) == 0 && strcmp(real, scb_path) == 0;
+        if (present) dlclose(present);
+        snprintf(r->object, sizeof r->object, "%s", scb_path);
+        if (same) {
+            r->audit_checked = scb_checked;
+        } else {
+            scb_fail(r, SCB_LOAD_ALREADY_LOADED_OTHER,
+                     "this process already uses %s; a second SQLCipher library (%s) cannot be loaded",
+                     scb_path, name);
+        }
+        return r->status;
+    }
+
+    const char *method;
+    int flags = scb_isolating_flags(&method);
+    void *existing = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    int was_present = existing != NULL;
+    if (existing) dlclose(existing);
+
+    dlerror();
+    void *handle = dlopen(name, flags);
+    if (handle == NULL) {
+        const char *why = dlerror();
+        int missing = why != NULL && strstr(why, "No such file") != NULL;
+        scb_fail(r, missing ? SCB_LOAD_NOT_FOUND : SCB_LOAD_OPEN_FAILED,
+                 "dlopen found no usable %s on the library search path: %s", name, why ? why : "unknown error");
+        return r->status;
+    }
+    if (scb_handle_path(handle, real) != 0) {
+        dlclose(handle);
+        scb_fail(r, SCB_LOAD_OPEN_FAILED, "the dynamic linker loaded %s but does not say from which file%s",
+                 name, NULL);
+        return r->status;
+    }
+    if (scb_prove_and_publish(handle, real, method, was_present, r) == 0) {
+        snprintf(r->object, sizeof r->object, "%s", real);
+    }
+    return r->status;
+}
+
 int scb_load(const char *path, scb_load_report *report) {
     scb_load_report scratch;
     scb_load_report *r = report ? report : &scratch;
@@ -251,6 +334,26 @@ int scb_load(const char *path, scb_load_report *report) {
     r->status = SCB_LOAD_OK;
     if (path == NULL || path[0] == 0) {
         scb_fail(r, SCB_LOAD_NOT_FOUND, "no library path was given%s%s", NULL, NULL);
+        return r->status;
+    }
+
+    /* A name without '/' is dlopen's to look up, never a file of the current directory. */
+    if (strchr(path, '/') == NULL) {
+        pthread_mutex_lock(&scb_lock);
+#if defined(RTLD_DEEPBIND) && !defined(__APPLE__)
+        const char *sanitizer = atomic_load_explicit(&scb_loaded, memory_order_acquire) ? NULL
+                                                                                      : scb_sanitizer_runtime();
+        if (sanitizer != NULL) {
+            scb_fail(r, SCB_LOAD_UNSUPPORTED_RUNTIME,
+                     "%s is active in this process and aborts on the RTLD_DEEPBIND load that isolates "
+                     "SQLCipher from other SQLite copies%s",
+                     sanitizer, NULL);
+            pthread_mutex_unlock(&scb_lock);
+            return r->status;
+        }
+#endif
+        scb_load_name_locked(path, r);
+        pthread_mutex_unlock(&scb_lock);
         return r->status;
     }
 

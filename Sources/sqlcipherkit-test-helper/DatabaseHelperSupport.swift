@@ -48,11 +48,11 @@ enum HelperKey {
     }
 
     /// Opens `path` with this key.
-    func open(_ path: String) throws -> Database {
+    func open(_ path: String, readOnly: Bool = false) throws -> Database {
         switch self {
-        case .passphrase(let text): return try Database(path: path, key: text)
-        case .raw(let bytes): return try Database(path: path, rawKey: bytes)
-        case .none: return try Database(unencryptedPath: path)
+        case .passphrase(let text): return try Database(path: path, key: text, readOnly: readOnly)
+        case .raw(let bytes): return try Database(path: path, rawKey: bytes, readOnly: readOnly)
+        case .none: return try Database(unencryptedPath: path, readOnly: readOnly)
         }
     }
 }

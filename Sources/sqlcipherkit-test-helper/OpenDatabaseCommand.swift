@@ -4,16 +4,20 @@ import SqlCipherKit
 /// Opens a database and reports the outcome on one line, optionally running one SQL statement:
 /// `opened readOnly=<bool> journal=<mode>` then `executed` or `error <case>: <message>`.
 /// Used for what needs a process of its own: SQLCipher's stderr output, and files and folders
-/// without permission (the parent runs this command as an unprivileged user).
+/// without permission (the parent runs this command as an unprivileged user). With `--read-only`
+/// first, the database is opened with `readOnly: true`.
 let openDatabaseCommand = HelperCommand(
     name: "open-database",
-    usage: "open-database PATH pass:<text>|raw:<hex>|none [SQL]: opens, reports, optionally runs SQL"
+    usage: "open-database [--read-only] PATH pass:<text>|raw:<hex>|none [SQL]: opens, reports, optionally runs SQL"
 ) { arguments in
-    guard arguments.count >= 2 else { throw DatabaseHelperError(message: "open-database PATH KEY [SQL]") }
+    var arguments = arguments
+    let readOnly = arguments.first == "--read-only"
+    if readOnly { arguments.removeFirst() }
+    guard arguments.count >= 2 else { throw DatabaseHelperError(message: "open-database [--read-only] PATH KEY [SQL]") }
     let key = try HelperKey(arguments[1])
     let db: Database
     do {
-        db = try key.open(arguments[0])
+        db = try key.open(arguments[0], readOnly: readOnly)
     } catch {
         report("error \(errorCaseName(error)): \(error)")
         return 0

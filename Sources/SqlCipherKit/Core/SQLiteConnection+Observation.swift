@@ -50,6 +50,7 @@ extension SQLiteConnection {
         if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
             throw SqlCipherError.readOnlyViolation(sql: statement.sql)
         }
+        if refusesWrites && !statement.isReadOnly { throw Self.readOnlyRefusal(sql: statement.sql) }
         statement.observation.started = true
         let tracker = changeTracker
         guard tracker.isActive else { return }

@@ -20,6 +20,9 @@ final class SQLiteConnection {
     /// The bodies (transaction, savepoint, read) running now, innermost last, and the cursors
     /// they opened (SQLiteConnection+Bodies.swift).
     var bodies = BodyStack()
+    /// Set on connections opened with `readOnly: true`: every statement that is not read-only
+    /// (`sqlite3_stmt_readonly`) is refused before its first step (ReadOnlyOpening.swift).
+    var refusesWrites = false
 
     /// SQLite open flags (https://sqlite.org/c3ref/open.html).
     static let readWrite: Int32 = 0x0000_0002
@@ -86,6 +89,8 @@ final class SQLiteConnection {
     /// Returns nil for text with no statement (only whitespace or comments). The one place where
     /// SQL text given to the package is compiled for running, cached or not.
     func prepareFirst(_ sql: String) throws -> Statement? {
+        // The length first: it costs nothing, and text too long for SQLite need not be scanned.
+        let length = try CLength.sql(sql.utf8.count, sql: sql)
         try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
         var trailing = false
@@ -95,7 +100,7 @@ final class SQLiteConnection {
         let rc: Int32 = sql.utf8CString.withUnsafeBufferPointer { buffer in
             var tail: UnsafePointer<CChar>?
             let base = buffer.baseAddress!
-            let rc = scb_prepare(handle, base, Int32(buffer.count - 1), 0, &statement, &tail)
+            let rc = scb_prepare(handle, base, length, 0, &statement, &tail)
             kind = sqlGuard.kind  // before the probe of the rest compiles more
             if rc == 0, let tail, tail - base < buffer.count - 1 {
                 trailing = Self.containsStatement(handle, tail)
@@ -187,7 +192,7 @@ final class SQLiteConnection {
                 var handle: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
                 changeTracker.sqlGuard.willCompile()
-                let rc = scb_prepare(self.handle, cursor, Int32(end - cursor), 0, &handle, &tail)
+                let rc = scb_prepare(self.handle, cursor, try CLength.sql(end - cursor, sql: sql), 0, &handle, &tail)
                 guard rc == 0 else {
                     if let handle { scb_finalize(handle) }
                     throw prepareError(rc, sql: sql)

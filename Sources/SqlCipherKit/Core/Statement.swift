@@ -69,11 +69,11 @@ final class Statement {
             rc = scb_bind_double(handle, index, double)
         case .text(var text):
             holdsBufferBindings = true
-            rc = text.withUTF8 { utf8 in
+            rc = try text.withUTF8 { utf8 in
                 // A non-null pointer even for "" so SQLite binds an empty text, not NULL.
-                utf8.withMemoryRebound(to: CChar.self) { chars in
+                try utf8.withMemoryRebound(to: CChar.self) { chars in
                     guard let base = chars.baseAddress else { return scb_bind_text(handle, index, "", 0) }
-                    return scb_bind_text(handle, index, base, Int32(chars.count))
+                    return scb_bind_text(handle, index, base, try CLength.value(chars.count, kind: "a text", sql: sql))
                 }
             }
         case .blob(let data):
@@ -89,7 +89,8 @@ final class Statement {
         holdsBufferBindings = true
         // SQLite binds a NULL pointer as NULL; an empty blob needs a valid pointer.
         var empty: UInt8 = 0
-        let rc = bytes.baseAddress.map { scb_bind_blob(handle, index, $0, Int32(bytes.count)) }
+        let length = try CLength.value(bytes.count, kind: "a blob", sql: sql)
+        let rc = bytes.baseAddress.map { scb_bind_blob(handle, index, $0, length) }
             ?? scb_bind_blob(handle, index, &empty, 0)
         guard rc == 0 else { throw connection.error(rc, sql: sql) }
     }
@@ -139,10 +140,16 @@ final class Statement {
     }
 
     /// The text in column `index` of the current row, which must hold text.
+    ///
+    /// SQLite stores whatever bytes it was given as text without checking them. Bytes that are not
+    /// valid UTF-8 cannot become a Swift `String` without being replaced, so such a value is
+    /// returned as a blob of exactly those bytes: `Data` reads it unchanged, and `String` reads
+    /// nil rather than altered text.
     func text(at index: Int32) -> DatabaseValue {
         guard let text = scb_column_text(handle, index) else { return .text("") }
-        let count = Int(scb_column_bytes(handle, index))
-        return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        let bytes = UnsafeBufferPointer(start: text, count: Int(scb_column_bytes(handle, index)))
+        if let valid = String(validating: bytes, as: UTF8.self) { return .text(valid) }
+        return .blob(Data(buffer: bytes))
     }
 
     /// The blob in column `index` of the current row, which must hold a blob.

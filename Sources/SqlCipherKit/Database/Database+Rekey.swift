@@ -18,7 +18,10 @@ extension Database {
     /// first: one still holding the old key cannot read what the rekey wrote.
     ///
     /// - Throws: ``SqlCipherError/notEncrypted`` for a database opened with
-    ///   ``init(unencryptedPath:journalMode:)``; ``SqlCipherError/emptyKey``;
+    ///   ``init(unencryptedPath:journalMode:readOnly:)``; ``SqlCipherError/emptyKey``;
+    ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for a passphrase spelled like SQLCipher's
+    ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
+    ///   ``rekey(rawKey:)``);
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
     ///   transaction, or the new key does not open it afterwards. After any failure the file opens
     ///   with the old key.

@@ -21,15 +21,15 @@ public actor Database {
     public nonisolated let path: String
     /// The SQLCipher library in use.
     public nonisolated let library: SqlCipherLibrary
-    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:)``.
+    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:readOnly:)``.
     public nonisolated let isEncrypted: Bool
     /// The journal mode the file is in. An in-memory database reports ``JournalMode/rollback``.
     public nonisolated let journalMode: JournalMode
     /// The cipher settings the database was opened with.
     public nonisolated let cipherSettings: CipherSettings
-    /// Whether the file could only be opened read-only (for example a file without write
-    /// permission). Reads work; every write throws ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``
-    /// with SQLite's `SQLITE_READONLY` (8).
+    /// Whether the database was opened with `readOnly: true`, or could only be opened read-only
+    /// (for example a file without write permission). Reads work; every write throws
+    /// ``SqlCipherError/sqlite(code:extendedCode:message:sql:)`` with SQLite's `SQLITE_READONLY` (8).
     public nonisolated let isReadOnly: Bool
 
     var connection: SQLiteConnection?
@@ -55,24 +55,34 @@ public actor Database {
     ///
     /// - Parameters:
     ///   - path: A file path, or `":memory:"`.
-    ///   - key: A non-empty passphrase. Its UTF-8 bytes are the key.
+    ///   - key: A non-empty passphrase. Its UTF-8 bytes are run through SQLCipher's key
+    ///     derivation; a passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96
+    ///     hexadecimal digits, 67 or 99 bytes in all) is refused, because SQLCipher would take it
+    ///     as a raw key: use ``init(path:rawKey:journalMode:cipher:readOnly:)`` for raw keys.
     ///   - journalMode: The mode for a new file; an existing file keeps its own.
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
-    /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/keyFailed(path:reason:)`` and the
-    ///   other opening errors.
-    public init(path: String, key: String, journalMode: JournalMode = .wal, cipher: CipherSettings = .default) throws {
+    ///   - readOnly: Opens an existing database without ever writing to it or to its folder:
+    ///     statements that write throw, and no `-wal`, `-shm` or `-journal` file is created (see
+    ///     "Read-only opening" in `docs/guide.md`).
+    /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
+    ///   ``SqlCipherError/keyFailed(path:reason:)`` and the other opening errors.
+    public init(path: String, key: String, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
+                readOnly: Bool = false) throws {
         let material = try KeyMaterial(passphrase: key.utf8)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
     }
 
     /// Opens or creates an encrypted database with a passphrase given as bytes.
     ///
-    /// Any bytes are allowed, including NUL and invalid UTF-8. SqlCipherKit zeroes its own copy
-    /// once the key is applied; zero yours when you are done with it
-    /// (`passphrase.resetBytes(in: 0..<passphrase.count)`).
-    public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default) throws {
+    /// Any bytes are allowed, including NUL and invalid UTF-8, except the raw-key literal forms
+    /// that ``init(path:key:journalMode:cipher:readOnly:)-(_,String,_,_,_)`` refuses
+    /// (``SqlCipherError/passphraseLooksLikeRawKey``). SqlCipherKit zeroes its own copy once the
+    /// key is applied; zero yours when you are done with it
+    /// (`passphrase.resetBytes(in: 0..<passphrase.count)`). `readOnly` as for a `String` passphrase.
+    public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
+                readOnly: Bool = false) throws {
         let material = try KeyMaterial(passphrase: key)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
     }
 
     /// Opens or creates an encrypted database with a raw 32-byte key: no key derivation runs.
@@ -83,20 +93,23 @@ public actor Database {
     /// ```
     ///
     /// A database created with a raw key cannot be opened with a passphrase, or the reverse.
+    /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes.
-    public init(path: String, rawKey: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default) throws {
+    public init(path: String, rawKey: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
+                readOnly: Bool = false) throws {
         let material = try KeyMaterial(rawKey: rawKey)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
     }
 
     /// Opens or creates an encrypted database with a raw key and an explicit 16-byte salt.
     ///
     /// Needed for files with a plaintext header (``CipherSettings/plaintextHeaderSize``), which do
-    /// not store their salt: the caller keeps it with the key.
+    /// not store their salt: the caller keeps it with the key. `readOnly` opens an existing
+    /// database without ever writing to it or to its folder.
     public init(path: String, rawKey: Data, salt: Data, journalMode: JournalMode = .wal,
-                cipher: CipherSettings = .default) throws {
+                cipher: CipherSettings = .default, readOnly: Bool = false) throws {
         let material = try KeyMaterial(rawKey: rawKey, salt: salt)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
     }
 
     /// Opens or creates a plaintext SQLite database: no key, readable by any SQLite tool.
@@ -104,10 +117,12 @@ public actor Database {
     /// ```swift
     /// let db = try Database(unencryptedPath: "/path/to/public.db")
     /// ```
+    ///
+    /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file.
-    public init(unencryptedPath: String, journalMode: JournalMode = .wal) throws {
+    public init(unencryptedPath: String, journalMode: JournalMode = .wal, readOnly: Bool = false) throws {
         let opened = try DatabaseOpener.open(
-            path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default)
+            path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default, readOnly: readOnly)
         self.path = unencryptedPath
         self.library = opened.library
         self.isEncrypted = false
@@ -117,8 +132,10 @@ public actor Database {
         self.connection = opened.connection
     }
 
-    private init(path: String, key: KeyMaterial, journalMode: JournalMode, cipher: CipherSettings) throws {
-        let opened = try DatabaseOpener.open(path: path, key: key, journalMode: journalMode, cipher: cipher)
+    private init(path: String, key: KeyMaterial, journalMode: JournalMode, cipher: CipherSettings,
+                 readOnly: Bool) throws {
+        let opened = try DatabaseOpener.open(
+            path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
         self.path = path
         self.library = opened.library
         self.isEncrypted = true

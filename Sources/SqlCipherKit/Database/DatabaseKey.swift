@@ -28,12 +28,15 @@ public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
         self.salt = salt
     }
 
-    /// A passphrase; its UTF-8 bytes are the key.
+    /// A passphrase; its UTF-8 bytes go through SQLCipher's key derivation. A passphrase spelled
+    /// like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal digits) is refused when
+    /// used (``SqlCipherError/passphraseLooksLikeRawKey``): use ``rawKey(_:)`` for raw keys.
     public static func passphrase(_ passphrase: String) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, bytes: Data(passphrase.utf8), salt: nil)
     }
 
-    /// A passphrase given as bytes (any bytes, NUL and invalid UTF-8 included).
+    /// A passphrase given as bytes (any bytes, NUL and invalid UTF-8 included, but not the raw-key
+    /// literal forms that ``passphrase(_:)-(String)`` refuses).
     public static func passphrase(_ passphrase: Data) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, bytes: passphrase, salt: nil)
     }

@@ -16,8 +16,11 @@ enum DatabaseOpener {
     /// Opens `path` with `key` (nil for plaintext), applies `cipher`, proves the key, sets the
     /// journal mode of a new file, applies the defaults and, for a new encrypted file, checks on
     /// disk that what was written is ciphertext.
+    ///
+    /// With `readOnly`, the file must exist and hold a database; it is opened so that neither it
+    /// nor its folder changes (ReadOnlyOpening.swift), and statements that write are refused.
     static func open(path: String, key: KeyMaterial?, journalMode: JournalMode,
-                     cipher: CipherSettings) throws -> Opened {
+                     cipher: CipherSettings, readOnly: Bool = false) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = path == ":memory:"
@@ -33,18 +36,32 @@ enum DatabaseOpener {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
         let existed = !inMemory && FileManager.default.fileExists(atPath: path)
+        if readOnly { try checkReadOnlyPath(path, exists: existed) }
         let isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
 
-        let connection = try SQLiteConnection(path: path)
+        let connection: SQLiteConnection
+        if readOnly {
+            let access = try ReadOnlyOpening.access(for: path)
+            do {
+                connection = try SQLiteConnection(
+                    path: ReadOnlyOpening.uri(for: path, access: access),
+                    flags: ReadOnlyOpening.readOnlyFlag | SQLiteConnection.uri | SQLiteConnection.noMutex)
+            } catch SqlCipherError.cannotOpen(_, let reason) {
+                throw SqlCipherError.cannotOpen(path: path, reason: reason)
+            }
+        } else {
+            connection = try SQLiteConnection(path: path)
+        }
         // What raw SQL may do on this connection (SQLiteConnection+Guards.swift): an encrypted
         // database refuses page_size and plaintext attachments; VACUUM INTO would write its copy
         // with SQLCipher's default settings, so it is refused when others were given.
         connection.changeTracker.sqlGuard.isEncrypted = encrypted
         connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted || cipher == .default
         // Files this call brings into existence, removed again when the open fails. A file that was
-        // there before (even an empty one) is never removed.
+        // there before (even an empty one) is never removed, and a read-only open removes nothing:
+        // it creates nothing, and a companion file appearing meanwhile belongs to another writer.
         var created: [String] = []
-        if !inMemory {
+        if !inMemory && !readOnly {
             created = [path + "-wal", path + "-shm", path + "-journal"]
                 .filter { !FileManager.default.fileExists(atPath: $0) }
             if !existed { created.append(path) }
@@ -65,7 +82,7 @@ enum DatabaseOpener {
             try connection.asPackage {
                 for pragma in settings { try connection.execute(pragma) }
             }
-            try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher)
+            try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher, readOnly: readOnly)
 
             let mode: JournalMode
             let empty = try inMemory || pageCount(connection) == 0
@@ -84,8 +101,10 @@ enum DatabaseOpener {
             } else if encrypted && !inMemory {
                 try finishInterruptedCreation(connection, path: path, cipher: cipher)
             }
-            let readOnly = scb_db_readonly(connection.handle, "main") == 1
-            return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: readOnly)
+            // Last, so that the opening sequence's own statements (PRAGMA journal_mode) still run.
+            connection.refusesWrites = readOnly
+            let isReadOnly = readOnly || scb_db_readonly(connection.handle, "main") == 1
+            return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: isReadOnly)
         } catch {
             connection.close()
             if case SqlCipherError.plaintextDetected = error, isNew, !inMemory {
@@ -95,6 +114,25 @@ enum DatabaseOpener {
             }
             for file in created { try? FileManager.default.removeItem(atPath: file) }
             throw error
+        }
+    }
+
+    /// The checks of a `readOnly` open: a read-only open cannot create a database, so the file
+    /// must exist and hold one.
+    private static func checkReadOnlyPath(_ path: String, exists: Bool) throws {
+        if path == ":memory:" {
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "an in-memory database starts empty and lives only in this process, so it cannot "
+                    + "be opened read-only; leave readOnly out")
+        }
+        guard exists else {
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "there is no file there, and a read-only open never creates one; check the path")
+        }
+        if let header = FileHeader(path: path), header.fileSize == 0 {
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "the file is empty: there is no database to read, and a read-only open never "
+                    + "creates one")
         }
     }
 
@@ -169,14 +207,13 @@ enum DatabaseOpener {
 
     /// Reads the schema: the first read is where SQLCipher derives the key and checks it.
     private static func proveReadable(_ connection: SQLiteConnection, path: String, encrypted: Bool,
-                                      cipher: CipherSettings) throws {
+                                      cipher: CipherSettings, readOnly: Bool) throws {
         do {
             _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
         } catch SqlCipherError.sqlite(let code, let extended, let message, let sql) {
-            if code == 14 {
-                throw SqlCipherError.cannotOpen(
-                    path: path, reason: "SQLite could not open the file or its -wal/-shm companions (\(message)); a "
-                        + "read-only database in WAL mode needs a writable folder or an existing -shm file")
+            if let walError = ReadOnlyOpening.walStorageError(
+                path: path, code: code, extended: extended, message: message, readOnly: readOnly) {
+                throw walError
             }
             let size = FileHeader(path: path)?.fileSize ?? 0
             let unreadable = code == 26 || (encrypted && cipher.plaintextHeaderSize != nil && code == 1)

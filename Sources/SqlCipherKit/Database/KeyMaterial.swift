@@ -5,13 +5,50 @@ import Foundation
 /// A passphrase goes to SQLCipher byte for byte (no SQL quoting, so any byte is allowed). A raw
 /// key goes as SQLCipher's `x'<64 hex digits>'` form (or `x'<96 hex digits>'` with a salt), which
 /// skips key derivation (https://www.zetetic.net/sqlcipher/sqlcipher-api/#key).
+///
+/// Every instance holds at most `Int32.max` bytes, so its count fits the C `int` that
+/// `sqlite3_key` and `sqlite3_rekey` take.
 final class KeyMaterial {
     private var bytes: [UInt8]
 
-    /// A passphrase. Throws ``SqlCipherError/emptyKey`` when empty.
+    /// A passphrase.
+    ///
+    /// SQLCipher reads some byte strings given as a passphrase as a raw key instead: exactly 67
+    /// bytes that start with `x'` or `X'` followed by 64 hexadecimal digits (in either case), or
+    /// exactly 99 bytes that start the same way followed by 96 digits (key and salt). The last
+    /// byte is not checked, so `x'<64 hex>'` and `x'<64 hex>!` are both raw keys (SQLCipher's
+    /// `sqlcipher_cipher_ctx_key_derive`, 3.4.1 and 4.6.1 alike). Such a passphrase would skip
+    /// key derivation and open or create a raw-key file, which the API promises a passphrase
+    /// never does, so it is refused.
+    ///
+    /// - Throws: ``SqlCipherError/emptyKey`` when empty,
+    ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for the raw-key forms, and `SQLITE_TOOBIG` as
+    ///   ``SqlCipherError/sqlite(code:extendedCode:message:sql:)`` beyond `Int32.max` bytes.
     init(passphrase: some Collection<UInt8>) throws {
         guard !passphrase.isEmpty else { throw SqlCipherError.emptyKey }
+        _ = try CLength.value(passphrase.count, kind: "a passphrase", sql: nil)
+        if Self.isRawKeyLiteral(passphrase) { throw SqlCipherError.passphraseLooksLikeRawKey }
         bytes = Array(passphrase)
+    }
+
+    /// Whether SQLCipher would take `key` as a raw key rather than a passphrase: 67 or 99 bytes,
+    /// `x'` (any case of `x`), then 64 or 96 hexadecimal digits, then any one byte.
+    static func isRawKeyLiteral(_ key: some Collection<UInt8>) -> Bool {
+        let count = key.count
+        guard count == 2 + 64 + 1 || count == 2 + 96 + 1 else { return false }
+        var index = key.startIndex
+        guard key[index] | 0x20 == UInt8(ascii: "x") else { return false }
+        index = key.index(after: index)
+        guard key[index] == UInt8(ascii: "'") else { return false }
+        index = key.index(after: index)
+        for _ in 0..<(count - 3) {
+            let byte = key[index]
+            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            let folded = byte | 0x20
+            guard isDigit || (folded >= UInt8(ascii: "a") && folded <= UInt8(ascii: "f")) else { return false }
+            index = key.index(after: index)
+        }
+        return true
     }
 
     /// A raw 32-byte key, with an optional 16-byte salt.

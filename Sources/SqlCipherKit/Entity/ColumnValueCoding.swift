@@ -10,10 +10,24 @@ enum ColumnValueCoding {
     /// Signals that a stored value cannot be read as the requested type.
     struct Mismatch: Error {}
 
+    /// Signals a NaN `Double` or `Float`, which SQLite cannot store: it binds NaN as NULL, which
+    /// a non-optional property cannot read back (every fetch of the row would fail) and an
+    /// optional one reads back as nil, another value. An entity refuses it on save.
+    struct NotANumber: Error, CustomStringConvertible {
+        var description: String {
+            "the value is NaN, which SQLite cannot store (it would become NULL and read back as nil, or fail to "
+                + "decode). Store a finite number, or nil in an optional property"
+        }
+    }
+
     // MARK: Encoding
 
     static func encode<T: Encodable>(_ value: T) throws -> DatabaseValue {
-        if let convertible = value as? any DatabaseValueConvertible { return convertible.databaseValue }
+        if let convertible = value as? any DatabaseValueConvertible {
+            let stored = convertible.databaseValue
+            if case .null = stored, isNotANumber(value) { throw NotANumber() }
+            return stored
+        }
         let probe = ColumnValueEncoder()
         try value.encode(to: probe)
         if probe.needsJSON { return .text(try jsonText(value)) }

@@ -20,14 +20,14 @@
 /// | Swift | column |
 /// |---|---|
 /// | `Int`, `Int8`…`Int64`, `UInt`…`UInt64` | integer (a `UInt64` above `Int64.max` as decimal text) |
-/// | `Double`, `Float` | real (NaN as NULL) |
+/// | `Double`, `Float` | real; NaN is refused on save (``SqlCipherError/encodingFailed(entity:reason:)``), optional or not |
 /// | `Bool` | integer 0 or 1 |
 /// | `String` | text |
 /// | `Data` | blob |
 /// | `Date` | text `YYYY-MM-DD HH:MM:SS.SSS` in UTC |
 /// | `UUID` | text, upper case |
 /// | `enum` with a raw value | the raw value |
-/// | `Optional` | NULL for nil |
+/// | `Optional` | NULL for nil; a double optional holding `.some(nil)` is refused on save |
 /// | any ``DatabaseValueConvertible`` | its ``DatabaseValueConvertible/databaseValue`` |
 /// | any other `Codable` (struct, array, dictionary) | JSON text, keys sorted, dates as above |
 ///

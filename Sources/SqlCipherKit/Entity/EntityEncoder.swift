@@ -121,6 +121,17 @@ final class EntityEncoder: Encoder {
         }
     }
 
+    /// Stores a `Double`, refusing NaN: SQLite would store NULL, which a non-optional property
+    /// cannot read back and an optional one reads back as nil (ColumnValueCoding.NotANumber).
+    @inline(__always)
+    func putDouble(_ key: String, _ value: Double) throws {
+        guard !value.isNaN else {
+            throw SqlCipherError.encodingFailed(
+                entity: entityName, reason: "column \"\(key)\" (Double): \(ColumnValueCoding.NotANumber())")
+        }
+        put(key, .real(value))
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if cachedKeyType == ObjectIdentifier(Key.self), let cachedContainer {
             // Stored below by the same `Key`, so the holder's type is known.
@@ -159,7 +170,7 @@ final class EntityEncoder: Encoder {
         mutating func encodeNil(forKey key: Key) throws { encoder.put(key.stringValue, .null) }
         mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.put(key.stringValue, value.databaseValue) }
         mutating func encode(_ value: String, forKey key: Key) throws { encoder.put(key.stringValue, .text(value)) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { encoder.put(key.stringValue, value.databaseValue) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try encoder.putDouble(key.stringValue, value) }
         mutating func encode(_ value: Int, forKey key: Key) throws { encoder.put(key.stringValue, .integer(Int64(value))) }
         mutating func encode(_ value: Int64, forKey key: Key) throws { encoder.put(key.stringValue, .integer(value)) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -174,7 +185,7 @@ final class EntityEncoder: Encoder {
             encoder.put(key.stringValue, value.map { .text($0) } ?? .null)
         }
         mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
-            encoder.put(key.stringValue, value?.databaseValue ?? .null)
+            if let value { try encoder.putDouble(key.stringValue, value) } else { encoder.put(key.stringValue, .null) }
         }
         mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try put(value, key) }
         mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
@@ -195,6 +206,15 @@ final class EntityEncoder: Encoder {
 
         private func put<T: Encodable>(_ value: T?, _ key: Key) throws {
             if let value {
+                // A double optional holding .some(nil): SQL has one NULL, so it would read back
+                // as nil (.none), a different value. Refused rather than silently changed.
+                if let inner = value as? any OptionalValue, inner.isNone {
+                    throw SqlCipherError.encodingFailed(
+                        entity: encoder.entityName,
+                        reason: "column \"\(key.stringValue)\" (\(T?.self)) holds .some(nil), which a column cannot tell "
+                            + "apart from nil: both are NULL and read back as nil. Use a single optional, or an enum "
+                            + "that says what the inner nil means")
+                }
                 try encoder.putEncoded(key.stringValue, value)
             } else {
                 encoder.put(key.stringValue, .null)
@@ -225,4 +245,14 @@ final class EntityEncoder: Encoder {
             return ColumnValueEncoder()
         }
     }
+}
+
+/// An `Optional` of any wrapped type, so that a generic value can be asked whether it is nil.
+protocol OptionalValue {
+    /// Whether this is `.none`.
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    var isNone: Bool { self == nil }
 }

@@ -140,6 +140,13 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case migrationNotReversible(id: String)
     /// A change left rows that violate foreign keys.
     case foreignKeyViolation(table: String, rowid: Int64?, parent: String)
+
+    // MARK: Keys spelled like something else
+
+    /// A passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal
+    /// digits, 67 or 99 bytes in all), which SQLCipher would use as a raw key, without key
+    /// derivation. Nothing was opened or changed. Pass the key's bytes with `rawKey:` instead.
+    case passphraseLooksLikeRawKey
 }
 
 extension SqlCipherError: CustomStringConvertible, LocalizedError {
@@ -284,6 +291,12 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .foreignKeyViolation(table, rowid, parent):
             let row = rowid.map { " (rowid \($0))" } ?? ""
             return "A row of \"\(table)\"\(row) refers to a missing row of \"\(parent)\"; the change was rolled back."
+        case .passphraseLooksLikeRawKey:
+            return "This passphrase is spelled like SQLCipher's raw-key literal (x' followed by 64 or 96 hexadecimal "
+                + "digits and one more character), which SQLCipher would take as the key itself, without key "
+                + "derivation, so it was refused and nothing was opened or changed. To use a raw key, pass its "
+                + "32 bytes with rawKey: (Database(path:rawKey:), Database(path:rawKey:salt:), DatabaseKey.rawKey(_:), "
+                + "or rekey(rawKey:)); otherwise choose another passphrase."
         }
     }
 

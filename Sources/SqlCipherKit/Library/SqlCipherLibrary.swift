@@ -99,7 +99,14 @@ public final class SqlCipherLibrary: Sendable {
     ///
     /// ```swift
     /// let library = try SqlCipherLibrary.load(from: "/usr/lib/x86_64-linux-gnu/libsqlcipher.so.0")
+    /// let same = try SqlCipherLibrary.load(from: "libsqlcipher.so.0")   // a bare name
     /// ```
+    ///
+    /// A `path` containing `/` is a file path (a relative one starts at the current directory). A
+    /// bare file name such as `libsqlcipher.so.0` is looked up the way `dlopen` looks up bare
+    /// names: `LD_LIBRARY_PATH`, the run path, `/etc/ld.so.cache` and the system's library folders,
+    /// never the current directory unless that search path names it. ``path`` then records the
+    /// file that was found. The same holds for `SQLCIPHERKIT_LIBRARY`.
     ///
     /// - Throws: ``SqlCipherError/libraryNotFound(searched:package:)`` when no file is there,
     ///   ``SqlCipherError/notSQLCipher(path:reason:)``, ``SqlCipherError/missingSymbol(path:symbol:)``,
@@ -206,8 +213,10 @@ public final class SqlCipherLibrary: Sendable {
         #endif
     }
 
+    /// `path` made absolute against the current directory; a bare file name (no `/`) is left for
+    /// the bridge to look up as `dlopen` does.
     private static func absolutePath(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
+        if path.hasPrefix("/") || !path.contains("/") { return path }
         return FileManager.default.currentDirectoryPath + "/" + path
     }
 
@@ -224,7 +233,8 @@ public final class SqlCipherLibrary: Sendable {
         let object = text(report.object)
         switch report.status {
         case Int32(SCB_LOAD_NOT_FOUND.rawValue):
-            return .libraryNotFound(searched: [path], package: installPackage)
+            let searched = path.contains("/") ? path : "\(path) (on the dynamic linker's search path)"
+            return .libraryNotFound(searched: [searched], package: installPackage)
         case Int32(SCB_LOAD_MISSING_SYMBOL.rawValue):
             return .missingSymbol(path: path, symbol: symbol)
         case Int32(SCB_LOAD_BINDING_CONFLICT.rawValue):

@@ -61,36 +61,36 @@ extension SQLSelectable where Self == SQLExpression {
 
     /// `count(x)`: the number of rows where `x` is not NULL.
     public static func count(_ expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.count, expression.sqlExpression.node, distinct: false))
+        SQLExpression(.aggregate(.count, expression.sqlExpression.node, distinct: false), over: expression.sqlExpression)
     }
 
     /// `count(DISTINCT x)`: the number of distinct non-NULL values of `x`.
     public static func count(distinct expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.count, expression.sqlExpression.node, distinct: true))
+        SQLExpression(.aggregate(.count, expression.sqlExpression.node, distinct: true), over: expression.sqlExpression)
     }
 
     /// `sum(x)`: NULL when no row has a non-NULL `x` (https://sqlite.org/lang_aggfunc.html#sumunc).
     public static func sum(_ expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.sum, expression.sqlExpression.node, distinct: false))
+        SQLExpression(.aggregate(.sum, expression.sqlExpression.node, distinct: false), over: expression.sqlExpression)
     }
 
     /// `total(x)`: like `sum` but a real, and 0.0 when there are no values.
     public static func total(_ expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.total, expression.sqlExpression.node, distinct: false))
+        SQLExpression(.aggregate(.total, expression.sqlExpression.node, distinct: false), over: expression.sqlExpression)
     }
 
     /// `avg(x)`: the average of the non-NULL values, NULL when there are none.
     public static func avg(_ expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.avg, expression.sqlExpression.node, distinct: false))
+        SQLExpression(.aggregate(.avg, expression.sqlExpression.node, distinct: false), over: expression.sqlExpression)
     }
 
     /// `min(x)` as an aggregate: the smallest non-NULL value.
     public static func min(_ expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.min, expression.sqlExpression.node, distinct: false))
+        SQLExpression(.aggregate(.min, expression.sqlExpression.node, distinct: false), over: expression.sqlExpression)
     }
 
     /// `max(x)` as an aggregate: the largest non-NULL value.
     public static func max(_ expression: some SQLExpressible) -> SQLExpression {
-        SQLExpression(.aggregate(.max, expression.sqlExpression.node, distinct: false))
+        SQLExpression(.aggregate(.max, expression.sqlExpression.node, distinct: false), over: expression.sqlExpression)
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Something that can appear in a SQL expression: a ``Column``, a ``Param``, or an
 /// ``SQLExpression`` built from them.
 ///
@@ -27,12 +29,51 @@ public protocol SQLExpressible: SQLSelectable, SQLOrderable {
 ///
 /// Expressions are `Sendable` and `Hashable`: two expressions are equal when they have the same
 /// tree, including the same literal values.
+///
+/// SQLite refuses expressions nested more than 1000 levels deep (`SQLITE_MAX_EXPR_DEPTH`, for
+/// example 1001 conditions chained with `&&`). An expression deeper than that keeps only its
+/// depth, not its tree, and rendering it throws ``SqlCipherError/invalidQuery(reason:)``: so an
+/// expression, however it was built, never holds a tree deep enough to exhaust the stack when it
+/// is compared, hashed, copied or released.
 public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringConvertible {
     let node: Node
+    /// The height of the tree: 1 for a column, parameter or literal.
+    let depth: Int
 
+    /// The deepest expression SQLite accepts with its default limits (SQLITE_MAX_EXPR_DEPTH,
+    /// https://sqlite.org/limits.html#max_expr_depth), and so the deepest one the builder keeps.
+    static let maximumDepth = 1000
+
+    /// A leaf: a column, parameter or literal.
     init(_ node: Node) {
+        assert(node.isLeaf, "a composite node needs the depth of its operands: use init(_:depth:)")
         self.node = node
+        self.depth = 1
     }
+
+    /// A node over operands, `depth` being one more than the deepest operand's. Past
+    /// ``maximumDepth`` the tree is dropped: only an ``Node/invalid(reason:identity:)`` leaf that
+    /// records the depth remains.
+    init(_ node: Node, depth: Int) {
+        self.depth = depth
+        if depth > Self.maximumDepth {
+            self.node = .invalid(
+                reason: "the expression is nested \(depth) levels deep, and SQLite refuses expressions nested more "
+                    + "than \(Self.maximumDepth) levels (SQLITE_MAX_EXPR_DEPTH), for example more than 1000 conditions "
+                    + "chained with && or ||. Test many values with in(...), or split the work into several queries",
+                identity: Self.nextIdentity())
+        } else {
+            self.node = node
+        }
+    }
+
+    /// A number no other too-deep expression has: two such expressions are equal only when one is
+    /// a copy of the other, since their trees are gone and cannot be compared.
+    private static func nextIdentity() -> UInt64 {
+        identities.add(1, ordering: .relaxed).newValue
+    }
+
+    private static let identities = Atomic<UInt64>(0)
 
     /// The expression itself.
     public var sqlExpression: SQLExpression { self }
@@ -43,7 +84,7 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
     /// Select(SQLExpression.value(42).as("answer"))   // SELECT :l1 AS "answer"
     /// ```
     public static func value(_ value: some DatabaseValueConvertible) -> SQLExpression {
-        SQLExpression(.literal(value.databaseValue))
+        literal(value)
     }
 
     /// The SQL text of the expression alone (placeholders included), for messages and debugging.
@@ -74,6 +115,18 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         case between(Node, lower: Node, upper: Node, negated: Bool)
         /// An aggregate call; a nil argument is `*` (only meaningful for `count`).
         case aggregate(AggregateFunction, Node?, distinct: Bool)
+        /// An expression that cannot become SQL: rendering it throws
+        /// ``SqlCipherError/invalidQuery(reason:)`` with `reason`. `identity` is 0, or a number of
+        /// its own for an expression whose tree was dropped (too deep).
+        case invalid(reason: String, identity: UInt64)
+
+        /// Whether the node has no operands.
+        var isLeaf: Bool {
+            switch self {
+            case .column, .literal, .parameter, .invalid, .aggregate(_, nil, _): return true
+            default: return false
+            }
+        }
     }
 
     /// Binary operators, with their SQL spelling.
@@ -119,7 +172,7 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
 extension SQLExpression.Node {
     var precedence: Int {
         switch self {
-        case .column, .literal, .parameter, .aggregate: return SQLExpression.Precedence.atom
+        case .column, .literal, .parameter, .aggregate, .invalid: return SQLExpression.Precedence.atom
         case .not: return SQLExpression.Precedence.not
         case .binary(let op, _, _): return op.precedence
         case .isNull, .inList, .like, .between: return SQLExpression.Precedence.equality
@@ -127,17 +180,39 @@ extension SQLExpression.Node {
     }
 
     /// Renders `self`, in parentheses when its precedence is below `minimum`.
+    ///
+    /// The walk keeps its own stack of pending work instead of recursing, so the depth of the tree
+    /// never reaches the thread's stack; the text and the order of the literals are those of a
+    /// left-to-right recursive walk.
     func render(into renderer: inout SQLRenderer, minimum: Int) throws {
-        if precedence < minimum {
-            renderer.append("(")
-            try render(into: &renderer)
-            renderer.append(")")
-        } else {
-            try render(into: &renderer)
+        var pending: [RenderStep] = [.node(self, minimum: minimum)]
+        while let step = pending.popLast() {
+            switch step {
+            case .text(let text):
+                renderer.append(text)
+            case let .node(node, minimum):
+                if node.precedence < minimum {
+                    renderer.append("(")
+                    pending.append(.text(")"))
+                }
+                try node.renderHead(into: &renderer, pending: &pending)
+            }
         }
     }
 
     func render(into renderer: inout SQLRenderer) throws {
+        try render(into: &renderer, minimum: SQLExpression.Precedence.or)
+    }
+
+    /// One step of ``render(into:minimum:)``: text to append, or a node to render.
+    enum RenderStep {
+        case text(String)
+        case node(SQLExpression.Node, minimum: Int)
+    }
+
+    /// Appends the text that comes before this node's first operand, and pushes the rest (operands
+    /// and the text between and after them) onto `pending`, last part first.
+    private func renderHead(into renderer: inout SQLRenderer, pending: inout [RenderStep]) throws {
         typealias P = SQLExpression.Precedence
         switch self {
         case let .column(table, name):
@@ -150,22 +225,24 @@ extension SQLExpression.Node {
             renderer.literal(value)
         case .parameter(let name):
             try renderer.parameter(name)
+        case let .invalid(reason, _):
+            throw SqlCipherError.invalidQuery(reason: reason)
         case .not(let operand):
             renderer.append("NOT ")
-            try operand.render(into: &renderer, minimum: P.atom)
+            pending.append(.node(operand, minimum: P.atom))
         case let .binary(op, lhs, rhs):
-            try lhs.render(into: &renderer, minimum: op.precedence)
-            renderer.append(" \(op.rawValue) ")
             let sameAssociative: Bool
             if case .binary(let inner, _, _) = rhs, inner == op, op.isAssociative {
                 sameAssociative = true
             } else {
                 sameAssociative = false
             }
-            try rhs.render(into: &renderer, minimum: sameAssociative ? op.precedence : op.precedence + 1)
+            pending.append(.node(rhs, minimum: sameAssociative ? op.precedence : op.precedence + 1))
+            pending.append(.text(" \(op.rawValue) "))
+            pending.append(.node(lhs, minimum: op.precedence))
         case let .isNull(operand, negated):
-            try operand.render(into: &renderer, minimum: P.comparison)
-            renderer.append(negated ? " IS NOT NULL" : " IS NULL")
+            pending.append(.text(negated ? " IS NOT NULL" : " IS NULL"))
+            pending.append(.node(operand, minimum: P.comparison))
         case let .inList(operand, values, negated):
             guard !values.isEmpty else {
                 // x IN () is false and x NOT IN () is true, even for NULL x
@@ -173,37 +250,37 @@ extension SQLExpression.Node {
                 renderer.append(negated ? "1" : "0")
                 return
             }
-            try operand.render(into: &renderer, minimum: P.comparison)
-            renderer.append(negated ? " NOT IN (" : " IN (")
-            for (index, value) in values.enumerated() {
-                if index > 0 { renderer.append(", ") }
-                try value.render(into: &renderer, minimum: P.or)
+            pending.append(.text(")"))
+            for (index, value) in values.enumerated().reversed() {
+                pending.append(.node(value, minimum: P.or))
+                if index > 0 { pending.append(.text(", ")) }
             }
-            renderer.append(")")
+            pending.append(.text(negated ? " NOT IN (" : " IN ("))
+            pending.append(.node(operand, minimum: P.comparison))
         case let .like(operand, pattern, escape, negated):
-            try operand.render(into: &renderer, minimum: P.comparison)
-            renderer.append(negated ? " NOT LIKE " : " LIKE ")
-            try pattern.render(into: &renderer, minimum: P.comparison)
             if let escape {
-                renderer.append(" ESCAPE ")
-                try escape.render(into: &renderer, minimum: P.comparison)
+                pending.append(.node(escape, minimum: P.comparison))
+                pending.append(.text(" ESCAPE "))
             }
+            pending.append(.node(pattern, minimum: P.comparison))
+            pending.append(.text(negated ? " NOT LIKE " : " LIKE "))
+            pending.append(.node(operand, minimum: P.comparison))
         case let .between(operand, lower, upper, negated):
-            try operand.render(into: &renderer, minimum: P.comparison)
-            renderer.append(negated ? " NOT BETWEEN " : " BETWEEN ")
-            try lower.render(into: &renderer, minimum: P.comparison)
-            renderer.append(" AND ")
-            try upper.render(into: &renderer, minimum: P.comparison)
+            pending.append(.node(upper, minimum: P.comparison))
+            pending.append(.text(" AND "))
+            pending.append(.node(lower, minimum: P.comparison))
+            pending.append(.text(negated ? " NOT BETWEEN " : " BETWEEN "))
+            pending.append(.node(operand, minimum: P.comparison))
         case let .aggregate(function, argument, distinct):
             renderer.append(function.rawValue)
             renderer.append("(")
             if let argument {
                 if distinct { renderer.append("DISTINCT ") }
-                try argument.render(into: &renderer, minimum: P.or)
+                pending.append(.text(")"))
+                pending.append(.node(argument, minimum: P.or))
             } else {
-                renderer.append("*")
+                renderer.append("*)")
             }
-            renderer.append(")")
         }
     }
 }

@@ -7,6 +7,10 @@ import Foundation
 /// try await db.execute("INSERT INTO t(a, b) VALUES (?, ?)", DatabaseValue.null, DatabaseValue.integer(1))
 /// let value = rows[0]["a"]   // DatabaseValue?
 /// ```
+///
+/// A stored text whose bytes are not valid UTF-8 (SQLite does not check what other programs
+/// store) is read as ``blob(_:)`` of exactly those bytes, since a `String` would have to replace
+/// them: read it as `Data` to get it unchanged.
 public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
     /// SQL NULL.
     case null

@@ -38,12 +38,17 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
     }
 
     /// Reads `integer` values in range, `real` values that are whole numbers in range, and the
-    /// decimal text that ``databaseValue`` writes for values beyond `Int64`.
+    /// decimal text that ``databaseValue`` writes for values beyond `Int64` (for 64-bit unsigned
+    /// types only, in that exact form: digits alone, no sign, no leading zero). Anything out of
+    /// range, fractional, infinite or NaN is `nil`, never truncated or clamped.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         switch value {
         case .integer(let int): return Self(exactly: int)
         case .real(let double): return Self(exactly: double)
-        case .text(let text): return Self.bitWidth == 64 && !Self.isSigned ? Self(text, radix: 10) : nil
+        case .text(let text):
+            guard Self.bitWidth == 64 && !Self.isSigned, let parsed = Self(text, radix: 10),
+                  String(parsed) == text else { return nil }
+            return parsed
         default: return nil
         }
     }
@@ -66,11 +71,13 @@ extension Double: DatabaseValueConvertible {
     /// Stored as `real`. NaN is stored as NULL, as SQLite itself does.
     @inlinable public var databaseValue: DatabaseValue { isNaN ? .null : .real(self) }
 
-    /// Reads `real` and `integer` values.
+    /// Reads `real` values, and `integer` values that a `Double` holds exactly (every integer up
+    /// to 2^53 in magnitude, and larger ones that are multiples of a power of two). Any other
+    /// integer is `nil` rather than rounded.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
         case .real(let double): return double
-        case .integer(let int): return Double(int)
+        case .integer(let int): return Double(exactly: int)
         default: return nil
         }
     }
@@ -80,9 +87,20 @@ extension Float: DatabaseValueConvertible {
     /// Stored as `real`.
     public var databaseValue: DatabaseValue { Double(self).databaseValue }
 
-    /// Reads `real` and `integer` values, rounded to the nearest `Float`.
+    /// Reads `real` and `integer` values, rounded to the nearest `Float`. A finite value beyond
+    /// `Float`'s range, which would become an infinity, and a non-zero value too small for a
+    /// `Float`, which would become zero, are `nil`; infinities stay infinities.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
-        Double.fromDatabaseValue(value).map { Float($0) }
+        let double: Double
+        switch value {
+        case .real(let real): double = real
+        case .integer(let int): return Float(int)  // every Int64 is within Float's range
+        default: return nil
+        }
+        let float = Float(double)
+        if float.isInfinite && double.isFinite { return nil }
+        if float == 0 && double != 0 { return nil }
+        return float
     }
 }
 
@@ -119,7 +137,8 @@ extension Data: DatabaseValueConvertible {
     /// Stored as `blob`.
     public var databaseValue: DatabaseValue { .blob(self) }
 
-    /// Reads `blob`, and `text` as its UTF-8 bytes.
+    /// Reads `blob`, and `text` as its UTF-8 bytes. Text whose bytes are not valid UTF-8 is
+    /// read as a `blob` of exactly those bytes (see ``DatabaseValue``), so it reads back unchanged.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
         switch value {
         case .blob(let data): return data
@@ -174,4 +193,12 @@ extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvert
         if case .null = value { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }
     }
+}
+
+/// Whether `value` is a NaN `Double` or `Float`, also inside optionals: the values SQLite cannot
+/// store (it binds NaN as NULL).
+func isNotANumber<V>(_ value: V) -> Bool {
+    if let double = value as? Double { return double.isNaN }
+    if let float = value as? Float { return float.isNaN }
+    return false
 }
