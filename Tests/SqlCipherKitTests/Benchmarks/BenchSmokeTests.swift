@@ -11,6 +11,7 @@ struct BenchSmokeTests {
         "insert", "fetch.byIndex", "fetch.byName", "fetch.entity", "entity.save", "entity.upsert",
         "open.passphrase", "open.rawKey", "open.unencrypted",
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
+        "stream.cursor", "stream.asyncSequence",
     ]
 
     @Test("--quick --json reports every workload with positive medians, for the library under test")
@@ -28,7 +29,14 @@ struct BenchSmokeTests {
 
         let entries = try #require(report["workloads"] as? [[String: Any]])
         let byName = Dictionary(entries.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(Set(byName.keys) == Set(Self.workloads))
+        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency"]))
+        // The streaming rows carry their memory growth; the cancellation row its latencies.
+        for name in ["stream.cursor", "stream.asyncSequence"] {
+            let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
+            #expect((extra["peakMemoryGrowthMiB"] as? Double).map { $0 >= 0 } == true, "\(name): \(extra)")
+        }
+        let latency = try #require(byName["cancel.latency"]?["extra"] as? [String: Any])
+        #expect((latency["medianMs"] as? Double ?? 0) > 0 && (latency["maxMs"] as? Double ?? 0) < 60_000, "\(latency)")
         for name in Self.workloads {
             let entry = try #require(byName[name], "missing workload \(name)")
             let variants = ["encrypted", "unencrypted"].compactMap { entry[$0] as? [String: Any] }

@@ -96,10 +96,10 @@ import Testing
         record.record()
     }
 
-    /// A passphrase in SQLCipher's raw-key syntax, `x'<64 hex digits>'`, is taken by SQLCipher as
-    /// that raw key (no key derivation). Recorded, because it surprises: such a "passphrase" opens a
-    /// file made with `rawKey:`.
-    @Test func passphraseInRawKeySyntaxIsARawKey() async throws {
+    /// A passphrase in SQLCipher's raw-key syntax, `x'<64 hex digits>'`, would be taken by
+    /// SQLCipher as that raw key (no key derivation) and open a file made with `rawKey:`. It is
+    /// refused (issue 12, item 7): raw keys go through `rawKey:`.
+    @Test func passphraseInRawKeySyntaxIsRefused() async throws {
         var record = ScenarioRecord(suite: "Hostile input", scenario: "passphrase spelled as a raw key")
         let dir = TemporaryDirectory()
         let key = rawKey(32)
@@ -107,9 +107,10 @@ import Testing
         try await db.execute("CREATE TABLE t(v)")
         await db.close()
         record.inputs = 1
-        let opened = try? Database(path: dir.path("raw.db"), key: "x'\(hexString(key))'")
-        #expect(opened != nil, "SQLCipher no longer reads x'...' passphrases as raw keys: update docs/reliability.md")
-        record.notes = opened != nil ? "x'<hex>' given as a passphrase opens the raw-key file" : "refused"
+        #expect(throws: SqlCipherError.passphraseLooksLikeRawKey) {
+            _ = try Database(path: dir.path("raw.db"), key: "x'\(hexString(key))'")
+        }
+        record.notes = "x'<hex>' given as a passphrase is refused with passphraseLooksLikeRawKey"
         record.rounds = 1
         record.record()
     }
