@@ -29,6 +29,15 @@ struct KeySource: Equatable {
         }
     }
 
+    /// The option with its value, for messages: `--key-env DB_KEY`.
+    var label: String {
+        switch origin {
+        case let .environment(name): return "\(option) \(name)"
+        case let .file(path): return "\(option) \(path)"
+        case .standardInput: return option
+        }
+    }
+
     /// For the report: "a passphrase from the environment variable DB_KEY".
     var description: String {
         let what = raw ? "a raw key" : "a passphrase"
@@ -79,9 +88,11 @@ struct KeySource: Equatable {
             guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
                 throw failure("\(option) \(path): not a regular file")
             }
-            guard let data = FileManager.default.contents(atPath: path) else {
+            // FileHandle rather than FileManager.contents: the latter fails on a pipe (`<(...)`).
+            guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
                 throw failure("\(option) \(path): the file cannot be read (check its permissions)")
             }
+            try? handle.close()
             if info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o077 != 0 {
                 warn("warning: the key file \(path) can be read by other users (mode "
                     + String(info.st_mode & 0o777, radix: 8) + "); chmod 600 it")
@@ -93,9 +104,9 @@ struct KeySource: Equatable {
             Self.dropFinalNewline(&bytes)
         }
         defer { for index in bytes.indices { bytes[index] = 0 } }
-        guard !bytes.isEmpty else { throw failure("\(option): the key is empty") }
+        guard !bytes.isEmpty else { throw failure("\(label): the key is empty") }
         guard raw else { return .passphrase(Data(bytes)) }
-        return .rawKey(try Self.rawKey(bytes, option: option))
+        return .rawKey(try Self.rawKey(bytes, option: label))
     }
 
     /// 64 hex digits (surrounding whitespace ignored, SQLCipher's `x'...'` form accepted) as 32 bytes.

@@ -129,6 +129,8 @@ private struct Run {
     var indexCount: Int?, viewCount: Int?, triggerCount: Int?
     var notes: [String] = []
     var error: String?
+    /// What SQLite did to the private copy before the checks, when a copy was verified.
+    var copyWork: String?
 
     init(path: String, inspection: DatabaseFileInspection, library: SqlCipherLibrary) {
         self.path = path
@@ -237,8 +239,13 @@ private struct Run {
                     + (companions.journalIsHot ? "rolled back the journal" : "recovered the WAL")
                     + " as the next program to open the file will; the file itself was only read")
                 _ = try? connection.scalar("SELECT count(*) FROM sqlite_master")
-                if companions.walHasFrames, (try? connection.checkpoint("TRUNCATE")) == nil {
-                    notes.append("the copy's WAL could not be checkpointed: pages still in it were not HMAC-checked")
+                copyWork = companions.journalIsHot ? "after rolling back its journal" : nil
+                if companions.walHasFrames {
+                    if (try? connection.checkpoint("TRUNCATE")) == nil {
+                        notes.append("the copy's WAL could not be checkpointed: pages still in it were not HMAC-checked")
+                    } else {
+                        copyWork = [copyWork, "after checkpointing its WAL"].compactMap { $0 }.joined(separator: " and ")
+                    }
                 }
             } catch {
                 return fail(.notVerifiable, "Verifying a copy failed: \(error)")
@@ -285,7 +292,7 @@ private struct Run {
             let problems = lines + (stop.map { ["stopped: \($0)"] } ?? [])
             cipherIntegrity = problems.isEmpty
                 ? .init(status: .pass, problems: [], reason: "every page's HMAC verified"
-                    + (access == .snapshot ? " (in the copy, with the WAL checkpointed or the journal rolled back)" : ""))
+                    + (copyWork.map { " (in the copy, \($0))" } ?? ""))
                 : .init(status: .fail, problems: problems, reason: nil)
         } else {
             // On 3.4.1 the pragma does not exist and returns no rows, which is also what a clean

@@ -263,6 +263,8 @@ import Testing
             (["--key-env", "K"], ["K": Self.passphrase3], nil, passphraseFile),
             (["--key-file", keyFile], [:], nil, passphraseFile),
             (["--key-file=\(keyFile)"], [:], nil, passphraseFile),
+            // A pipe, as `--key-file <(pass show db)` gives.
+            (["--key-file", "/dev/stdin"], [:], Data((Self.passphrase3 + "\n").utf8), passphraseFile),
             (["--key-stdin"], [:], Data((Self.passphrase3 + "\n").utf8), passphraseFile),
             (["--key-stdin"], [:], Data(Self.passphrase3.utf8), passphraseFile),
             (["--raw-key-env", "K"], ["K": Self.rawKeyHex], nil, rawFile),
