@@ -29,10 +29,6 @@ enum JSONOutput {
 struct Nullable<Value: Encodable>: Encodable {
     var wrappedValue: Value?
 
-    init(wrappedValue: Value?) {
-        self.wrappedValue = wrappedValue
-    }
-
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if let wrappedValue {
