@@ -22,12 +22,19 @@ enum JSONOutput {
     }
 }
 
+// swift-format-ignore: UseSynthesizedInitializer
 /// An optional written as `null` rather than left out, for keys that are always present.
 /// (`Encodable`'s synthesized code skips a nil optional; a script reading `report["page_size"]`
 /// should find the key.)
 @propertyWrapper
 struct Nullable<Value: Encodable>: Encodable {
     var wrappedValue: Value?
+
+    // Written out although swift-format calls it the synthesized one: without it, the memberwise
+    // initializers of the types that use `@Nullable var x: T?` do not compile.
+    init(wrappedValue: Value?) {
+        self.wrappedValue = wrappedValue
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()

@@ -101,7 +101,7 @@ package enum DatabaseVerifier {
     /// ``candidates(for:given:)``). Never throws: every failure is part of the result.
     package static func verify(_ path: String, key: DatabaseKey, candidates: [SettingsCandidate],
                                library: SqlCipherLibrary) -> DatabaseVerification {
-        var run = Run(path: path, inspection: DatabaseFileInspector.inspect(path), library: library)
+        var run = VerificationRun(path: path, inspection: DatabaseFileInspector.inspect(path), library: library)
         run.verify(key: key, candidates: candidates)
         return run.result()
     }
@@ -110,7 +110,7 @@ package enum DatabaseVerifier {
 // MARK: - One verification
 
 /// The state of one verification, filled in step by step.
-private struct Run {
+private struct VerificationRun {
     let path: String
     let inspection: DatabaseFileInspection
     let library: SqlCipherLibrary
@@ -173,7 +173,7 @@ private struct Run {
             break
         }
         guard !candidates.isEmpty else { return fail(.notVerifiable, "No settings to try") }
-        let before = Fingerprint(path)
+        let before = DatabaseVerifier.Fingerprint(path)
 
         // 1. The key, against page 1 of the file itself.
         var opened: (connection: SQLiteConnection, candidate: DatabaseVerifier.SettingsCandidate)?
@@ -219,14 +219,14 @@ private struct Run {
             connection.close()
             if let snapshot { try? FileManager.default.removeItem(atPath: snapshot) }
         }
-        let companions = Companions(path)
+        let companions = DatabaseVerifier.Companions(path)
         if companions.walHasFrames || companions.journalIsHot {
             connection.close()
             do {
                 let folder = try Self.makeSnapshot(of: path, companions: companions)
                 snapshot = folder
                 access = .snapshot
-                guard Fingerprint(path) == before else {
+                guard DatabaseVerifier.Fingerprint(path) == before else {
                     return fail(.notVerifiable, "The file or its -wal/-journal changed while it was copied: a program is "
                         + "writing to it. Run verify again when no program has it open")
                 }
@@ -255,7 +255,7 @@ private struct Run {
         }
         runChecks(connection)
         connection.close()
-        if Fingerprint(path) != before {
+        if DatabaseVerifier.Fingerprint(path) != before {
             return fail(.notVerifiable, "The file or its -wal/-journal changed while it was verified: a program is "
                 + "writing to it, so the result is not reliable. Run verify again when no program has it open")
         }
@@ -430,7 +430,7 @@ private struct Run {
 
     /// Copies the file, its `-wal` and its `-journal` (not the `-shm`, which SQLite rebuilds from
     /// the WAL) into a new folder that only this user can enter; returns the folder.
-    static func makeSnapshot(of path: String, companions: Companions) throws -> String {
+    static func makeSnapshot(of path: String, companions: DatabaseVerifier.Companions) throws -> String {
         let base = NSTemporaryDirectory()
         let needed = companions.sizes.reduce(0, +)
         var info = statvfs()
@@ -500,48 +500,50 @@ private struct Run {
     }
 }
 
-/// The `-wal` and `-journal` beside a database, as far as they decide how it must be read.
-struct Companions {
-    /// A `-wal` longer than its 32-byte header holds frames that may not be in the main file.
-    let walHasFrames: Bool
-    /// A `-journal` SQLite would replay: present, not empty, first byte not zero (the rule of
-    /// pager.c's hasHotJournal; `journal_mode = PERSIST` zeroes the header of an unused journal).
-    let journalIsHot: Bool
-    /// The sizes of the file, `-wal` and `-journal` that exist.
-    let sizes: [Int]
+extension DatabaseVerifier {
+    /// The `-wal` and `-journal` beside a database, as far as they decide how it must be read.
+    fileprivate struct Companions {
+        /// A `-wal` longer than its 32-byte header holds frames that may not be in the main file.
+        let walHasFrames: Bool
+        /// A `-journal` SQLite would replay: present, not empty, first byte not zero (the rule of
+        /// pager.c's hasHotJournal; `journal_mode = PERSIST` zeroes the header of an unused journal).
+        let journalIsHot: Bool
+        /// The sizes of the file, `-wal` and `-journal` that exist.
+        let sizes: [Int]
 
-    init(_ path: String) {
-        func size(_ file: String) -> Int? {
-            var info = stat()
-            return stat(file, &info) == 0 ? Int(info.st_size) : nil
+        init(_ path: String) {
+            func size(_ file: String) -> Int? {
+                var info = stat()
+                return stat(file, &info) == 0 ? Int(info.st_size) : nil
+            }
+            walHasFrames = (size(path + "-wal") ?? 0) > 32
+            var hot = false
+            if (size(path + "-journal") ?? 0) > 0, let handle = FileHandle(forReadingAtPath: path + "-journal") {
+                hot = (try? handle.read(upToCount: 1))?.first.map { $0 != 0 } ?? false
+                try? handle.close()
+            }
+            journalIsHot = hot
+            sizes = ["", "-wal", "-journal"].compactMap { size(path + $0) }
         }
-        walHasFrames = (size(path + "-wal") ?? 0) > 32
-        var hot = false
-        if (size(path + "-journal") ?? 0) > 0, let handle = FileHandle(forReadingAtPath: path + "-journal") {
-            hot = (try? handle.read(upToCount: 1))?.first.map { $0 != 0 } ?? false
-            try? handle.close()
-        }
-        journalIsHot = hot
-        sizes = ["", "-wal", "-journal"].compactMap { size(path + $0) }
     }
-}
 
-/// Identity, size and modification time of a file and its `-wal` and `-journal`: a change means
-/// another program wrote to the database while it was being verified. (The `-shm` is left out: a
-/// reader changes it too, and it holds no data.)
-struct Fingerprint: Equatable {
-    private let files: [[Int]]
+    /// Identity, size and modification time of a file and its `-wal` and `-journal`: a change means
+    /// another program wrote to the database while it was being verified. (The `-shm` is left out: a
+    /// reader changes it too, and it holds no data.)
+    fileprivate struct Fingerprint: Equatable {
+        private let files: [[Int]]
 
-    init(_ path: String) {
-        files = ["", "-wal", "-journal"].map { suffix in
-            var info = stat()
-            guard stat(path + suffix, &info) == 0 else { return [] }
-            #if canImport(Darwin)
-            let modified = [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec)]
-            #else
-            let modified = [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
-            #endif
-            return [Int(info.st_dev), Int(info.st_ino), Int(info.st_size)] + modified
+        init(_ path: String) {
+            files = ["", "-wal", "-journal"].map { suffix in
+                var info = stat()
+                guard stat(path + suffix, &info) == 0 else { return [] }
+                #if canImport(Darwin)
+                let modified = [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec)]
+                #else
+                let modified = [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+                #endif
+                return [Int(info.st_dev), Int(info.st_ino), Int(info.st_size)] + modified
+            }
         }
     }
 }
