@@ -4,7 +4,9 @@
 #
 # Extra arguments go to `swift test` (e.g. --filter DatabaseTests); the build options among them
 # (--scratch-path, --build-path, -c/--configuration) go to `swift build` too, so both use the same
-# build. The suite is built once and run once per library. Exit status: 0 when every run passed.
+# build. The suite is built once and run once per library; a whole-suite run then builds the DocC
+# documentation (scripts/docs.sh) and lints the sources (scripts/lint.sh). Exit status: 0 when
+# every run and step passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -46,5 +48,22 @@ for lib in "${libraries[@]}"; do
 done
 if [ ${#libraries[@]} -lt 2 ]; then
   echo "=== note: only ${libraries[*]} is installed; the suite ran against it alone"
+fi
+
+# Documentation and formatting: the DocC build must have no warning and no undocumented public
+# symbol (scripts/docs.sh), and swift-format must have no finding (scripts/lint.sh). Part of every
+# whole-suite run; a run narrowed with --filter or --skip leaves them out.
+narrowed=0
+for arg in ${test_args[@]+"${test_args[@]}"}; do
+  case "$arg" in --filter|--filter=*|--skip|--skip=*) narrowed=1 ;; esac
+done
+if [ "$narrowed" -eq 0 ]; then
+  for step in docs lint; do
+    echo "=== scripts/$step.sh"
+    if ! bash "scripts/$step.sh"; then
+      status=1
+      echo "=== FAILED: scripts/$step.sh"
+    fi
+  done
 fi
 exit $status

@@ -1,70 +1,97 @@
 extension DoctorReport {
-    /// The report as one JSON object. The keys are documented in docs/doctor.md.
-    var json: JSONValue {
-        var members: [(String, JSONValue)] = [("ok", .bool(ok))]
-        members.append(("library", libraryJSON))
-        members.append(("binding_audit", auditJSON))
-        members.append(("process", processJSON))
-        members.append(("self_test", selfTestJSON))
-        if let error { members.append(("error", .string(error))) }
-        return .object(members)
+    /// The report's JSON document (docs/doctor.md lists every key).
+    struct JSON: Encodable {
+        var ok: Bool
+        var library: Library
+        var bindingAudit: Audit
+        var process: Process
+        var selfTest: SelfTest
+        /// Present only when `ok` is false.
+        var error: String?
     }
 
-    private var libraryJSON: JSONValue {
-        .object([
-            ("status", .string(libraryStatus.rawValue)),
-            ("path", .optional(libraryPath)),
-            ("requested_path", .optional(requestedPath)),
-            ("source", .string(source.rawValue)),
-            ("load_method", .optional(library?.loadMethod)),
-            ("already_loaded", library.map { .bool($0.wasAlreadyLoaded) } ?? .null),
-            ("sqlite_version", .optional(library?.sqliteVersion)),
-            ("sqlite_version_number", library.map { .int($0.sqliteVersionNumber) } ?? .null),
-            ("sqlite_source_id", .optional(library?.sqliteSourceID)),
-            ("cipher_version", .optional(library?.cipherVersion)),
-            ("cipher_provider", .optional(library?.cipherProvider)),
-            ("cipher_provider_version", .optional(library?.cipherProviderVersion)),
-        ])
+    struct Library: Encodable {
+        var status: String
+        @Nullable var path: String?
+        @Nullable var requestedPath: String?
+        var source: String
+        @Nullable var loadMethod: String?
+        @Nullable var alreadyLoaded: Bool?
+        @Nullable var sqliteVersion: String?
+        @Nullable var sqliteVersionNumber: Int?
+        @Nullable var sqliteSourceId: String?
+        @Nullable var cipherVersion: String?
+        @Nullable var cipherProvider: String?
+        @Nullable var cipherProviderVersion: String?
     }
 
-    private var auditJSON: JSONValue {
+    struct Audit: Encodable {
+        var status: String
+        @Nullable var supported: Bool?
+        @Nullable var checked: Int?
+        var foreignCount: Int
+        var foreign: [Foreign]
+        /// The checked relocations by the family of their symbol (sqlite3_*, sqlcipher_*, other).
+        @Nullable var checkedSqlite3: Int?
+        @Nullable var checkedSqlcipher: Int?
+        @Nullable var checkedOther: Int?
+    }
+
+    struct Foreign: Encodable {
+        var symbol: String
+        var object: String
+    }
+
+    struct Process: Encodable {
+        var otherSqliteLibraries: [String]
+        var otherSqliteLibraryVersions: [OtherLibrary]
+    }
+
+    struct OtherLibrary: Encodable {
+        var path: String
+        var version: String
+    }
+
+    struct SelfTest: Encodable {
+        var status: String
+        var headerEncrypted: Bool
+        /// Present only when the self-test ran.
+        var keyKind: String?
+        var checks: [Check]
+    }
+
+    struct Check: Encodable {
+        var name: String
+        var passed: Bool
+        var detail: String
+    }
+
+    /// The report as its JSON document.
+    var json: JSON {
         let audit = self.audit
-        return .object([
-            ("status", .string(auditStatus.rawValue)),
-            // A binding conflict is an audit result, so the audit ran.
-            ("supported", library.map { .bool($0.bindingAudit.isSupported) } ?? (auditStatus == .fail ? .bool(true) : .null)),
-            ("checked", audit.checked.map(JSONValue.int) ?? .null),
-            ("foreign_count", .int(audit.foreignCount)),
-            ("foreign", .array(audit.foreign.map { .object([("symbol", .string($0.symbol)), ("object", .string($0.object))]) })),
-            // Added after the keys above, which keep their meaning (`checked` is the total).
-            ("checked_sqlite3", auditFamilies.map { .int($0.sqlite3) } ?? .null),
-            ("checked_sqlcipher", auditFamilies.map { .int($0.sqlcipher) } ?? .null),
-            ("checked_other", auditFamilies.map { .int($0.other) } ?? .null),
-        ])
-    }
-
-    private var processJSON: JSONValue {
-        .object([
-            ("other_sqlite_libraries", .array(otherLibraries.map { .string($0.path) })),
-            ("other_sqlite_library_versions", .array(otherLibraries.map {
-                .object([("path", .string($0.path)), ("version", .string($0.version))])
-            })),
-        ])
-    }
-
-    private var selfTestJSON: JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("status", .string(selfTestStatus.rawValue)),
-            ("header_encrypted", .bool(selfTest?.headerEncrypted ?? false)),
-        ]
-        if let selfTest {
-            members.append(("key_kind", .string(selfTest.keyKind.rawValue)))
-            members.append(("checks", .array(selfTest.checks.map {
-                .object([("name", .string($0.name.rawValue)), ("passed", .bool($0.passed)), ("detail", .string($0.detail))])
-            })))
-        } else {
-            members.append(("checks", .array([])))
-        }
-        return .object(members)
+        return JSON(
+            ok: ok,
+            library: Library(
+                status: libraryStatus.rawValue, path: libraryPath, requestedPath: requestedPath, source: source.rawValue,
+                loadMethod: library?.loadMethod, alreadyLoaded: library?.wasAlreadyLoaded,
+                sqliteVersion: library?.sqliteVersion, sqliteVersionNumber: library?.sqliteVersionNumber,
+                sqliteSourceId: library?.sqliteSourceID, cipherVersion: library?.cipherVersion,
+                cipherProvider: library?.cipherProvider, cipherProviderVersion: library?.cipherProviderVersion),
+            bindingAudit: Audit(
+                status: auditStatus.rawValue,
+                // A binding conflict is an audit result, so the audit ran.
+                supported: library.map { $0.bindingAudit.isSupported } ?? (auditStatus == .fail ? true : nil),
+                checked: audit.checked, foreignCount: audit.foreignCount,
+                foreign: audit.foreign.map { Foreign(symbol: $0.symbol, object: $0.object) },
+                checkedSqlite3: auditFamilies?.sqlite3, checkedSqlcipher: auditFamilies?.sqlcipher,
+                checkedOther: auditFamilies?.other),
+            process: Process(
+                otherSqliteLibraries: otherLibraries.map(\.path),
+                otherSqliteLibraryVersions: otherLibraries.map { OtherLibrary(path: $0.path, version: $0.version) }),
+            selfTest: SelfTest(
+                status: selfTestStatus.rawValue, headerEncrypted: selfTest?.headerEncrypted ?? false,
+                keyKind: selfTest?.keyKind.rawValue,
+                checks: selfTest?.checks.map { Check(name: $0.name.rawValue, passed: $0.passed, detail: $0.detail) } ?? []),
+            error: error)
     }
 }

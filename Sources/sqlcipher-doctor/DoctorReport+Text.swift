@@ -36,7 +36,8 @@ extension DoctorReport {
             lines.append(field("crypto provider", provider.isEmpty ? "not reported" : provider))
         } else {
             if let path = libraryPath { lines.append(field("path", path)) }
-            lines.append(field("refused", loadError.map { "\($0)" } ?? "no library was loaded"))
+            lines.append(field("refused", loadError.map { Self.libraryErrorText($0, source: source, requested: requestedPath) }
+                ?? "no library was loaded"))
         }
         return lines
     }

@@ -45,7 +45,7 @@ struct DoctorReport {
 
     /// What went wrong, for the report's last line and the JSON `error`; nil when all passed.
     var error: String? {
-        if let loadError { return loadError.description }
+        if let loadError { return Self.libraryErrorText(loadError, source: source, requested: requestedPath) }
         if let failure = selfTest?.failure { return "The encryption self-test failed: \(failure)" }
         if library == nil { return "No SQLCipher library was loaded." }
         return nil
@@ -100,6 +100,25 @@ struct DoctorReport {
             return (checked, foreign, [(symbol: symbol, object: boundTo)])
         }
         return (nil, 0, [])
+    }
+
+    /// The load error in the words of how the path was chosen: SqlCipherError's own text tells
+    /// to point the environment variable at the library, which is not what to change when the
+    /// path came from `--library`.
+    static func libraryErrorText(_ error: SqlCipherError, source: Source, requested: String?) -> String {
+        guard source == .option, let requested else { return error.description }
+        let example = SqlCipherLibrary.searchPaths.first { FileManager.default.fileExists(atPath: $0) }
+            ?? "/usr/lib/x86_64-linux-gnu/libsqlcipher.so.1"
+        let advice = "Give --library the path of libsqlcipher (e.g. \(example)), or leave --library out to use "
+            + "$\(SqlCipherLibrary.environmentVariable) or discovery."
+        switch error {
+        case let .notSQLCipher(path, reason):
+            return "--library \(requested): \(path) is not a usable SQLCipher library: \(reason). \(advice)"
+        case .libraryNotFound:
+            return "--library \(requested): there is no file at this path. \(advice)"
+        default:
+            return "--library \(requested): \(error.description)"
+        }
     }
 
     private func absolute(_ path: String) -> String {

@@ -2,31 +2,61 @@ import SqlCipherKit
 
 /// `sqlcipher-doctor inspect FILE...`: says what each file is, without a key, and changes nothing.
 enum InspectCommand {
+    /// The files to inspect, from the command line. Throws when there are none.
+    static func files(_ arguments: CommandLineArguments) throws(UsageError) -> [String] {
+        guard !arguments.files.isEmpty else { throw UsageError(message: "inspect needs at least one FILE", command: .inspect) }
+        return arguments.files
+    }
+
     /// Inspects the files and returns the output and the exit code: 0 when every file was found
     /// and read, 1 when one is missing or could not be read.
     static func run(files: [String], json: Bool) -> (output: String, status: Int32) {
         let reports = DatabaseFileInspector.inspect(files)
-        let output = json ? self.json(reports).serialized() : text(reports)
-        let failed = reports.contains { $0.kind == .missing || ($0.kind == .notADatabase && $0.size == nil) }
+        let failed = reports.contains(where: isFailure)
+        let output = json ? JSONOutput.text(self.json(reports, ok: !failed)) : text(reports)
         return (output, failed ? 1 : 0)
     }
 
-    static func json(_ reports: [DatabaseFileInspection]) -> JSONValue {
-        .object([("files", .array(reports.map { report in
-            .object([
-                ("path", .string(report.path)),
-                ("kind", .string(report.kind.rawValue)),
-                ("detail", .string(report.detail)),
-                ("size", report.size.map(JSONValue.int) ?? .null),
-                ("page_size", report.pageSize.map(JSONValue.int) ?? .null),
-                ("journal_mode", .optional(report.journalMode?.rawValue)),
-                ("reserved_bytes", report.reservedBytes.map(JSONValue.int) ?? .null),
-                ("page_count", report.pageCount.map(JSONValue.int) ?? .null),
-                ("companion_files", .array(report.companionFiles.map {
-                    .object([("suffix", .string($0.suffix)), ("path", .string($0.path)), ("size", .int($0.size))])
-                })),
-            ])
-        }))])
+    /// A file that makes the exit code 1: missing, or one whose size could not be read (no
+    /// regular file, or no permission).
+    static func isFailure(_ report: DatabaseFileInspection) -> Bool {
+        report.kind == .missing || (report.kind == .notADatabase && report.size == nil)
+    }
+
+    /// The JSON document (docs/doctor.md).
+    struct JSON: Encodable {
+        var ok: Bool
+        var files: [File]
+    }
+
+    struct File: Encodable {
+        var path: String
+        var kind: String
+        var detail: String
+        @Nullable var size: Int?
+        @Nullable var pageSize: Int?
+        @Nullable var journalMode: String?
+        @Nullable var reservedBytes: Int?
+        @Nullable var pageCount: Int?
+        @Nullable var assumedPageSize: Int?
+        var pageCountIsAmbiguous: Bool
+        var companionFiles: [Companion]
+    }
+
+    struct Companion: Encodable {
+        var suffix: String
+        var path: String
+        var size: Int
+    }
+
+    static func json(_ reports: [DatabaseFileInspection], ok: Bool) -> JSON {
+        JSON(ok: ok, files: reports.map { report in
+            File(path: report.path, kind: report.kind.rawValue, detail: report.detail, size: report.size,
+                 pageSize: report.pageSize, journalMode: report.journalMode?.rawValue, reservedBytes: report.reservedBytes,
+                 pageCount: report.pageCount, assumedPageSize: report.assumedPageSize,
+                 pageCountIsAmbiguous: report.pageCountIsAmbiguous,
+                 companionFiles: report.companionFiles.map { Companion(suffix: $0.suffix, path: $0.path, size: $0.size) })
+        })
     }
 
     static func text(_ reports: [DatabaseFileInspection]) -> String {

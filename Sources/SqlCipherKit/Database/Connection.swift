@@ -21,7 +21,7 @@ public struct Connection: ~Copyable {
         self.body = body
     }
 
-    /// Runs SQL with `?` arguments; returns the number of rows changed. See ``Database/execute(_:_:)``.
+    /// Runs SQL with `?` arguments; returns the number of rows changed. See ``Database/execute(_:_:)-(String,_)``.
     @discardableResult
     public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Int {
         try core.execute(sql, binding: ArgumentList(arguments))
@@ -33,7 +33,7 @@ public struct Connection: ~Copyable {
         try core.execute(sql, binding: ArgumentList(arguments))
     }
 
-    /// Runs a query with `?` arguments and returns its rows. See ``Database/query(_:_:)``.
+    /// Runs a query with `?` arguments and returns its rows. See ``Database/query(_:_:)-(String,_)``.
     public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> [Row] {
         try core.query(sql, binding: ArgumentList(arguments))
     }

@@ -74,7 +74,11 @@ extension Database {
     /// Without a backup the plaintext bytes are unlinked, not overwritten: they may stay readable
     /// on the storage until the file system reuses the blocks (see `docs/security.md`).
     ///
-    /// - Parameter keepBackup: Keep the plaintext original as `<path>.plaintext-backup`.
+    /// - Parameters:
+    ///   - path: The plaintext database to encrypt.
+    ///   - key: The key of the encrypted file.
+    ///   - cipher: The settings of the encrypted file.
+    ///   - keepBackup: Keep the plaintext original as `<path>.plaintext-backup`.
     /// - Returns: The backup's path when one was kept.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` when the file is already encrypted,
     ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` when a step fails; the

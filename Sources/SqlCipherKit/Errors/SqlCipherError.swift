@@ -302,6 +302,17 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
+
+    /// Always nil: ``description`` already says what went wrong, and error presenters that show
+    /// the failure reason under the description would only repeat it.
+    public var failureReason: String? { nil }
+
+    /// Always nil: ``description`` already ends with what to do, and error presenters that show
+    /// the suggestion under the description would only repeat it.
+    public var recoverySuggestion: String? { nil }
+
+    /// Always nil: SqlCipherKit ships no help book to point into.
+    public var helpAnchor: String? { nil }
 }
 
 extension SqlCipherError {

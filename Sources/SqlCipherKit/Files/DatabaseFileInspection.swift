@@ -54,8 +54,20 @@ public struct DatabaseFileInspection: Sendable, Equatable {
     public let journalMode: JournalMode?
     /// The bytes reserved at the end of each page (header byte 20), from a readable header.
     public let reservedBytes: Int?
-    /// The database size in pages, from a readable header when SQLite's validity rule holds.
+    /// The database size in pages: from a readable header when SQLite's validity rule holds; for an
+    /// ``Kind/encrypted`` file, whose header is ciphertext, the file size divided by
+    /// ``assumedPageSize``. Nil when neither applies (or the size is not a whole number of pages).
     public let pageCount: Int?
+    /// For an ``Kind/encrypted`` file: the page size ``pageCount`` assumes. The page size in the
+    /// header of a `-wal` beside the file when there is one; else 4096 (SQLCipher 4's default) when
+    /// the size is a multiple of it; else 1024 (SQLCipher 3's default). Nil for the other kinds,
+    /// whose page size, when known, is ``pageSize``.
+    public let assumedPageSize: Int?
+    /// Whether ``pageCount`` is one of several readings: true for an encrypted file without a
+    /// `-wal` whose size is a multiple of 4096, which is a multiple of 1024 as well (a SQLCipher 3
+    /// file of four times as many pages). Only the key tells; `sqlcipher-doctor verify` reports
+    /// the real count.
+    public let pageCountIsAmbiguous: Bool
     /// The `-wal`, `-shm` and `-journal` files present beside the file.
     public let companionFiles: [CompanionFile]
 }

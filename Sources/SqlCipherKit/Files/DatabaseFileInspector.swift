@@ -118,7 +118,7 @@ public enum DatabaseFileInspector {
         }
         var facts = ["page size \(pageSize)", "journal mode \(journalText)"]
         let pageCount = header.headerPageCount
-        if let pageCount { facts.append("\(pageCount) page\(pageCount == 1 ? "" : "s")") }
+        if let pageCount { facts.append(pages(pageCount)) }
         if let encoding = header.textEncoding { facts.append("text encoding \(encoding)") }
         if let version = header.writerVersionNumber, version >= 3_000_000, version < 4_000_000 {
             facts.append("last written by SQLite \(version / 1_000_000).\(version / 1000 % 1000).\(version % 1000)")
@@ -186,22 +186,24 @@ public enum DatabaseFileInspector {
             + "number of pages: \(pageSizeReading(size: size, walPageSize: walPage)). Consistent with a SQLCipher "
             + "database; only the right key can confirm it (other random data looks the same)"
         if walPage != nil { detail += ". The -wal beside it means it is in WAL mode" }
+        let estimate = estimatedPageCount(size: size, walPageSize: walPage)
         return make(path, .encrypted, detail + companionSentence(companions), size: size, pageSize: walPage,
-                     journal: walPage != nil ? .wal : nil, reserved: nil, pageCount: nil, companions: companions)
+                     journal: walPage != nil ? .wal : nil, reserved: nil, pageCount: estimate?.count,
+                     assumedPageSize: estimate?.pageSize, ambiguous: estimate?.ambiguous ?? false, companions: companions)
     }
 
     /// What the size says about the page size, in the terms of SQLCipher's defaults.
     private static func pageSizeReading(size: Int, walPageSize: Int?) -> String {
         if let walPageSize {
             return size % walPageSize == 0
-                ? "\(size / walPageSize) pages of \(walPageSize) bytes (the page size in the -wal's header)"
+                ? "\(pages(size / walPageSize)) of \(walPageSize) bytes (the page size in the -wal's header)"
                 : "not a whole number of \(walPageSize)-byte pages (the page size in the -wal's header): it may be truncated"
         }
         var readings: [String] = []
-        if size % 4096 == 0 { readings.append("\(size / 4096) pages of 4096 bytes (SQLCipher 4's default)") }
-        if size % 1024 == 0 { readings.append("\(size / 1024) pages of 1024 bytes (SQLCipher 3's default)") }
+        if size % 4096 == 0 { readings.append("\(pages(size / 4096)) of 4096 bytes (SQLCipher 4's default)") }
+        if size % 1024 == 0 { readings.append("\(pages(size / 1024)) of 1024 bytes (SQLCipher 3's default)") }
         if readings.isEmpty {
-            return "\(size / 512) pages of 512 bytes; not a multiple of 1024 or 4096, so with either default page size "
+            return "\(pages(size / 512)) of 512 bytes; not a multiple of 1024 or 4096, so with either default page size "
                 + "it would be truncated"
         }
         var text = readings.joined(separator: " or ")
@@ -217,7 +219,7 @@ public enum DatabaseFileInspector {
             let pageSize = bytes[8..<12].reduce(0) { $0 << 8 | Int($1) }
             let frames = pageSize > 0 ? (size - 32) / (24 + pageSize) : 0
             let database = path.hasSuffix("-wal") ? String(path.dropLast(4)) : "the database file beside it"
-            return "it is a SQLite write-ahead log (-wal) with page size \(pageSize) and \(frames) frame(s), not a database. "
+            return "it is a SQLite write-ahead log (-wal) with page size \(pageSize) and \(frames) frame\(frames == 1 ? "" : "s"), not a database. "
                 + "It belongs to \(database): inspect that file, and keep the two together"
         }
         if bytes[0..<8].elementsEqual([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7]) {
@@ -262,8 +264,26 @@ public enum DatabaseFileInspector {
 
     private static func pageArithmetic(size: Int, pageSize: Int) -> String {
         size % pageSize == 0
-            ? "\(size / pageSize) page\(size / pageSize == 1 ? "" : "s")"
+            ? pages(size / pageSize)
             : "\(size) bytes, not a whole number of pages (it may be truncated)"
+    }
+
+    /// "1 page", "15 pages".
+    static func pages(_ count: Int) -> String {
+        "\(count) page\(count == 1 ? "" : "s")"
+    }
+
+    /// The page count of an encrypted file, whose header is ciphertext, from its size: with the
+    /// `-wal`'s page size when there is one, else SQLCipher 4's default (4096) when it fits, else
+    /// SQLCipher 3's (1024). Ambiguous when the page size is not known from a `-wal` and a multiple
+    /// of 4096 is also a multiple of 1024.
+    static func estimatedPageCount(size: Int, walPageSize: Int?) -> (pageSize: Int, count: Int, ambiguous: Bool)? {
+        if let walPageSize {
+            return size % walPageSize == 0 ? (walPageSize, size / walPageSize, false) : nil
+        }
+        if size % 4096 == 0 { return (4096, size / 4096, true) }
+        if size % 1024 == 0 { return (1024, size / 1024, false) }
+        return nil
     }
 
     private static func companionFiles(of path: String) -> [DatabaseFileInspection.CompanionFile] {
@@ -315,10 +335,11 @@ public enum DatabaseFileInspector {
 
     private static func make(_ path: String, _ kind: DatabaseFileInspection.Kind, _ detail: String, size: Int?,
                              pageSize: Int? = nil, journal: JournalMode? = nil, reserved: Int? = nil,
-                             pageCount: Int? = nil,
+                             pageCount: Int? = nil, assumedPageSize: Int? = nil, ambiguous: Bool = false,
                              companions: [DatabaseFileInspection.CompanionFile] = []) -> DatabaseFileInspection {
         DatabaseFileInspection(path: path, kind: kind, detail: detail, size: size, pageSize: pageSize,
                                journalMode: journal, reservedBytes: reserved, pageCount: pageCount,
+                               assumedPageSize: assumedPageSize, pageCountIsAmbiguous: ambiguous,
                                companionFiles: companions)
     }
 }

@@ -14,8 +14,8 @@ public protocol SQLExpressible: SQLSelectable, SQLOrderable {
 ///
 /// Build expressions from columns, parameters and literals with the comparison operators
 /// (`==`, `!=`, `<`, `<=`, `>`, `>=`), the logical operators (`&&`, `||`, `!`) and the methods
-/// ``SQLExpressible/isNull``, ``SQLExpressible/isNotNull``, ``SQLExpressible/in(_:)-(_)``,
-/// ``SQLExpressible/like(_:escape:)``, ``SQLExpressible/between(_:and:)``:
+/// ``SQLExpressible/isNull``, ``SQLExpressible/isNotNull``, ``SQLExpressible/in(_:)-([SQLExpressible])``,
+/// ``SQLExpressible/like(_:escape:)``, ``SQLExpressible/between(_:and:)-(SQLExpressible,_)``:
 ///
 /// ```swift
 /// let name = Param<String>("name")

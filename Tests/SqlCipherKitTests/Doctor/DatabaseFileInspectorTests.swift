@@ -80,6 +80,42 @@ import Testing
         #expect(truncated.detail.contains("not a complete SQLCipher 4 file"))
     }
 
+    @Test func encryptedPageCountsComeFromTheSizeAndThePageSizeThatFits() {
+        // A multiple of 4096 is a multiple of 1024 too: SQLCipher 4's default is assumed, and ambiguous.
+        let v4 = DatabaseFileInspector.inspect(fixture("sqlcipher4-default.db"))
+        #expect(v4.pageCount == 15)
+        #expect(v4.assumedPageSize == 4096)
+        #expect(v4.pageCountIsAmbiguous)
+        #expect(v4.pageSize == nil, "the page size is not known, only assumed")
+        // 55296 bytes are no whole number of 4096-byte pages: only SQLCipher 3's default fits.
+        let v3 = DatabaseFileInspector.inspect(fixture("sqlcipher3-default.db"))
+        #expect(v3.pageCount == 54)
+        #expect(v3.assumedPageSize == 1024)
+        #expect(!v3.pageCountIsAmbiguous)
+        // The -wal's header says the page size.
+        let wal = DatabaseFileInspector.inspect(fixture("sqlcipher4-wal.db"))
+        #expect(wal.pageCount == 15)
+        #expect(wal.assumedPageSize == 4096)
+        #expect(!wal.pageCountIsAmbiguous)
+        // Readable headers give the count; nothing is assumed.
+        let plain = DatabaseFileInspector.inspect(fixture("plaintext.db"))
+        #expect(plain.pageCount == 15)
+        #expect(plain.assumedPageSize == nil)
+        #expect(!plain.pageCountIsAmbiguous)
+    }
+
+    @Test func onePageIsSingular() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("one-page.bin")
+        try write(randomBytes(4096), to: path)
+        let report = DatabaseFileInspector.inspect(path)
+        #expect(report.kind == .encrypted)
+        #expect(report.pageCount == 1)
+        #expect(report.detail.contains("1 page of 4096 bytes"), "\(report.detail)")
+        #expect(report.detail.contains("4 pages of 1024 bytes"))
+        #expect(!report.detail.contains("1 pages"))
+    }
+
     @Test(arguments: ["sqlcipher3-wal.db", "sqlcipher4-wal.db"])
     func walFixturesUseThePageSizeOfTheirWal(name: String) throws {
         let report = DatabaseFileInspector.inspect(fixture(name))
@@ -90,7 +126,7 @@ import Testing
         let wal = DatabaseFileInspector.inspect(fixture(name + "-wal"))
         #expect(wal.kind == .notADatabase)
         #expect(wal.detail.contains("write-ahead log"))
-        #expect(wal.detail.contains("3 frame(s)"))
+        #expect(wal.detail.contains("3 frames"))
     }
 
     @Test func filesMadeBySqlCipherKit() async throws {

@@ -112,8 +112,31 @@ import Testing
         #expect(result.status == 1)
         let report = try Linking.jsonObject(result.stdout)
         #expect(report["ok"] as? Bool == false)
-        #expect(!(report["error"] as? String ?? "").isEmpty)
+        let error = report["error"] as? String ?? ""
+        // The path came from --library, so that is what the message tells to change.
+        #expect(error.hasPrefix("--library \(path): "), "\(error)")
+        #expect(error.contains("Give --library the path of libsqlcipher"), "\(error)")
+        #expect(!error.contains("Point SQLCIPHERKIT_LIBRARY"), "\(error)")
         #expect(try section(report, "binding_audit")["status"] as? String == "skipped")
+
+        let text = try doctor(["--library", path])
+        #expect(text.stdout.contains("Result: FAILED. --library \(path): "), "\(text.stdout)")
+    }
+
+    @Test func libraryFromTheEnvironmentNamesTheEnvironment() throws {
+        let result = try doctor(["--json"], environment: [SqlCipherLibrary.environmentVariable: "/etc/passwd"])
+        #expect(result.status == 1)
+        let error = try Linking.jsonObject(result.stdout)["error"] as? String ?? ""
+        #expect(error.contains(SqlCipherLibrary.environmentVariable), "\(error)")
+        #expect(!error.contains("--library"), "\(error)")
+    }
+
+    @Test func jsonIsTheSameOnEveryRunWithSortedKeys() throws {
+        let first = try doctor(["--json", "--library", "/etc/passwd"]).stdout
+        let second = try doctor(["--json", "--library", "/etc/passwd"]).stdout
+        #expect(first == second)
+        let keys = first.split(separator: "\n").filter { $0.hasPrefix("  \"") }.map { $0.split(separator: "\"")[1] }
+        #expect(keys == ["binding_audit", "error", "library", "ok", "process", "self_test"], "\(keys)")
     }
 
     @Test func libraryOptionOverridesTheEnvironment() throws {
@@ -127,7 +150,8 @@ import Testing
 
     @Test(arguments: [["--bogus"], ["frobnicate"], ["--library"], ["--json", "--json", "extra"], ["inspect"],
                       ["inspect", "--library", "/x", "f.db"], ["--library", "a", "--library", "b"], ["-x"],
-                      ["--", "file"]])
+                      ["--", "file"], ["inspect", "--json=yes", "f.db"], ["verify", "--key-env", "K"], ["--key-env", "K"],
+                      ["verify", "--bogus", "f.db"]])
     func usageErrorsExitTwo(arguments: [String]) throws {
         let result = try doctor(arguments)
         #expect(result.status == 2, "\(arguments): \(result.stdout)")
@@ -136,11 +160,21 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
-    @Test(arguments: [["--help"], ["-h"], ["inspect", "--help"]])
+    @Test(arguments: [["--help"], ["-h"], ["--json", "--help"], ["--help", "--bogus"]])
     func helpExitsZero(arguments: [String]) throws {
         let result = try doctor(arguments)
         #expect(result.status == 0)
-        #expect(result.stdout.contains("usage: sqlcipher-doctor [--json] [--library PATH]"))
-        #expect(result.stdout.contains("inspect [--json] FILE..."))
+        #expect(result.stdout.hasPrefix("usage: sqlcipher-doctor [--json] [--library PATH]"))
+        #expect(result.stdout.contains("sqlcipher-doctor inspect [--json] FILE..."))
+        #expect(result.stdout.contains("sqlcipher-doctor verify KEY-SOURCE"))
+    }
+
+    @Test(arguments: [(["inspect", "--help"], "inspect"), (["inspect", "-h", "f.db"], "inspect"),
+                      (["verify", "--help"], "verify"), (["--json", "verify", "-h"], "verify")])
+    func helpPerCommand(arguments: [String], command: String) throws {
+        let result = try doctor(arguments)
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("usage: sqlcipher-doctor \(command) "), "\(result.stdout)")
+        #expect(result.stderr.isEmpty)
     }
 }

@@ -45,6 +45,26 @@ import Testing
         #expect(entries[2]["journal_mode"] as? String == "rollback")
         #expect(entries[3]["reserved_bytes"] as? Int == 80)
         #expect(entries[4]["page_size"] is NSNull)
+        #expect(report["ok"] as? Bool == false, "a missing file makes ok false, like the exit code")
+        // The encrypted file's page count comes from its size, with the page size assumed.
+        #expect(entries[4]["page_count"] as? Int == 15)
+        #expect(entries[4]["assumed_page_size"] as? Int == 4096)
+        #expect(entries[4]["page_count_is_ambiguous"] as? Bool == true)
+        #expect(entries[2]["page_count"] as? Int == 15)
+        #expect(entries[2]["assumed_page_size"] is NSNull)
+        #expect(entries[2]["page_count_is_ambiguous"] as? Bool == false)
+        #expect(entries[0]["page_count"] is NSNull)
+
+        let good = try inspect(["--json", files["plaintext"]!, files["encrypted"]!])
+        #expect(good.status == 0)
+        #expect(try Linking.jsonObject(good.stdout)["ok"] as? Bool == true)
+    }
+
+    @Test func helpOfInspect() throws {
+        let result = try inspect(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("usage: sqlcipher-doctor inspect [--json] [--] FILE..."))
+        #expect(!result.stdout.contains("--library"), "inspect takes no library")
     }
 
     @Test func exitCodeIsZeroWhenEveryFileWasRead() throws {

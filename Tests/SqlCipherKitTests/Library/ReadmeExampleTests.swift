@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// The README's quick start, compiled and run as written (only the path differs).
 @Suite struct ReadmeExampleTests {

@@ -13,4 +13,3 @@ extension Database {
 func builderTestDatabase(_ dir: TemporaryDirectory, _ name: String = "test.db") throws -> Database {
     try Database(path: dir.path(name), rawKey: rawKey())
 }
-

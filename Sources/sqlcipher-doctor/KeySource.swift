@@ -1,0 +1,174 @@
+import Foundation
+import SqlCipherKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where `verify` takes the key from. Never the command line: other users of the machine can read
+/// a process's arguments (`ps`, `/proc/PID/cmdline`).
+struct KeySource: Equatable {
+    enum Origin: Equatable {
+        case environment(String)
+        case file(String)
+        case standardInput
+    }
+
+    let origin: Origin
+    /// A raw key of 64 hex digits rather than a passphrase.
+    let raw: Bool
+
+    /// The option that named the source, e.g. `--raw-key-file`.
+    var option: String {
+        let prefix = raw ? "--raw-key" : "--key"
+        switch origin {
+        case .environment: return prefix + "-env"
+        case .file: return prefix + "-file"
+        case .standardInput: return prefix + "-stdin"
+        }
+    }
+
+    /// The option with its value, for messages: `--key-env DB_KEY`.
+    var label: String {
+        switch origin {
+        case let .environment(name): return "\(option) \(name)"
+        case let .file(path): return "\(option) \(path)"
+        case .standardInput: return option
+        }
+    }
+
+    /// For the report: "a passphrase from the environment variable DB_KEY".
+    var description: String {
+        let what = raw ? "a raw key" : "a passphrase"
+        switch origin {
+        case let .environment(name): return "\(what) from the environment variable \(name)"
+        case let .file(path): return "\(what) from the file \(path)"
+        case .standardInput: return "\(what) from standard input"
+        }
+    }
+
+    /// The one key source of the command line. Throws unless exactly one is given.
+    static func from(_ arguments: CommandLineArguments) throws(UsageError) -> KeySource {
+        var sources: [KeySource] = []
+        for raw in [false, true] {
+            let prefix = raw ? "--raw-key" : "--key"
+            if let name = arguments.values[prefix + "-env"] { sources.append(KeySource(origin: .environment(name), raw: raw)) }
+            if let path = arguments.values[prefix + "-file"] { sources.append(KeySource(origin: .file(path), raw: raw)) }
+            if arguments.flag(prefix + "-stdin") { sources.append(KeySource(origin: .standardInput, raw: raw)) }
+        }
+        guard let source = sources.first else {
+            throw UsageError(message: "verify needs a key: give one of --key-env NAME, --key-file PATH, --key-stdin, "
+                + "--raw-key-env NAME, --raw-key-file PATH or --raw-key-stdin", command: .verify)
+        }
+        guard sources.count == 1 else {
+            throw UsageError(message: "verify takes one key, but \(sources.map(\.option).joined(separator: " and ")) "
+                + "were given", command: .verify)
+        }
+        return source
+    }
+
+    /// Reads the key. Problems with the source (an unset variable, an unreadable or empty file, a
+    /// raw key that is not 64 hex digits) are usage errors: the command line pointed at no key.
+    /// Messages never include key bytes.
+    func read(warn: (String) -> Void) throws(UsageError) -> DatabaseKey {
+        func failure(_ message: String) -> UsageError { UsageError(message: message, command: .verify) }
+        var bytes: [UInt8]
+        switch origin {
+        case let .environment(name):
+            guard !name.contains("="), let value = getenv(name) else {
+                throw failure("\(option) \(name): the environment variable \(name) is not set")
+            }
+            bytes = Array(UnsafeBufferPointer(start: value, count: strlen(value))).map { UInt8(bitPattern: $0) }
+        case let .file(path):
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                throw failure("\(option) \(path): \(String(cString: strerror(errno)))")
+            }
+            guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
+                throw failure("\(option) \(path): not a regular file")
+            }
+            // FileHandle rather than FileManager.contents: the latter fails on a pipe (`<(...)`).
+            guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+                throw failure("\(option) \(path): the file cannot be read (check its permissions)")
+            }
+            try? handle.close()
+            if info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o077 != 0 {
+                warn("warning: the key file \(path) can be read by other users (mode "
+                    + String(info.st_mode & 0o777, radix: 8) + "); chmod 600 it")
+            }
+            bytes = [UInt8](data)
+            Self.dropFinalNewline(&bytes)
+        case .standardInput:
+            bytes = Self.readStandardInput(prompt: raw ? "raw key (64 hex digits)" : "passphrase")
+            Self.dropFinalNewline(&bytes)
+        }
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        guard !bytes.isEmpty else { throw failure("\(label): the key is empty") }
+        guard raw else { return .passphrase(Data(bytes)) }
+        return .rawKey(try Self.rawKey(bytes, option: label))
+    }
+
+    /// 64 hex digits (surrounding whitespace ignored, SQLCipher's `x'...'` form accepted) as 32 bytes.
+    static func rawKey(_ bytes: [UInt8], option: String) throws(UsageError) -> Data {
+        var digits = ArraySlice(bytes)
+        while let first = digits.first, first == 0x20 || (0x09...0x0D).contains(first) { digits.removeFirst() }
+        while let last = digits.last, last == 0x20 || (0x09...0x0D).contains(last) { digits.removeLast() }
+        if digits.count >= 3, digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X"),
+           digits.dropFirst().first == UInt8(ascii: "'"), digits.last == UInt8(ascii: "'") {
+            digits = digits.dropFirst(2).dropLast()
+        }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        let values = digits.compactMap(value)
+        guard digits.count == 64, values.count == 64 else {
+            throw UsageError(message: "\(option): a raw key is 64 hex digits (32 bytes, as `openssl rand -hex 32` prints "
+                + "them), but this one has \(digits.count) characters\(values.count == digits.count ? "" : ", not all hex digits")",
+                command: .verify)
+        }
+        return Data(stride(from: 0, to: 64, by: 2).map { values[$0] << 4 | values[$0 + 1] })
+    }
+
+    /// Removes one final `\n` or `\r\n`: what `echo` and editors add to a key file.
+    static func dropFinalNewline(_ bytes: inout [UInt8]) {
+        if bytes.last == 0x0A {
+            bytes.removeLast()
+            if bytes.last == 0x0D { bytes.removeLast() }
+        }
+    }
+
+    /// All of standard input; from a terminal, one line read with echo off after a prompt on
+    /// standard error.
+    static func readStandardInput(prompt: String) -> [UInt8] {
+        guard isatty(STDIN_FILENO) == 1 else {
+            return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        }
+        FileHandle.standardError.write(Data("sqlcipher-doctor: \(prompt) (not echoed): ".utf8))
+        var saved = termios()
+        let hasTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
+        if hasTerminal {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if hasTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while readOneByte(STDIN_FILENO, &byte) == 1 && byte != 0x0A { line.append(byte) }
+        return line
+    }
+}
+
+/// One byte from a file descriptor: libc's `read`, which `KeySource.read(warn:)` hides inside the type.
+private func readOneByte(_ descriptor: Int32, _ byte: inout UInt8) -> Int {
+    read(descriptor, &byte, 1)
+}

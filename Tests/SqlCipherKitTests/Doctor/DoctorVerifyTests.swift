@@ -1,0 +1,461 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// `sqlcipher-doctor verify`, run as a user would, against the library under test: the fixtures
+/// made by the real CLIs, files made here (a hot journal, a crashed WAL), every key source, and
+/// proof that no byte of any file changes.
+@Suite struct DoctorVerifyTests {
+    static let passphrase3 = "fixture-passphrase-3"
+    static let passphrase4 = "fixture-passphrase-4"
+    static let rawKeyHex = "7a1c3e5f9b2d4f60a8c6e4b2d0f1e3c5a7b9d1f3e5c7a9b1d3f5e7c9a1b3d5f7"
+
+    private func doctor(_ arguments: [String], environment: [String: String?] = [:], input: Data? = nil) throws -> ChildResult {
+        let result = try runChild(productPath("sqlcipher-doctor"), ["verify"] + arguments,
+                                  environment: try Linking.childEnvironment(environment), input: input)
+        #expect(!result.signaled, "the doctor crashed: \(result.stderr)")
+        return result
+    }
+
+    /// Runs `verify --json --key-env` with `key` and returns the status and the file entries.
+    private func verify(_ files: [String], key: String, extra: [String] = [],
+                        environment: [String: String?] = [:]) throws -> (ChildResult, [[String: Any]]) {
+        let result = try doctor(["--json", "--key-env", "DOCTOR_TEST_KEY"] + extra + files,
+                                environment: environment.merging(["DOCTOR_TEST_KEY": key]) { $1 })
+        let report = try Linking.jsonObject(result.stdout)
+        #expect(report["ok"] as? Bool == (result.status == 0), "\(result.stdout)")
+        let entries = try #require(report["files"] as? [[String: Any]], "\(result.stdout)\n\(result.stderr)")
+        #expect(entries.count == files.count)
+        return (result, entries)
+    }
+
+    /// A copy of a fixture (with its -wal) in `directory`.
+    private func fixture(_ name: String, in directory: TemporaryDirectory) throws -> String {
+        let manifest = try FixtureManifest.shared.get()
+        return try #require(manifest.file(named: name)).copy(into: directory)
+    }
+
+    private func check(_ entry: [String: Any], _ name: String) -> [String: Any] {
+        entry[name] as? [String: Any] ?? [:]
+    }
+
+    private func tables(_ entry: [String: Any]) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in entry["tables"] as? [[String: Any]] ?? [] {
+            if let name = table["name"] as? String, let rows = table["rows"] as? Int { counts[name] = rows }
+        }
+        return counts
+    }
+
+    /// The fixtures the loaded library opens with a settings set it tries by itself, the key, and
+    /// the set that must open them.
+    private var readableFixtures: [(file: String, key: String, raw: Bool, settings: String)] {
+        var list: [(String, String, Bool, String)] = [
+            ("sqlcipher3-default.db", Self.passphrase3, false, "sqlcipher3"),
+            ("sqlcipher3-rawkey.db", Self.rawKeyHex, true, "sqlcipher3"),
+            ("sqlcipher3-wal.db", Self.passphrase3, false, "sqlcipher3"),
+            ("sqlcipher4-compat3.db", Self.passphrase4, false, "sqlcipher3"),
+        ]
+        if isSQLCipher4() {
+            list += [("sqlcipher4-default.db", Self.passphrase4, false, "sqlcipher4"),
+                     ("sqlcipher4-rawkey.db", Self.rawKeyHex, true, "sqlcipher4"),
+                     ("sqlcipher4-wal.db", Self.passphrase4, false, "sqlcipher4")]
+        }
+        return list
+    }
+
+    @Test func rightKeyVerifiesEveryReadableFixture() throws {
+        let library = try loadedLibrary()
+        let directory = TemporaryDirectory()
+        for fixture in readableFixtures {
+            let path = try self.fixture(fixture.file, in: directory)
+            let option = fixture.raw ? "--raw-key-env" : "--key-env"
+            let result = try doctor(["--json", option, "K", path], environment: ["K": fixture.key])
+            #expect(result.status == 0, "\(fixture.file): \(result.stdout)\n\(result.stderr)")
+            let report = try Linking.jsonObject(result.stdout)
+            #expect(report["ok"] as? Bool == true)
+            #expect(check(report, "library")["cipher_version"] as? String == library.cipherVersion)
+            #expect(check(report, "key")["kind"] as? String == (fixture.raw ? "raw" : "passphrase"))
+            let entry = try #require((report["files"] as? [[String: Any]])?.first)
+            #expect(entry["status"] as? String == "verified", "\(fixture.file): \(entry)")
+            #expect(entry["key_accepted"] as? Bool == true)
+            #expect(check(entry, "settings")["name"] as? String == fixture.settings, "\(fixture.file)")
+            let pageSize = fixture.settings == "sqlcipher4" ? 4096 : 1024
+            #expect(entry["page_size"] as? Int == pageSize)
+            #expect(entry["page_count"] as? Int == (fixture.settings == "sqlcipher4" ? 15 : 54))
+            // The WAL fixtures keep rows 16-20 and user_version 7 only in their -wal.
+            #expect(entry["user_version"] as? Int == 7, "\(fixture.file)")
+            #expect(tables(entry) == ["items": 20, "filler": 200], "\(fixture.file)")
+            #expect(entry["index_count"] as? Int == 1)
+            #expect(check(entry, "integrity_check")["status"] as? String == "pass")
+            #expect(entry["access"] as? String == (fixture.file.contains("-wal") ? "snapshot" : "in-place"))
+            let hmac = check(entry, "cipher_integrity_check")
+            if library.cipherVersionIsAtLeast(4, 2) {
+                #expect(hmac["status"] as? String == "pass")
+            } else {
+                // 3.4.1 has no such check: it must say so, never pass on "no rows".
+                #expect(hmac["status"] as? String == "skipped")
+                #expect((hmac["reason"] as? String)?.contains("4.2.0") == true)
+            }
+            #expect(entry["error"] is NSNull)
+        }
+    }
+
+    @Test func textReportOfAVerifiedFile() throws {
+        let directory = TemporaryDirectory()
+        let path = try fixture("sqlcipher3-default.db", in: directory)
+        let result = try doctor(["--key-env", "K", path], environment: ["K": Self.passphrase3])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("\(path): VERIFIED"))
+        #expect(result.stdout.contains("54 pages of 1024 bytes"))
+        #expect(result.stdout.contains("20 rows"))
+        #expect(result.stdout.contains("1 index,"))
+        #expect(result.stdout.contains("Result: OK. 1 file verified."))
+        #expect(result.stdout.contains("CipherSettings.sqlcipher3") || !isSQLCipher4())
+        #expect(!result.stdout.contains(Self.passphrase3), "the key must never be printed")
+    }
+
+    @Test func wrongKeyIsRejected() throws {
+        let directory = TemporaryDirectory()
+        let name = isSQLCipher4() ? "sqlcipher4-default.db" : "sqlcipher3-default.db"
+        let path = try fixture(name, in: directory)
+        let (result, entries) = try verify([path], key: "wrong-passphrase")
+        #expect(result.status == 1)
+        let entry = entries[0]
+        #expect(entry["status"] as? String == "key-rejected")
+        #expect(entry["key_accepted"] as? Bool == false)
+        let attempts = entry["attempts"] as? [[String: Any]] ?? []
+        #expect(attempts.count == (isSQLCipher4() ? 2 : 1))
+        #expect(attempts.allSatisfy { $0["accepted"] as? Bool == false })
+        #expect(entry["settings"] is NSNull)
+        #expect(check(entry, "integrity_check")["status"] as? String == "skipped")
+        let error = try #require(entry["error"] as? String)
+        if isSQLCipher4() {
+            // Every page failed its HMAC with every set: a wrong key, not a damaged first page.
+            #expect(error.contains("verified no page"), "\(error)")
+        } else {
+            #expect(error.contains("cannot tell these apart"), "\(error)")
+        }
+        let raw = try doctor(["--raw-key-env", "K", path], environment: ["K": String(repeating: "0", count: 64)])
+        #expect(raw.status == 1)
+        #expect(raw.stdout.contains("KEY-REJECTED"))
+        #expect(raw.stdout.contains("Result: FAILED. 1 of 1 file did not verify."))
+    }
+
+    @Test func sqlcipher3FileNeedsCompatibilityOnSQLCipher4() throws {
+        let directory = TemporaryDirectory()
+        if isSQLCipher4() {
+            let path = try fixture("sqlcipher3-default.db", in: directory)
+            let (result, entries) = try verify([path], key: Self.passphrase3)
+            #expect(result.status == 0)
+            let entry = entries[0]
+            let attempts = entry["attempts"] as? [[String: Any]] ?? []
+            #expect(attempts.map { $0["settings"] as? String } == ["sqlcipher4", "sqlcipher3"])
+            #expect(attempts.map { $0["accepted"] as? Bool } == [false, true])
+            let settings = check(entry, "settings")
+            #expect(settings["name"] as? String == "sqlcipher3")
+            #expect(settings["swift"] as? String == "CipherSettings.sqlcipher3")
+            #expect(settings["pragmas"] as? [String] == ["PRAGMA cipher_compatibility = 3"])
+            #expect((settings["readable_by"] as? String)?.contains("cipher_compatibility = 3") == true)
+            #expect((entry["notes"] as? [String])?.contains { $0.contains("did not open it; sqlcipher3 did") } == true)
+        } else {
+            // SQLCipher 3.4.1 knows only the SQLCipher 3 format: a 4.x file is not its to open.
+            let path = try fixture("sqlcipher4-default.db", in: directory)
+            let (result, entries) = try verify([path], key: Self.passphrase4)
+            #expect(result.status == 1)
+            #expect(entries[0]["status"] as? String == "key-rejected")
+            #expect((entries[0]["attempts"] as? [[String: Any]])?.map { $0["settings"] as? String } == ["sqlcipher3"])
+            #expect((entries[0]["error"] as? String)?.contains("cannot be read by SQLCipher 3") == true)
+        }
+    }
+
+    @Test func damagedFiles() throws {
+        let library = try loadedLibrary()
+        let directory = TemporaryDirectory()
+        var names = ["sqlcipher3-default-damaged-middle.db", "sqlcipher3-default-damaged-last.db",
+                     "sqlcipher3-default-truncated.db"]
+        if isSQLCipher4() { names += ["sqlcipher4-default-damaged-middle.db", "sqlcipher4-default-truncated.db"] }
+        for name in names {
+            let path = try fixture(name, in: directory)
+            let key = name.hasPrefix("sqlcipher3") ? Self.passphrase3 : Self.passphrase4
+            let (result, entries) = try verify([path], key: key)
+            #expect(result.status == 1, "\(name)")
+            let entry = entries[0]
+            #expect(entry["status"] as? String == "damaged", "\(name): \(entry)")
+            #expect(entry["key_accepted"] as? Bool == true)
+            #expect((entry["error"] as? String)?.contains("The key is right") == true)
+            #expect(check(entry, "integrity_check")["status"] as? String == "fail", "\(name)")
+            let hmac = check(entry, "cipher_integrity_check")
+            if library.cipherVersionIsAtLeast(4, 2) {
+                #expect(hmac["status"] as? String == "fail", "\(name)")
+                let problems = hmac["problems"] as? [String] ?? []
+                let page = name.contains("sqlcipher3") ? (name.contains("last") ? 54 : 27) : 8
+                #expect(problems.contains { $0.contains("page \(page)") }, "\(name): \(problems)")
+            } else {
+                #expect(hmac["status"] as? String == "skipped")
+            }
+            if name.contains("middle") || name.contains("last") {
+                // items sits before the damage and still counts; filler holds the damaged page.
+                let entryTables = entry["tables"] as? [[String: Any]] ?? []
+                #expect(tables(entry)["items"] == 20, "\(name)")
+                #expect(entryTables.first { $0["name"] as? String == "filler" }?["error"] is String, "\(name)")
+            }
+        }
+    }
+
+    @Test func damagedFirstPage() throws {
+        let library = try loadedLibrary()
+        let directory = TemporaryDirectory()
+        let path = try fixture("sqlcipher3-default-damaged-page1.db", in: directory)
+        let (result, entries) = try verify([path], key: Self.passphrase3)
+        #expect(result.status == 1)
+        let entry = entries[0]
+        if library.cipherVersionIsAtLeast(4, 2) {
+            // The other 53 pages pass their HMAC with the right key: page 1 is damaged, the key is right.
+            #expect(entry["status"] as? String == "damaged", "\(entry)")
+            #expect(entry["key_accepted"] as? Bool == true)
+            #expect(check(entry, "settings")["name"] as? String == "sqlcipher3")
+            #expect((entry["error"] as? String)?.contains("page 1 is damaged") == true)
+            #expect((entry["error"] as? String)?.contains("53 of 54") == true)
+            // A wrong key on the same file is still a wrong key.
+            let (_, wrong) = try verify([path], key: "wrong-passphrase")
+            #expect(wrong[0]["status"] as? String == "key-rejected")
+        } else {
+            #expect(entry["status"] as? String == "key-rejected")
+            #expect((entry["error"] as? String)?.contains("first page is damaged") == true)
+        }
+    }
+
+    @Test func plaintextMissingAndOtherFiles() throws {
+        let directory = TemporaryDirectory()
+        let plaintext = try fixture("plaintext.db", in: directory)
+        let good = try fixture("sqlcipher3-default.db", in: directory)
+        let empty = directory.path("empty.db")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let notes = directory.path("notes.txt")
+        try Data(String(repeating: "plain text\n", count: 400).utf8).write(to: URL(fileURLWithPath: notes))
+        let missing = directory.path("missing.db")
+        let (result, entries) = try verify([plaintext, missing, good, empty, notes, directory.url.path], key: Self.passphrase3)
+        #expect(result.status == 1)
+        #expect(entries.map { $0["status"] as? String } == ["not-encrypted", "missing", "verified", "not-verifiable",
+                                                           "not-verifiable", "not-verifiable"])
+        #expect(entries.map { $0["kind"] as? String } == ["plaintext", "missing", "encrypted", "empty", "not-a-database",
+                                                         "not-a-database"])
+        #expect((entries[0]["error"] as? String)?.contains("not encrypted") == true)
+        #expect((entries[1]["error"] as? String)?.contains("No file at this path") == true)
+        #expect((entries[3]["error"] as? String)?.contains("empty") == true)
+        #expect(entries.allSatisfy { !($0["error"] is NSNull) || $0["status"] as? String == "verified" })
+        // Only the good file was given the key.
+        #expect(entries.filter { $0["key_accepted"] as? Bool == true }.count == 1)
+    }
+
+    @Test func keyFromEachSource() throws {
+        let directory = TemporaryDirectory()
+        let passphraseFile = try fixture("sqlcipher3-default.db", in: directory)
+        let rawFile = try fixture("sqlcipher3-rawkey.db", in: directory)
+        let keyFile = directory.path("key.txt"), rawKeyFile = directory.path("raw.txt")
+        // What `echo` writes: a final newline, which is not part of the key.
+        try Data((Self.passphrase3 + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+        try Data(("  x'" + Self.rawKeyHex.uppercased() + "'\r\n").utf8).write(to: URL(fileURLWithPath: rawKeyFile))
+        chmod(keyFile, 0o600)
+        chmod(rawKeyFile, 0o600)
+        let cases: [(arguments: [String], environment: [String: String?], input: Data?, file: String)] = [
+            (["--key-env", "K"], ["K": Self.passphrase3], nil, passphraseFile),
+            (["--key-file", keyFile], [:], nil, passphraseFile),
+            (["--key-file=\(keyFile)"], [:], nil, passphraseFile),
+            // A pipe, as `--key-file <(pass show db)` gives.
+            (["--key-file", "/dev/stdin"], [:], Data((Self.passphrase3 + "\n").utf8), passphraseFile),
+            (["--key-stdin"], [:], Data((Self.passphrase3 + "\n").utf8), passphraseFile),
+            (["--key-stdin"], [:], Data(Self.passphrase3.utf8), passphraseFile),
+            (["--raw-key-env", "K"], ["K": Self.rawKeyHex], nil, rawFile),
+            (["--raw-key-file", rawKeyFile], [:], nil, rawFile),
+            (["--raw-key-stdin"], [:], Data((Self.rawKeyHex + "\n").utf8), rawFile),
+        ]
+        for item in cases {
+            let result = try doctor(["--json"] + item.arguments + [item.file], environment: item.environment, input: item.input)
+            #expect(result.status == 0, "\(item.arguments): \(result.stdout)\n\(result.stderr)")
+            let report = try Linking.jsonObject(result.stdout)
+            let key = check(report, "key")
+            #expect(key["source"] as? String == item.arguments[0].split(separator: "=").first.map(String.init))
+            #expect(result.stderr.isEmpty, "\(item.arguments): \(result.stderr)")
+        }
+        // A key with the newline kept is another key: the file is not opened with it.
+        let withNewline = try doctor(["--key-stdin", passphraseFile], input: Data((Self.passphrase3 + "\n\n").utf8))
+        #expect(withNewline.status == 1)
+        // A key file other users can read opens the file, with a warning.
+        chmod(keyFile, 0o644)
+        let open = try doctor(["--key-file", keyFile, passphraseFile])
+        #expect(open.status == 0)
+        #expect(open.stderr.contains("can be read by other users"), "\(open.stderr)")
+    }
+
+    @Test(arguments: [["--key", "s3cret-value"], ["--key=s3cret-value"], ["--raw-key", "s3cret-value"],
+                      ["--passphrase", "s3cret-value"], ["--password=s3cret-value"]])
+    func keyOnTheCommandLineIsRefused(arguments: [String]) throws {
+        let result = try doctor(arguments + ["some.db"])
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("sqlcipher-doctor: "))
+        #expect(result.stderr.contains("/proc/PID/cmdline"))
+        #expect(result.stderr.contains("--key-env NAME"))
+        #expect(!result.stderr.contains("s3cret-value"), "the refusal must not repeat the key")
+    }
+
+    @Test func keySourceUsageErrors() throws {
+        let directory = TemporaryDirectory()
+        let file = try fixture("sqlcipher3-default.db", in: directory)
+        let empty = directory.path("empty-key"), shortRaw = directory.path("short-raw")
+        try Data("\n".utf8).write(to: URL(fileURLWithPath: empty))
+        try Data("abcdef-secret".utf8).write(to: URL(fileURLWithPath: shortRaw))
+        let cases: [([String], [String: String?], String)] = [
+            ([file], [:], "verify needs a key"),
+            (["--key-env", "A", "--key-stdin", file], ["A": "x"], "verify takes one key"),
+            (["--key-env", "DOCTOR_UNSET_VARIABLE", file], ["DOCTOR_UNSET_VARIABLE": nil], "is not set"),
+            (["--key-env", "A", file], ["A": ""], "the key is empty"),
+            (["--key-file", empty, file], [:], "the key is empty"),
+            (["--key-file", directory.path("nope"), file], [:], "No such file"),
+            (["--raw-key-file", shortRaw, file], [:], "64 hex digits"),
+            (["--raw-key-env", "A", file], ["A": String(repeating: "g", count: 64)], "not all hex digits"),
+            (["--key-env", "A"], ["A": "x"], "at least one FILE"),
+            (["--key-env", "A", "--cipher-page-size", "big", file], ["A": "x"], "whole number"),
+            (["--key-env", "A", "--cipher-page-size", "1000", file], ["A": "x"], "power of two"),
+            (["--key-env", "A", "--kdf-iter", "0", file], ["A": "x"], "at least 1"),
+        ]
+        for (arguments, environment, message) in cases {
+            let result = try doctor(arguments, environment: environment)
+            #expect(result.status == 2, "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("usage: sqlcipher-doctor verify"))
+            #expect(!result.stderr.contains("abcdef-secret"))
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func givenSettingsOpenCustomFiles() throws {
+        let directory = TemporaryDirectory()
+        let custom3 = try fixture("sqlcipher3-custom.db", in: directory)
+        // Without the settings, the defaults do not open it.
+        let (plain, _) = try verify([custom3], key: Self.passphrase3)
+        #expect(plain.status == 1)
+        let (result, entries) = try verify([custom3], key: Self.passphrase3,
+                                           extra: ["--cipher-compatibility", "3", "--cipher-page-size=4096", "--kdf-iter", "4000"])
+        #expect(result.status == 0, "\(result.stdout)")
+        let settings = check(entries[0], "settings")
+        #expect(settings["name"] as? String == "custom")
+        #expect(settings["swift"] as? String == "CipherSettings(compatibility: 3, pageSize: 4096, kdfIterations: 4000)")
+        #expect(entries[0]["page_size"] as? Int == 4096)
+        #expect(tables(entries[0]) == ["items": 20, "filler": 200])
+        if isSQLCipher4() {
+            let custom4 = try fixture("sqlcipher4-custom.db", in: directory)
+            let (result4, entries4) = try verify([custom4], key: Self.passphrase4,
+                                                 extra: ["--cipher-page-size", "8192", "--kdf-iter", "10000"])
+            #expect(result4.status == 0, "\(result4.stdout)")
+            #expect(entries4[0]["page_size"] as? Int == 8192)
+        } else {
+            let refused = try doctor(["--key-env", "A", "--cipher-compatibility", "4", custom3], environment: ["A": "x"])
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains("SQLCipher 4"), "\(refused.stderr)")
+        }
+    }
+
+    /// A folder of files in every state a database can be left in, verified twice (text and JSON):
+    /// no byte, modification time or file name may change.
+    @Test func filesAreLeftByteForByteUnchanged() async throws {
+        let directory = TemporaryDirectory()
+        var files = [try fixture("sqlcipher3-default.db", in: directory), try fixture("sqlcipher3-wal.db", in: directory),
+                     try fixture("sqlcipher3-default-damaged-middle.db", in: directory),
+                     try fixture("plaintext.db", in: directory)]
+
+        // A WAL database closed cleanly (no -wal): SQLite's read-only mode would create -wal and -shm.
+        let maker = TemporaryDirectory()
+        let closedWAL = maker.path("closed-wal.db")
+        let closed = try Database(path: closedWAL, key: Self.passphrase3, journalMode: .wal)
+        try await closed.execute("CREATE TABLE t(v); INSERT INTO t VALUES (1), (2), (3)")
+        await closed.close()
+
+        // A database left by a crash in WAL mode: -wal with frames and a -shm.
+        let live = try Database(path: maker.path("crashed-wal.db"), key: Self.passphrase3, journalMode: .wal)
+        try await live.execute("PRAGMA wal_autocheckpoint = 0")
+        try await live.execute("CREATE TABLE t(v)")
+        for value in 0..<50 { try await live.execute("INSERT INTO t VALUES (?)", value) }
+
+        // A database left by a crash in the middle of a transaction: a hot -journal, and pages of
+        // the transaction already written to the file (the cache holds 2 pages).
+        let journaled = try Database(path: maker.path("hot-journal.db"), key: Self.passphrase3, journalMode: .rollback)
+        try await journaled.execute("PRAGMA cache_size = 2")
+        try await journaled.execute("CREATE TABLE t(v TEXT)")
+        for value in 0..<200 { try await journaled.execute("INSERT INTO t VALUES (?)", String(repeating: "x", count: 300) + "\(value)") }
+        let target = directory
+        try await journaled.transaction { connection in
+            try connection.execute("UPDATE t SET v = upper(v) || 'changed'")
+            try connection.execute("DELETE FROM t WHERE rowid % 2 = 0")
+            for suffix in ["", "-journal"] {
+                try FileManager.default.copyItem(atPath: maker.path("hot-journal.db") + suffix,
+                                                 toPath: target.path("hot-journal.db") + suffix)
+            }
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(atPath: maker.path("crashed-wal.db") + suffix,
+                                             toPath: directory.path("crashed-wal.db") + suffix)
+        }
+        try FileManager.default.copyItem(atPath: closedWAL, toPath: directory.path("closed-wal.db"))
+        files += [directory.path("closed-wal.db"), directory.path("crashed-wal.db"), directory.path("hot-journal.db")]
+        await live.close()
+        await journaled.close()
+        #expect(FileManager.default.fileExists(atPath: directory.path("hot-journal.db-journal")))
+        #expect(FileManager.default.fileExists(atPath: directory.path("crashed-wal.db-shm")))
+        #expect(!FileManager.default.fileExists(atPath: directory.path("closed-wal.db-wal")))
+
+        func snapshot() throws -> [String: (Data, Date)] {
+            var state: [String: (Data, Date)] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
+                let path = directory.path(name)
+                let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                state[name] = (try Data(contentsOf: URL(fileURLWithPath: path)), attributes[.modificationDate] as! Date)
+            }
+            return state
+        }
+        let before = try snapshot()
+        try await Task.sleep(for: .milliseconds(20))
+
+        // The private copies go to a temporary folder of this test's own, to prove none is left.
+        let temporary = TemporaryDirectory()
+        let text = try doctor(["--key-env", "K"] + files, environment: ["K": Self.passphrase3, "TMPDIR": temporary.url.path])
+        #expect(text.status == 1, "the damaged and plaintext files fail: \(text.stdout)")
+        let (json, entries) = try verify(files, key: Self.passphrase3, environment: ["TMPDIR": temporary.url.path])
+        #expect(json.status == 1)
+        var byName: [String: [String: Any]] = [:]
+        for entry in entries {
+            byName[URL(fileURLWithPath: entry["path"] as? String ?? "").lastPathComponent] = entry
+        }
+        #expect(byName["closed-wal.db"]?["status"] as? String == "verified")
+        #expect(byName["closed-wal.db"]?["access"] as? String == "in-place")
+        #expect(tables(byName["closed-wal.db"] ?? [:]) == ["t": 3])
+        // The crashed WAL's 50 rows exist only in its -wal: the copy recovered them.
+        #expect(byName["crashed-wal.db"]?["status"] as? String == "verified", "\(byName["crashed-wal.db"] ?? [:])")
+        #expect(byName["crashed-wal.db"]?["access"] as? String == "snapshot")
+        #expect(tables(byName["crashed-wal.db"] ?? [:]) == ["t": 50])
+        // The interrupted transaction is rolled back in the copy: all 200 rows, unchanged.
+        #expect(byName["hot-journal.db"]?["status"] as? String == "verified", "\(byName["hot-journal.db"] ?? [:])")
+        #expect(byName["hot-journal.db"]?["access"] as? String == "snapshot")
+        #expect(tables(byName["hot-journal.db"] ?? [:]) == ["t": 200])
+        #expect(byName["sqlcipher3-wal.db"]?["user_version"] as? Int == 7)
+
+        let after = try snapshot()
+        #expect(after.keys.sorted() == before.keys.sorted(), "no file may appear (e.g. a -shm) or disappear")
+        for (name, state) in before {
+            #expect(after[name]?.0 == state.0, "\(name) changed")
+            #expect(after[name]?.1 == state.1, "\(name) mtime changed")
+        }
+        // Nothing of the private copies is left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.url.path).isEmpty)
+    }
+
+    @Test func helpOfVerify() throws {
+        let result = try doctor(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("usage: sqlcipher-doctor verify KEY-SOURCE"))
+        #expect(result.stdout.contains("--raw-key-stdin"))
+        #expect(result.stdout.contains("/proc/PID/cmdline"))
+    }
+}
