@@ -97,8 +97,9 @@ import Testing
     }
 
     /// A passphrase in SQLCipher's raw-key syntax, `x'<64 hex digits>'`, is taken by SQLCipher as
-    /// that raw key (no key derivation). Recorded, because it surprises: such a "passphrase" opens a
-    /// file made with `rawKey:`.
+    /// that raw key (no key derivation), so such a "passphrase" opened a file made with `rawKey:`.
+    /// The package now refuses it (`passphraseLooksLikeRawKey`; RawKeyLookalikeTests has every
+    /// spelling).
     @Test func passphraseInRawKeySyntaxIsARawKey() async throws {
         var record = ScenarioRecord(suite: "Hostile input", scenario: "passphrase spelled as a raw key")
         let dir = TemporaryDirectory()
@@ -107,9 +108,19 @@ import Testing
         try await db.execute("CREATE TABLE t(v)")
         await db.close()
         record.inputs = 1
-        let opened = try? Database(path: dir.path("raw.db"), key: "x'\(hexString(key))'")
-        #expect(opened != nil, "SQLCipher no longer reads x'...' passphrases as raw keys: update docs/reliability.md")
-        record.notes = opened != nil ? "x'<hex>' given as a passphrase opens the raw-key file" : "refused"
+        var outcome = "opened the raw-key file"
+        do {
+            _ = try Database(path: dir.path("raw.db"), key: "x'\(hexString(key))'")
+            Issue.record("x'<hex>' given as a passphrase opened the raw-key file")
+            record.failures += 1
+        } catch SqlCipherError.passphraseLooksLikeRawKey {
+            outcome = "refused: passphraseLooksLikeRawKey"
+        } catch {
+            Issue.record("x'<hex>' given as a passphrase: \(error)")
+            record.failures += 1
+            outcome = "\(error)"
+        }
+        record.notes = "x'<hex>' given as a passphrase: " + outcome
         record.rounds = 1
         record.record()
     }
