@@ -116,7 +116,9 @@ import Testing
         await #expect(throws: SqlCipherError.self) { try await db.execute(Insert(into: TableName("t")).set(col("body"), to: "b")) }
         if kind != .plaintext {
             await #expect(throws: SqlCipherError.self) { try await db.rekey(rawKey: rawKey(4)) }
+            await #expect(throws: SqlCipherError.self) { try await db.exportDecrypted(to: dir.path("clear.db")) }
         }
+        await #expect(throws: SqlCipherError.self) { try await db.export(to: dir.path("copy2.db"), key: .rawKey(rawKey(5))) }
         // Statements that do not write themselves, and must change nothing either.
         for sql in ["ATTACH '\(dir.path("other.db"))' AS other", "PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA optimize",
                     "REINDEX"] {
@@ -234,10 +236,8 @@ import Testing
             let reader = try Database(path: copy.path("live.db"), rawKey: rawKey(3), readOnly: true)
             #expect(try await countRows(reader) == 20)
             await reader.close()
-        } catch let SqlCipherError.cannotOpen(_, reason) {
-            // SQLite 3.15 (SQLCipher 3.4.1) reads a -shm read-only only while a writer keeps it valid.
-            #expect((try loadedLibrary()).sqliteVersionNumber < 3_022_000, "\(reason)")
-            #expect(reason.contains("without readOnly"), "\(reason)")
+        } catch {
+            Issue.record("the files a process left were not read: \(error)")
         }
         #expect(FolderSnapshot(copy.url.path) == before)
     }
