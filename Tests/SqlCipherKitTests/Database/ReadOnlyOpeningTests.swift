@@ -136,6 +136,27 @@ import Testing
         #expect(writable.journalMode == mode)
     }
 
+    /// The example of docs/guide.md, "Read-only opening".
+    @Test func theGuideExample() async throws {
+        let dir = TemporaryDirectory()
+        let keyBytes = rawKey(42)
+        let setup = try Database(path: dir.path("store.db"), rawKey: keyBytes)
+        try await setup.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, total REAL)")
+        try await setup.execute("INSERT INTO orders(total) VALUES (9.5)")
+        await setup.close()
+
+        let archive = try Database(path: dir.path("store.db"), rawKey: keyBytes, readOnly: true)
+        let rows = try await archive.query("SELECT * FROM orders")   // reads work
+        #expect(rows.count == 1)
+        do {
+            try await archive.execute("DELETE FROM orders")           // throws sqlite(code: 8, …)
+            Issue.record("deleted from a read-only database")
+        } catch let SqlCipherError.sqlite(code, _, message, sql) {
+            #expect(code == 8 && message.contains("readOnly: true") && sql == "DELETE FROM orders")
+        }
+        #expect(archive.isReadOnly)
+    }
+
     @Test func aWrongKeyChangesNothingEither() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("data.db")
