@@ -18,6 +18,7 @@ let helperCommands: [HelperCommand] = [
     hostileCaseCommand,
     reliabilityReportCommand,
     loadLibraryCommand,
+    libraryInfoCommand,
     linkedSQLite3Command,
     alreadyLoadedCommand,
     createDatabaseCommand,

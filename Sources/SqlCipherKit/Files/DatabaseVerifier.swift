@@ -402,6 +402,9 @@ private struct VerificationRun {
             let material = try key.material()
             let rc = material.withBytes { bytes in scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count)) }
             guard rc == 0 else { throw connection.error(rc, sql: nil) }
+            // The package's own settings pragmas, which the raw-SQL guard refuses from users.
+            connection.beginPackageSQL()
+            defer { connection.endPackageSQL() }
             if library.cipherVersionIsAtLeast(4, 5, 1) { try connection.execute("PRAGMA cipher_log = off") }
             for pragma in candidate.pragmas { try connection.execute(pragma) }
             return connection

@@ -34,7 +34,7 @@ struct FileHeader {
             }
             return nil
         }
-        self.init(bytes: [UInt8](data), fileSize: Int(size))
+        self.init(bytes: [UInt8](data), fileSize: Int(clamping: size))
     }
 
     /// A header made of bytes already read (the first 100 are kept, and the page type after them).

@@ -169,6 +169,117 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
     }
 }
 
+// Equality and hashing walk the tree with a stack of their own, like rendering: the synthesized
+// versions recurse once per level with frames of several hundred bytes in a debug build, which a
+// tree at the depth limit would push past a 512 KiB thread stack.
+extension SQLExpression.Node {
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        var pending: [(Self, Self)] = [(lhs, rhs)]
+        while let (a, b) = pending.popLast() {
+            switch (a, b) {
+            case let (.column(table1, name1), .column(table2, name2)):
+                guard table1 == table2, name1 == name2 else { return false }
+            case let (.literal(value1), .literal(value2)):
+                guard value1 == value2 else { return false }
+            case let (.parameter(name1), .parameter(name2)):
+                guard name1 == name2 else { return false }
+            case let (.invalid(reason1, identity1), .invalid(reason2, identity2)):
+                guard reason1 == reason2, identity1 == identity2 else { return false }
+            case let (.not(operand1), .not(operand2)):
+                pending.append((operand1, operand2))
+            case let (.binary(op1, lhs1, rhs1), .binary(op2, lhs2, rhs2)):
+                guard op1 == op2 else { return false }
+                pending.append((lhs1, lhs2))
+                pending.append((rhs1, rhs2))
+            case let (.isNull(operand1, negated1), .isNull(operand2, negated2)):
+                guard negated1 == negated2 else { return false }
+                pending.append((operand1, operand2))
+            case let (.inList(operand1, values1, negated1), .inList(operand2, values2, negated2)):
+                guard negated1 == negated2, values1.count == values2.count else { return false }
+                pending.append((operand1, operand2))
+                pending.append(contentsOf: zip(values1, values2))
+            case let (.like(operand1, pattern1, escape1, negated1), .like(operand2, pattern2, escape2, negated2)):
+                guard negated1 == negated2, (escape1 == nil) == (escape2 == nil) else { return false }
+                pending.append((operand1, operand2))
+                pending.append((pattern1, pattern2))
+                if let escape1, let escape2 { pending.append((escape1, escape2)) }
+            case let (.between(operand1, lower1, upper1, negated1), .between(operand2, lower2, upper2, negated2)):
+                guard negated1 == negated2 else { return false }
+                pending.append((operand1, operand2))
+                pending.append((lower1, lower2))
+                pending.append((upper1, upper2))
+            case let (.aggregate(function1, argument1, distinct1), .aggregate(function2, argument2, distinct2)):
+                guard function1 == function2, distinct1 == distinct2, (argument1 == nil) == (argument2 == nil) else {
+                    return false
+                }
+                if let argument1, let argument2 { pending.append((argument1, argument2)) }
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var pending: [Self] = [self]
+        while let node = pending.popLast() {
+            switch node {
+            case let .column(table, name):
+                hasher.combine(0)
+                hasher.combine(table)
+                hasher.combine(name)
+            case .literal(let value):
+                hasher.combine(1)
+                hasher.combine(value)
+            case .parameter(let name):
+                hasher.combine(2)
+                hasher.combine(name)
+            case let .invalid(reason, identity):
+                hasher.combine(3)
+                hasher.combine(reason)
+                hasher.combine(identity)
+            case .not(let operand):
+                hasher.combine(4)
+                pending.append(operand)
+            case let .binary(op, lhs, rhs):
+                hasher.combine(5)
+                hasher.combine(op)
+                pending.append(lhs)
+                pending.append(rhs)
+            case let .isNull(operand, negated):
+                hasher.combine(6)
+                hasher.combine(negated)
+                pending.append(operand)
+            case let .inList(operand, values, negated):
+                hasher.combine(7)
+                hasher.combine(negated)
+                hasher.combine(values.count)
+                pending.append(operand)
+                pending.append(contentsOf: values)
+            case let .like(operand, pattern, escape, negated):
+                hasher.combine(8)
+                hasher.combine(negated)
+                hasher.combine(escape != nil)
+                pending.append(operand)
+                pending.append(pattern)
+                if let escape { pending.append(escape) }
+            case let .between(operand, lower, upper, negated):
+                hasher.combine(9)
+                hasher.combine(negated)
+                pending.append(operand)
+                pending.append(lower)
+                pending.append(upper)
+            case let .aggregate(function, argument, distinct):
+                hasher.combine(10)
+                hasher.combine(function)
+                hasher.combine(distinct)
+                hasher.combine(argument != nil)
+                if let argument { pending.append(argument) }
+            }
+        }
+    }
+}
+
 extension SQLExpression.Node {
     var precedence: Int {
         switch self {

@@ -108,6 +108,29 @@ import Testing
         }
     }
 
+    /// The deepest trees an expression keeps are compared, hashed, rendered and released on a
+    /// thread with a small stack (macOS gives secondary threads 512 KiB): what is left recursive
+    /// (the synthesized `==` and `hash(into:)`, and releasing) stays within it.
+    @Test func theDeepestKeptTreesFitASmallStack() throws {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failures: [String] = []
+        let thread = Thread {
+            for (shape, expression) in Self.shapes(depth: SQLExpression.maximumDepth) {
+                let twin = Self.shapes(depth: SQLExpression.maximumDepth).first { $0.0 == shape }!.1
+                if expression != twin { failures.append("\(shape): equal trees compare unequal") }
+                if expression.hashValue != twin.hashValue { failures.append("\(shape): equal trees hash differently") }
+                if (try? Select(.all).from(TableName("t")).where(expression).render()) == nil {
+                    failures.append("\(shape): did not render")
+                }
+            }
+            done.signal()
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        done.wait()
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     @Test func theIterativeRendererWritesWhatTheRecursiveOneDid() throws {
         let name = Param<String>("name")
         let others: [any SQLExpressible] = [SQLExpression.value(7), col("i")]
