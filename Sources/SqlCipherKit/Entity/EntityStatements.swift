@@ -1,7 +1,7 @@
 /// The templates behind the entity methods, rendered without running them, so that other
 /// features (such as live queries) can reuse exactly the same SQL and bindings.
 enum EntityStatements {
-    /// `SELECT * FROM table [WHERE …] [ORDER BY …] [LIMIT …]`, as run by `fetch(_:where:orderBy:limit:)`.
+    /// `SELECT * FROM table [WHERE …] [ORDER BY …] [LIMIT …]`, as run by `fetch(_:where:orderBy:limit:offset:)`.
     static func fetch<T: Entity>(
         _ type: T.Type, where predicate: SQLExpression?, orderBy: [OrderingTerm], limit: Int?, offset: Int? = nil
     ) -> Select {

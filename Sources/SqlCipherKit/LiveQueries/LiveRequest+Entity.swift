@@ -2,7 +2,7 @@
 // decode with the same row decoder, so a live value always equals what `db.fetch` & co. return.
 
 extension LiveRequest {
-    /// The entities matching `predicate`, ordered and limited, as ``Database/fetch(_:where:orderBy:limit:)``
+    /// The entities matching `predicate`, ordered and limited, as ``Database/fetch(_:where:orderBy:limit:offset:)``
     /// returns them. Placeholder: `[]`.
     ///
     /// ```swift

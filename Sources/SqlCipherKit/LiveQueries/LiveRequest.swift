@@ -1,11 +1,11 @@
 /// What a live query observes: a read of the database, and the value to show before it first runs.
 ///
 /// Build one with the entity requests, which take the same predicates and orderings as
-/// ``Database/fetch(_:where:orderBy:limit:)`` and friends:
+/// ``Database/fetch(_:where:orderBy:limit:offset:)`` and friends:
 ///
 /// | request | result | placeholder |
 /// |---|---|---|
-/// | ``fetch(_:where:orderBy:limit:)`` | `[T]` | `[]` |
+/// | ``fetch(_:where:orderBy:limit:offset:)`` | `[T]` | `[]` |
 /// | ``fetchOne(_:id:)`` | `T?` | `nil` |
 /// | ``count(_:where:)`` | `Int` | `0` |
 /// | ``exists(_:where:)`` | `Bool` | `false` |
