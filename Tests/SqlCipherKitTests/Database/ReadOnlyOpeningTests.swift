@@ -71,6 +71,9 @@ import Testing
 
     static func isReadOnlyRefusal(_ error: any Error) -> Bool {
         if case SqlCipherError.sqlite(8, _, _, _) = error { return true }
+        // VACUUM INTO of a database with other than default cipher settings is refused earlier,
+        // by the raw-SQL guard (docs/security.md): also a refusal before anything is written.
+        if case SqlCipherError.unsafeVacuumInto = error { return true }
         return false
     }
 
