@@ -44,6 +44,9 @@ struct BodyStack {
         return ended
     }
 
+    /// The innermost running body, 0 outside every body (a number no body has).
+    var innermost: UInt64 { open.last ?? 0 }
+
     /// Whether body `id` is still running.
     func isOpen(_ id: UInt64) -> Bool {
         open.contains(id)
@@ -56,20 +59,35 @@ struct BodyStack {
 }
 
 extension SQLiteConnection {
-    /// Runs `body` as a body of its own: what it opens ends with it. With `readOnly`, every
-    /// statement that would write is refused before it runs
-    /// (``SqlCipherError/readOnlyViolation(sql:)``).
-    func runBody<T>(readOnly: Bool = false, _ body: (UInt64) throws -> T) rethrows -> T {
+    /// Runs the user's body of a transaction, savepoint or read: the one place where a body
+    /// begins and ends.
+    ///
+    /// - Its SQL is the user's again, even inside the package's own stretch, and transaction
+    ///   control is refused in it (SQLiteConnection+Guards.swift).
+    /// - What it opens (cursors) ends with it: their statements are released when it returns.
+    /// - With `readOnly`, every statement that would write is refused before it runs
+    ///   (``SqlCipherError/readOnlyViolation(sql:)``).
+    func runBody<T>(readOnly: Bool = false, _ body: () throws -> T) rethrows -> T {
+        let sqlGuard = changeTracker.sqlGuard
+        let outer = sqlGuard.packageDepth
+        sqlGuard.packageDepth = 0
+        sqlGuard.bodyDepth += 1
         let id = bodies.push(readOnly: readOnly)
         defer {
             for object in bodies.pop(id, readOnly: readOnly) { object.bodyDidEnd() }
+            sqlGuard.bodyDepth -= 1
+            sqlGuard.packageDepth = outer
         }
-        return try body(id)
+        return try body()
     }
 
-    /// Runs `body` in a read transaction (a savepoint, so it nests in an open transaction) where
-    /// nothing may write: one consistent view of the database for all its statements.
-    func inReadTransaction<T>(_ body: (UInt64) throws -> T) throws -> T {
-        try inSavepoint { try runBody(readOnly: true, body) }
+    /// Calls `body` with a ``Connection`` lent for the innermost running body (see
+    /// ``runBody(readOnly:_:)``), to which the cursors it opens belong.
+    func lend<T>(_ body: (borrowing Connection) throws -> T) rethrows -> T {
+        // A named local, not a temporary: Swift 6.3.1 crashes in release builds
+        // (GenericSpecializer, "Cannot initialize a nonCopyable type with a guaranteed value")
+        // when the ~Copyable Connection is built inline as the argument.
+        let connection = Connection(self, body: bodies.innermost)
+        return try body(connection)
     }
 }

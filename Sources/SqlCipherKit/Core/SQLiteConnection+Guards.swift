@@ -193,20 +193,6 @@ extension SQLiteConnection {
         changeTracker.sqlGuard.packageDepth -= 1
     }
 
-    /// Runs the user's body of a transaction or savepoint: its SQL is the user's again (even inside
-    /// the package's own stretch) and transaction control is refused in it.
-    func runUserBody<T>(_ body: () throws -> T) rethrows -> T {
-        let sqlGuard = changeTracker.sqlGuard
-        let outer = sqlGuard.packageDepth
-        sqlGuard.packageDepth = 0
-        sqlGuard.bodyDepth += 1
-        defer {
-            sqlGuard.bodyDepth -= 1
-            sqlGuard.packageDepth = outer
-        }
-        return try body()
-    }
-
     /// The run-time half of the transaction rule, for statements that were compiled (and cached)
     /// outside a body: throws ``SqlCipherError/transactionControlInBody(sql:)`` before the statement
     /// runs inside one.

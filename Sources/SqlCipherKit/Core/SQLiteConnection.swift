@@ -252,11 +252,11 @@ final class SQLiteConnection {
     /// already open. Rolls back when `body` or the commit throws.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try inSavepoint(body) }
-        beginPackageSQL()  // the package's own BEGIN/COMMIT/ROLLBACK; runUserBody makes the body the user's
+        beginPackageSQL()  // the package's own BEGIN/COMMIT/ROLLBACK; runBody makes the body the user's
         defer { endPackageSQL() }
         try execute("BEGIN IMMEDIATE")
         do {
-            let result = try runUserBody(body)
+            let result = try runBody(body)
             // A body that swallowed the interrupt of a cancelled call must not commit half of
             // its work: the whole transaction goes.
             if interruptGate.isCancellingCurrentCall { throw CancellationError() }
@@ -272,15 +272,17 @@ final class SQLiteConnection {
 
     /// Runs `body` inside a savepoint; a throw rolls back only the savepoint's work
     /// (https://sqlite.org/lang_savepoint.html).
-    func inSavepoint<T>(_ body: () throws -> T) throws -> T {
+    /// With `readOnly`, the body may only read (``runBody(readOnly:_:)``): one consistent view of
+    /// the database for all its statements.
+    func inSavepoint<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        beginPackageSQL()  // the package's own SAVEPOINT/RELEASE; runUserBody makes the body the user's
+        beginPackageSQL()  // the package's own SAVEPOINT/RELEASE; runBody makes the body the user's
         defer { endPackageSQL() }
         let name = "sqlcipherkit_sp\(savepointDepth)"
         try execute("SAVEPOINT \(name)")
         do {
-            let result = try runUserBody(body)
+            let result = try runBody(readOnly: readOnly, body)
             if interruptGate.isCancellingCurrentCall { throw CancellationError() }
             try execute("RELEASE \(name)")
             return result

@@ -1,5 +1,5 @@
 /// The rows (or decoded values) of one query, read in batches as the loop asks for them.
-/// Made by ``Database/stream(_:_:batchSize:)`` and its siblings.
+/// Made by the `stream` methods of ``Database``.
 ///
 /// ```swift
 /// for try await row in db.stream("SELECT id, body FROM notes ORDER BY id") {

@@ -62,13 +62,7 @@ public struct Connection: ~Copyable {
     /// local variables.
     @discardableResult
     public func savepoint<T>(_ body: (borrowing Connection) throws -> T) throws -> T {
-        let core = self.core
-        return try core.inSavepoint {
-            try core.runBody { id in
-                let connection = Connection(core, body: id)
-                return try body(connection)
-            }
-        }
+        try core.inSavepoint { try core.lend(body) }
     }
 
     /// A cursor over the rows of a query with `?` arguments: rows are read one at a time as you

@@ -35,7 +35,7 @@ extension Database {
     /// ```
     ///
     /// The whole result is built in memory. For large results read rows one at a time with
-    /// ``stream(_:_:batchSize:)`` or a ``Connection/cursor(_:_:)`` inside ``read(_:)``.
+    /// `db.stream(...)` or a cursor (``Connection``) inside ``read(_:)``.
     public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async throws -> [Row] {
         try await perform { try $0.query(sql, binding: ArgumentList(arguments)) }
     }
@@ -72,17 +72,7 @@ extension Database {
     /// the call throws `CancellationError`.
     @discardableResult
     public func transaction<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await perform { core in
-            try core.inTransaction {
-                try core.runBody { id in
-                    // A named local, not a temporary: Swift 6.3.1 crashes in release builds
-                    // (GenericSpecializer, "Cannot initialize a nonCopyable type with a guaranteed
-                    // value") when the ~Copyable Connection is built inline as the argument.
-                    let connection = Connection(core, body: id)
-                    return try body(connection)
-                }
-            }
-        }
+        try await perform { core in try core.inTransaction { try core.lend(body) } }
     }
 
     /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
@@ -90,15 +80,7 @@ extension Database {
     /// reason given at ``transaction(_:)``.
     @discardableResult
     public func savepoint<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await perform { core in
-            try core.inSavepoint {
-                try core.runBody { id in
-                    // A named local for the same compiler crash as in transaction(_:).
-                    let connection = Connection(core, body: id)
-                    return try body(connection)
-                }
-            }
-        }
+        try await perform { core in try core.inSavepoint { try core.lend(body) } }
     }
 
     /// Runs `body` in a read-only transaction: every statement in it sees the same committed state
@@ -112,18 +94,13 @@ extension Database {
     /// }
     /// ```
     ///
-    /// The place for cursors over large results (``Connection/cursor(_:_:)``). Runs in a savepoint,
+    /// The place for cursors over large results (a cursor from the ``Connection``). Runs in a savepoint,
     /// so it nests inside a transaction opened by hand. The body is `@Sendable` for the reason given
     /// at ``transaction(_:)``.
     /// - Throws: ``SqlCipherError/readOnlyViolation(sql:)`` for a statement that writes, what the
     ///   body throws, `CancellationError`.
     @discardableResult
     public func read<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await perform { core in
-            try core.inReadTransaction { id in
-                let connection = Connection(core, body: id)
-                return try body(connection)
-            }
-        }
+        try await perform { core in try core.inSavepoint(readOnly: true) { try core.lend(body) } }
     }
 }

@@ -35,13 +35,15 @@ public actor Database {
     var connection: SQLiteConnection?
 
     /// Runs the actor's calls on a queue of their own rather than on Swift's cooperative pool,
-    /// which blocking SQLite calls would starve (``DatabaseExecutor``).
+    /// which blocking SQLite calls would starve (DatabaseExecutor.swift).
     private nonisolated let executor = DatabaseExecutor(label: "SqlCipherKit.Database")
 
-    /// The database's own serial executor (``DatabaseExecutor``).
+    /// The database's own serial executor: a dispatch queue of its own, so that a long SQLite call
+    /// blocks only this database, never Swift's cooperative thread pool.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
+
     /// The statements of open ``DatabaseStream`` iterators (DatabaseStream.swift).
     var streams = OpenStreams()
 

@@ -58,12 +58,10 @@ final class LiveObservation<Value: Sendable>: ObservationEntry {
 
     private func readClosure(_ body: @Sendable (borrowing Connection) throws -> Value,
                              on connection: SQLiteConnection) throws -> Value {
-        // The change tracker refuses a statement that writes here (a request must only read).
+        // The change tracker refuses a statement that writes here (a request must only read), and
+        // as a body of its own, transaction control is refused too.
         let (value, region) = try connection.changeTracker.recordingReads {
-            try connection.runBody { id in
-                let lent = Connection(connection, body: id)
-                return try body(lent)
-            }
+            try connection.runBody { try connection.lend(body) }
         }
         self.region = region
         return value

@@ -5,7 +5,7 @@
 ///
 /// | request | result | placeholder |
 /// |---|---|---|
-/// | ``fetch(_:where:orderBy:limit:offset:)`` | `[T]` | `[]` |
+/// | ``fetch(_:where:orderBy:limit:)`` | `[T]` | `[]` |
 /// | ``fetchOne(_:id:)`` | `T?` | `nil` |
 /// | ``count(_:where:)`` | `Int` | `0` |
 /// | ``exists(_:where:)`` | `Bool` | `false` |
