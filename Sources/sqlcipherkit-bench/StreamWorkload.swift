@@ -10,7 +10,8 @@ extension Bench {
         var cursor = WorkloadResult(
             name: "stream.cursor",
             description: "every row of a table of ten integer columns through conn.cursor inside db.read, "
-                + "values by index; C: sqlite3_column_int64 into one array",
+                + "values by index; C: sqlite3_column_int64 into one array (extra: peak memory growth, "
+                + "and that of db.query's whole [Row] for comparison)",
             rows: rows, runs: options.streamRuns)
         var stream = WorkloadResult(
             name: "stream.asyncSequence",
@@ -37,6 +38,10 @@ extension Bench {
         // Memory first, before the C floor's array raises the process's footprint.
         cursor.extra["peakMemoryGrowthMiB"] = try await peakGrowth { try check(await streamByCursor(db), "the cursor") }
         stream.extra["peakMemoryGrowthMiB"] = try await peakGrowth { try check(await streamBySequence(db), "the stream") }
+        // The same rows as one [Row]: what the streaming forms save, and proof that the sampling sees growth.
+        cursor.extra["wholeResultPeakMemoryGrowthMiB"] = try await peakGrowth {
+            try check(await fetchByIndex(db), "the whole-result fetch")
+        }
 
         let samples = try await measureInterleaved([
             Trial(name: "c.index", body: { try check(floor.fetchByIndex(BenchSchema.selectSQL), "the C fetch") }),

@@ -52,10 +52,17 @@ let leakWatchCommand = HelperCommand(
                     return result
                 }
             }
-            var steps = LeakWorkload.steps(marker: marker)
+            let steps = LeakWorkload.steps(marker: marker)
             if try SqlCipherLibrary.shared.sqliteVersionNumber >= 3_027_000 {
-                // VACUUM INTO (SQLite 3.27+) writes a copy, which SQLCipher encrypts with the same key.
-                steps.insert(("vacuum into", "VACUUM INTO '\(directory)/leak-copy.db'"), at: steps.count - 1)
+                // VACUUM INTO (SQLite 3.27+) takes the copy's key from its target, so an encrypted
+                // database refuses it (docs/security.md): it must write nothing at all.
+                do {
+                    try await db.execute("VACUUM INTO '\(directory)/leak-copy.db'")
+                    result.error = "VACUUM INTO ran on an encrypted database"
+                    return result
+                } catch SqlCipherError.unsafeVacuumInto {
+                    result.steps.append("vacuum into refused")
+                }
             }
             for (name, sql) in steps {
                 result.steps.append(name)

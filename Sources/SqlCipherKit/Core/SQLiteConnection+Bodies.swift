@@ -17,6 +17,9 @@ struct BodyStack {
     /// How many of the open bodies are read-only (`read`): while above zero, statements that
     /// write are refused before they run.
     private(set) var readOnlyDepth = 0
+    /// How many of the open bodies run inside a transaction of their own (transaction, savepoint,
+    /// read): while above zero, no statement may run once SQLite has ended that transaction.
+    private(set) var transactionalDepth = 0
     private var scoped: [(body: UInt64, object: Weak)] = []
 
     private struct Weak {
@@ -24,17 +27,19 @@ struct BodyStack {
     }
 
     /// Opens a body and returns its number.
-    mutating func push(readOnly: Bool) -> UInt64 {
+    mutating func push(readOnly: Bool, transactional: Bool) -> UInt64 {
         last &+= 1
         open.append(last)
         if readOnly { readOnlyDepth += 1 }
+        if transactional { transactionalDepth += 1 }
         return last
     }
 
     /// Closes body `id` (the innermost) and returns what it opened, for the caller to release.
-    mutating func pop(_ id: UInt64, readOnly: Bool) -> [any BodyScoped] {
+    mutating func pop(_ id: UInt64, readOnly: Bool, transactional: Bool) -> [any BodyScoped] {
         if open.last == id { open.removeLast() } else { open.removeAll { $0 == id } }
         if readOnly { readOnlyDepth -= 1 }
+        if transactional { transactionalDepth -= 1 }
         var ended: [any BodyScoped] = []
         scoped.removeAll { entry in
             guard entry.body == id else { return entry.object.object == nil }
@@ -67,14 +72,16 @@ extension SQLiteConnection {
     /// - What it opens (cursors) ends with it: their statements are released when it returns.
     /// - With `readOnly`, every statement that would write is refused before it runs
     ///   (``SqlCipherError/readOnlyViolation(sql:)``).
-    func runBody<T>(readOnly: Bool = false, _ body: () throws -> T) rethrows -> T {
+    /// - With `transactional` (the body runs in a transaction or savepoint the caller opened), no
+    ///   statement runs once that transaction is gone (``refuseStatementsAfterRollback()``).
+    func runBody<T>(readOnly: Bool = false, transactional: Bool = false, _ body: () throws -> T) rethrows -> T {
         let sqlGuard = changeTracker.sqlGuard
         let outer = sqlGuard.packageDepth
         sqlGuard.packageDepth = 0
         sqlGuard.bodyDepth += 1
-        let id = bodies.push(readOnly: readOnly)
+        let id = bodies.push(readOnly: readOnly, transactional: transactional)
         defer {
-            for object in bodies.pop(id, readOnly: readOnly) { object.bodyDidEnd() }
+            for object in bodies.pop(id, readOnly: readOnly, transactional: transactional) { object.bodyDidEnd() }
             sqlGuard.bodyDepth -= 1
             sqlGuard.packageDepth = outer
         }
@@ -89,5 +96,19 @@ extension SQLiteConnection {
         // when the ~Copyable Connection is built inline as the argument.
         let connection = Connection(self, body: bodies.innermost)
         return try body(connection)
+    }
+
+    /// Throws before a statement runs inside a transactional body whose transaction SQLite has
+    /// already ended.
+    ///
+    /// SQLite rolls back the whole transaction by itself when a write is interrupted (a
+    /// cancellation) or fails in some ways (a full disk, an I/O error), and the connection is back
+    /// in autocommit mode. A body that caught that error and went on would then commit each later
+    /// statement on its own, while the call reports a failure. So every statement, the package's
+    /// own `SAVEPOINT` of a nested savepoint included, is refused until the body ends.
+    func refuseStatementsAfterRollback(_ statement: Statement) throws {
+        guard bodies.transactionalDepth > 0, !isInTransaction else { return }
+        if interruptGate.isCancellingCurrentCall { throw CancellationError() }
+        throw SqlCipherError.transactionRolledBack(sql: statement.sql)
     }
 }

@@ -47,6 +47,7 @@ extension SQLiteConnection {
         case .transactionControl: try refuseTransactionControl(statement)
         case .attach: attachWillRun()
         }
+        try refuseStatementsAfterRollback(statement)
         if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
             throw SqlCipherError.readOnlyViolation(sql: statement.sql)
         }

@@ -256,7 +256,7 @@ final class SQLiteConnection {
         defer { endPackageSQL() }
         try execute("BEGIN IMMEDIATE")
         do {
-            let result = try runBody(body)
+            let result = try runBody(transactional: true, body)
             // A body that swallowed the interrupt of a cancelled call must not commit half of
             // its work: the whole transaction goes.
             if interruptGate.isCancellingCurrentCall { throw CancellationError() }
@@ -282,7 +282,7 @@ final class SQLiteConnection {
         let name = "sqlcipherkit_sp\(savepointDepth)"
         try execute("SAVEPOINT \(name)")
         do {
-            let result = try runBody(readOnly: readOnly, body)
+            let result = try runBody(readOnly: readOnly, transactional: true, body)
             if interruptGate.isCancellingCurrentCall { throw CancellationError() }
             try execute("RELEASE \(name)")
             return result

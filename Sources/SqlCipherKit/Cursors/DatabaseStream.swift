@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The rows (or decoded values) of one query, read in batches as the loop asks for them.
 /// Made by the `stream` methods of ``Database``.
 ///
@@ -22,7 +24,7 @@
 ///   with SQLite's `SQLITE_ABORT` (4), and `DROP TABLE` of the table being read fails with
 ///   `SQLITE_LOCKED` (6).
 /// - Ends when the result does; cancelling the consuming task makes the pending ``Iterator/next()``
-///   throw `CancellationError`. Leaving the loop early releases the statement shortly after.
+///   throw `CancellationError`. Leaving the loop early releases the statement before the database runs its next call.
 /// - Each iterator runs the query anew; the sequence can be iterated any number of times.
 public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
     let database: Database
@@ -62,7 +64,9 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                     let query = try stream.query.get()
                     let batch = try await stream.database.streamBatch(
                         handle?.id, query: query, limit: stream.batchSize)
-                    if handle == nil { handle = StreamHandle(database: stream.database, id: batch.id) }
+                    if handle == nil {
+                        handle = StreamHandle(database: stream.database, id: batch.id, lease: batch.lease)
+                    }
                     if batch.done {
                         finished = true
                         handle?.isOpen = false
@@ -89,24 +93,45 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 }
 
+/// Tells the database that a stream's iterator is gone. Set from any thread (an iterator is freed
+/// wherever its task is); read on the database's executor at the start of its next call.
+final class StreamLease: Sendable {
+    private let abandoned = Atomic<Bool>(false)
+
+    func abandon() {
+        abandoned.store(true, ordering: .releasing)
+    }
+
+    var isAbandoned: Bool {
+        abandoned.load(ordering: .acquiring)
+    }
+}
+
 /// The statement of one stream iterator, kept open on the database actor between batches.
-/// Freed when the iterator goes away: the statement is released on the actor soon after.
+///
+/// When the iterator goes away before the end (a `break` out of the loop), its lease is marked
+/// at once, so the database releases the statement before it runs its next call: a `DROP TABLE`
+/// right after the loop finds nothing open. A task also releases it soon after, for a database
+/// that is not called again.
 final class StreamHandle: @unchecked Sendable {
     let database: Database
     let id: UInt64
+    let lease: StreamLease
     /// Whether the actor still holds the statement. Changed only by the iterator that owns the
     /// handle (an iterator is used by one task at a time).
     var isOpen = true
 
-    init(database: Database, id: UInt64) {
+    init(database: Database, id: UInt64, lease: StreamLease) {
         self.database = database
         self.id = id
+        self.lease = lease
     }
 
     /// Releases the statement now rather than at deinit.
     func close() {
         guard isOpen else { return }
         isOpen = false
+        lease.abandon()
         let database = self.database
         let id = self.id
         Task { await database.closeStream(id) }
@@ -121,6 +146,7 @@ final class StreamHandle: @unchecked Sendable {
 struct OpenStreams {
     final class Entry {
         let statement: Statement
+        let lease = StreamLease()
         var columns: RowColumns?
 
         init(statement: Statement) {
@@ -145,6 +171,12 @@ struct OpenStreams {
     /// Releases stream `id`'s statement.
     mutating func close(_ id: UInt64) {
         if let entry = entries.removeValue(forKey: id) { entry.statement.reset() }
+    }
+
+    /// Releases the statements of iterators that went away (``StreamLease``).
+    mutating func closeAbandoned() {
+        guard !entries.isEmpty else { return }
+        for (id, entry) in entries where entry.lease.isAbandoned { close(id) }
     }
 
     /// Releases every statement.
@@ -216,7 +248,7 @@ extension Database {
     /// Reads the next batch of stream `id`, or opens the stream (with `id` nil) and reads its
     /// first batch. A stream that ends or fails is released here.
     func streamBatch(_ id: UInt64?, query: QuerySource, limit: Int) async throws
-        -> (id: UInt64, rows: [Row], done: Bool) {
+        -> (id: UInt64, lease: StreamLease, rows: [Row], done: Bool) {
         var current = id
         do {
             return try await perform { core in
@@ -225,14 +257,24 @@ extension Database {
                     guard let open = streams[id] else { throw SqlCipherError.connectionNotUsable }
                     entry = open
                 } else {
-                    let opened = streams.open(try core.openStatement(query))
+                    let statement = try core.openStatement(query)
+                    // A statement that writes and stays open between batches would hold back the
+                    // commit of every later write of this database (SQLite commits only when no
+                    // writing statement is pending), silently.
+                    guard statement.isReadOnly else {
+                        throw SqlCipherError.invalidQuery(
+                            reason: "a stream runs only statements that read, and `\(statement.sql)` writes: left "
+                                + "open between batches, it would hold back the commit of every later write. Run it "
+                                + "with execute, or with query for its rows")
+                    }
+                    let opened = streams.open(statement)
                     current = opened
                     entry = streams[opened].unsafelyUnwrapped
                 }
                 let batch = try entry.statement.fetch(limit: limit, columns: &entry.columns)
                 let number = current.unsafelyUnwrapped
                 if batch.done { streams.close(number) }
-                return (number, batch.rows, batch.done)
+                return (number, entry.lease, batch.rows, batch.done)
             }
         } catch {
             if let current { streams.close(current) }

@@ -177,6 +177,8 @@ public actor Database {
 
     /// The synchronous part of ``perform(_:)``: no other call interleaves with it.
     private func run<T>(_ work: (SQLiteConnection) throws -> T, on core: SQLiteConnection, call: UInt64) throws -> T {
+        // Before anything else: the statements of streams whose loop has already been left.
+        streams.closeAbandoned()
         let gate = core.interruptGate
         gate.begin(call)
         defer { gate.end(call) }

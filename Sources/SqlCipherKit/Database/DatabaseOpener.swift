@@ -53,10 +53,11 @@ enum DatabaseOpener {
             connection = try SQLiteConnection(path: path)
         }
         // What raw SQL may do on this connection (SQLiteConnection+Guards.swift): an encrypted
-        // database refuses page_size and plaintext attachments; VACUUM INTO would write its copy
-        // with SQLCipher's default settings, so it is refused when others were given.
+        // database refuses page_size, plaintext attachments and VACUUM INTO, whose copy takes its
+        // key from the target (a `file:...?key=` URI writes plaintext) and SQLCipher's default
+        // settings, neither of which can be checked before it runs.
         connection.changeTracker.sqlGuard.isEncrypted = encrypted
-        connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted || cipher == .default
+        connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted
         // Files this call brings into existence, removed again when the open fails. A file that was
         // there before (even an empty one) is never removed, and a read-only open removes nothing:
         // it creates nothing, and a companion file appearing meanwhile belongs to another writer.

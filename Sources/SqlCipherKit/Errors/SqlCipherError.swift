@@ -93,16 +93,21 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// before the statement returned; nothing was written to it, and the empty file the statement
     /// created for a missing path was removed.
     case unsafeAttach(schema: String, path: String, encrypted: Bool, sql: String)
-    /// `VACUUM INTO` on an encrypted database opened with non-default ``CipherSettings``:
-    /// SQLCipher writes the copy with its default settings instead of the database's, which leaves
-    /// a copy that the settings of the original do not open (measured with SQLCipher 4.6.1).
-    /// Nothing was run.
+    /// `VACUUM INTO` on an encrypted database: SQLCipher takes the copy's key from the target (a
+    /// `file:...?key=` URI with an empty key writes the whole database in plaintext) and writes it
+    /// with its default settings, not the database's (measured with SQLCipher 4.6.1). Neither can
+    /// be checked before the statement runs. Nothing was run.
     case unsafeVacuumInto(sql: String)
     /// A transaction control statement (`BEGIN`, `COMMIT`, `END`, `ROLLBACK`, `SAVEPOINT`,
     /// `RELEASE`) ran inside the body of ``Database/transaction(_:)``, ``Database/savepoint(_:)``,
     /// ``Connection/savepoint(_:)``, a migration or a batch save, which own the transaction.
     /// Nothing was run; the transaction is as it was before the statement.
     case transactionControlInBody(sql: String)
+    /// SQLite rolled back the transaction of a ``Database/transaction(_:)``,
+    /// ``Database/savepoint(_:)`` or ``Database/read(_:)`` body after an earlier error in it (an
+    /// interrupted or failed write, a full disk), and the body went on: `sql` was not run, so
+    /// nothing of the body is committed.
+    case transactionRolledBack(sql: String)
     /// A row has no column of that name.
     case columnNotFound(name: String, available: [String])
     /// A row has no column at that index.
@@ -246,9 +251,14 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "KEY clause out to attach with this database's key, or give a non-empty key; for a plaintext copy "
                 + "use exportDecrypted(to:)."
         case let .unsafeVacuumInto(sql):
-            return "`\(sql)` would write a copy with SQLCipher's default settings, not the CipherSettings this "
-                + "database was opened with, so the copy would not open with them; the statement was not run. Use "
-                + "Database.export(to:key:cipher:), which writes the copy with the settings you give and verifies it."
+            return "`\(sql)` would write a copy of this encrypted database whose key comes from the target (a "
+                + "`file:...?key=` URI writes it in plaintext) and whose settings are SQLCipher's defaults, neither of "
+                + "which can be checked before it runs; the statement was not run. Use Database.export(to:key:cipher:), "
+                + "which writes the copy with the key and settings you give and verifies it."
+        case let .transactionRolledBack(sql):
+            return "SQLite rolled back this body's transaction after an earlier error in it (an interrupted or "
+                + "failed write, or a full disk), so `\(sql)` was not run and nothing of the body is committed. "
+                + "Let that first error propagate out of the body, then run the transaction again."
         case let .transactionControlInBody(sql):
             return "`\(sql)` would end or change the transaction that transaction { } or savepoint { } manages (the "
                 + "change could be committed while the call reports a failure), so it was not run. Return from the "

@@ -184,6 +184,19 @@ import Testing
         try await db.execute("DROP TABLE items")
     }
 
+    @Test func aStreamRefusesStatementsThatWrite() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory, rows: 3)
+        await #expect {
+            for try await _ in db.stream("DELETE FROM items") {}
+        } throws: { error in
+            guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+            return reason.contains("only statements that read")
+        }
+        #expect(try await db.query("SELECT count(*) FROM items")[0].get(0, as: Int.self) == 3)
+        #expect(await db.openStreamCount == 0)
+    }
+
     @Test func streamErrorsArriveAtTheLoop() async throws {
         let directory = TemporaryDirectory()
         let db = try await database(directory, rows: 3)
