@@ -246,7 +246,7 @@ extension SQLiteConnection {
         sqlGuard.attachStarted = nil
         guard sqlGuard.packageDepth == 0 else { return }
         var attached: [(schema: String, file: String)] = []
-        guard rawRows("PRAGMA database_list", { values in
+        guard rows("PRAGMA database_list", columns: [0, 1, 2], { values in
             if case .integer(let seq) = values[0], seq > 1, case .text(let schema) = values[1],
                case .text(let file) = values[2], !file.isEmpty {
                 attached.append((schema, file))
@@ -256,10 +256,10 @@ extension SQLiteConnection {
             // SQLCipher answers cipher_page_size only for a database with a codec (both versions).
             var encrypted = false
             let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            _ = rawRows("PRAGMA \(quoted).cipher_page_size") { _ in encrypted = true }
+            _ = rows("PRAGMA \(quoted).cipher_page_size", columns: []) { _ in encrypted = true }
             guard encrypted != sqlGuard.isEncrypted else { continue }
             scb_reset(statement.handle)
-            if !rawRows("DETACH DATABASE \(quoted)", { _ in }) {
+            if !rows("DETACH DATABASE \(quoted)", columns: [], { _ in }) {
                 // Never leave such a database usable: from now on the authorizer refuses every
                 // statement of this connection, which must be closed.
                 sqlGuard.unsafeAttachment = (schema, file, encrypted)
@@ -284,26 +284,6 @@ extension SQLiteConnection {
             return
         }
         unlink(path)
-    }
-
-    /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and
-    /// hands each row's first three columns to `body`; false on error.
-    private func rawRows(_ sql: String, _ body: ([DatabaseValue]) -> Void) -> Bool {
-        var raw: OpaquePointer?
-        guard scb_prepare(handle, sql, -1, 0, &raw, nil) == 0, let raw else { return false }
-        defer { scb_finalize(raw) }
-        while true {
-            let rc = scb_step(raw)
-            if rc == 101 { return true }
-            guard rc == 100 else { return false }
-            body((0..<min(3, scb_column_count(raw))).map { column in
-                switch scb_column_type(raw, column) {
-                case 1: return .integer(scb_column_int64(raw, column))
-                case 3: return .text(scb_column_text(raw, column).map { String(cString: $0) } ?? "")
-                default: return .null
-                }
-            })
-        }
     }
 
     /// Whether `name` is `temp_store` or `temp_store_directory` (for the error's wording).

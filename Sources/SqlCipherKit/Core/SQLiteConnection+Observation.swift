@@ -157,8 +157,10 @@ extension SQLiteConnection {
         return region
     }
 
-    /// Runs `sql` with the raw API and hands the given columns of each row to `body`; false on error.
-    private func rows(_ sql: String, columns: [Int32], _ body: ([DatabaseValue]) -> Void) -> Bool {
+    /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and
+    /// hands the given columns of each row to `body` (NULL for a column the result lacks); false on
+    /// error. For the package's own bookkeeping queries: live-query analysis and the ATTACH check.
+    func rows(_ sql: String, columns: [Int32], _ body: ([DatabaseValue]) -> Void) -> Bool {
         var raw: OpaquePointer?
         guard scb_prepare(handle, sql, -1, 0, &raw, nil) == 0, let raw else { return false }
         defer { scb_finalize(raw) }
@@ -166,7 +168,9 @@ extension SQLiteConnection {
             let rc = scb_step(raw)
             if rc == 101 { return true }
             guard rc == 100 else { return false }
+            let count = scb_column_count(raw)
             body(columns.map { column in
+                guard column < count else { return .null }
                 switch scb_column_type(raw, column) {
                 case 1: return .integer(scb_column_int64(raw, column))
                 case 3: return .text(scb_column_text(raw, column).map { String(cString: $0) } ?? "")
