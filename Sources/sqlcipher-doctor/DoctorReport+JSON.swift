@@ -8,6 +8,8 @@ extension DoctorReport {
         var selfTest: SelfTest
         /// Present only when `ok` is false.
         var error: String?
+        /// What works but an operator should know (a fallback to SQLCipher 3); empty otherwise.
+        var warnings: [String]
     }
 
     struct Library: Encodable {
@@ -23,6 +25,9 @@ extension DoctorReport {
         @Nullable var cipherVersion: String?
         @Nullable var cipherProvider: String?
         @Nullable var cipherProviderVersion: String?
+        /// The SQL features probed on the library (``LibraryCapabilities``); null when refused.
+        @Nullable var features: [String]?
+        @Nullable var missingFeatures: [String]?
     }
 
     struct Audit: Encodable {
@@ -76,7 +81,9 @@ extension DoctorReport {
                 loadMethod: library?.loadMethod, alreadyLoaded: library?.wasAlreadyLoaded,
                 sqliteVersion: library?.sqliteVersion, sqliteVersionNumber: library?.sqliteVersionNumber,
                 sqliteSourceId: library?.sqliteSourceID, cipherVersion: library?.cipherVersion,
-                cipherProvider: library?.cipherProvider, cipherProviderVersion: library?.cipherProviderVersion),
+                cipherProvider: library?.cipherProvider, cipherProviderVersion: library?.cipherProviderVersion,
+                features: library?.capabilities.features.sorted().map(\.rawValue),
+                missingFeatures: library?.capabilities.missing.map(\.rawValue)),
             bindingAudit: Audit(
                 status: auditStatus.rawValue,
                 // A binding conflict is an audit result, so the audit ran.
@@ -92,6 +99,7 @@ extension DoctorReport {
                 status: selfTestStatus.rawValue, headerEncrypted: selfTest?.headerEncrypted ?? false,
                 keyKind: selfTest?.keyKind.rawValue,
                 checks: selfTest?.checks.map { Check(name: $0.name.rawValue, passed: $0.passed, detail: $0.detail) } ?? []),
-            error: error)
+            error: error,
+            warnings: warnings)
     }
 }

@@ -34,6 +34,13 @@ extension DoctorReport {
             let provider = [library.cipherProvider, library.cipherProviderVersion.map { "(\($0))" }]
                 .compactMap { $0 }.joined(separator: " ")
             lines.append(field("crypto provider", provider.isEmpty ? "not reported" : provider))
+            let capabilities = library.capabilities
+            let features = capabilities.features.sorted().map(\.rawValue).joined(separator: ", ")
+            lines.append(field("features", features.isEmpty ? "none of those probed" : features))
+            if !capabilities.missing.isEmpty {
+                lines.append(field("missing", capabilities.missing.map(\.rawValue).joined(separator: ", ")))
+            }
+            lines += warnings.map { "  warning: " + $0 }
         } else {
             if let path = libraryPath { lines.append(field("path", path)) }
             lines.append(field("refused", loadError.map { Self.libraryErrorText($0, source: source, requested: requestedPath) }

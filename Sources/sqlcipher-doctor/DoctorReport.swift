@@ -43,6 +43,18 @@ struct DoctorReport {
     /// Whether every check passed.
     var ok: Bool { library != nil && loadError == nil && selfTest?.passed == true }
 
+    /// Things that work but that an operator should know: today, a fallback to SQLCipher 3.
+    /// Warnings do not change `ok` or the exit code.
+    var warnings: [String] {
+        guard let library, library.cipherMajorVersion < 4 else { return [] }
+        let missing = library.capabilities.missing.map(\.rawValue).joined(separator: ", ")
+        return ["SQLCipher \(library.cipherVersion) (SQLite \(library.sqliteVersion)) is in use"
+            + (source == .discovery ? " because no SQLCipher 4 library was found" : "")
+            + ": it reads and writes only SQLCipher 3 files and lacks \(missing.isEmpty ? "nothing probed" : missing). "
+            + "Install SQLCipher 4 (Debian 12: apt-get install -t bookworm-backports libsqlcipher1; Debian 13 and "
+            + "Ubuntu 24.04: apt-get install libsqlcipher1)."]
+    }
+
     /// What went wrong, for the report's last line and the JSON `error`; nil when all passed.
     var error: String? {
         if let loadError { return Self.libraryErrorText(loadError, source: source, requested: requestedPath) }

@@ -29,6 +29,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case unsupportedRuntime(reason: String)
     /// A different SQLCipher library is already in use by this process.
     case libraryAlreadyLoaded(loaded: String, requested: String)
+    /// The loaded library is older than, or lacks features that, the program requires
+    /// (``SqlCipherLibrary/require(minimumCipherVersion:_:)``).
+    case libraryTooOld(loaded: String, required: String, missing: [String])
 
     // MARK: Opening and keys
 
@@ -189,6 +192,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .notPlaintextDatabase(path):
             return "\(path) is not a plaintext SQLite database (it is encrypted, or not a database). "
                 + "Open it with Database(path:key:) or Database(path:rawKey:)."
+        case let .libraryTooOld(loaded, required, missing):
+            return "The loaded library, \(loaded), lacks what this program requires (\(required)): "
+                + "\(missing.joined(separator: ", ")). Install SQLCipher 4 (Debian 12: apt-get install -t "
+                + "bookworm-backports libsqlcipher1; Debian 13 and Ubuntu 24.04: apt-get install libsqlcipher1) and point "
+                + "\(SqlCipherLibrary.environmentVariable) at it, or remove it from the requirement."
         case let .notADatabase(path, reason):
             return "\(path) is not a database: \(reason). Check the path; run `sqlcipher-doctor inspect \(path)`."
         case let .cannotOpen(path, reason):

@@ -1,0 +1,141 @@
+import CSqlCipherBridge
+import Synchronization
+
+/// What the loaded SQLCipher library can do, probed on the library itself rather than assumed from
+/// its version number: Debian's SQLCipher 3.4.1 (SQLite 3.15.2) lacks most of these, and builds of
+/// the same version can differ in their compile-time options (JSON, FTS5).
+///
+/// ```swift
+/// let library = try SqlCipherLibrary.shared
+/// if !library.capabilities.features.contains(.returning) {
+///     // fall back to lastInsertRowID
+/// }
+/// try library.require(minimumCipherVersion: "4.0", .upsert, .json)   // typed error if older
+/// ```
+///
+/// Each feature is probed once per process, on first use, by compiling one statement of it on a
+/// private in-memory database (and, for FTS5, creating a table there): nothing touches a file.
+public struct LibraryCapabilities: Sendable, Equatable {
+    /// A SQL feature that not every SQLite has.
+    public enum Feature: String, Sendable, CaseIterable, Comparable {
+        /// `INSERT … ON CONFLICT … DO UPDATE` (SQLite 3.24, https://sqlite.org/lang_upsert.html).
+        case upsert
+        /// `INSERT/UPDATE/DELETE … RETURNING` (SQLite 3.35, https://sqlite.org/lang_returning.html).
+        case returning
+        /// `ALTER TABLE … DROP COLUMN` (SQLite 3.35, https://sqlite.org/lang_altertable.html).
+        case dropColumn
+        /// `ALTER TABLE … RENAME COLUMN` (SQLite 3.25).
+        case renameColumn
+        /// Window functions such as `row_number() OVER (…)` (SQLite 3.25, https://sqlite.org/windowfunctions.html).
+        case windowFunctions
+        /// The JSON functions such as `json_extract` (https://sqlite.org/json1.html).
+        case json
+        /// The FTS5 full-text search module (https://sqlite.org/fts5.html).
+        case fts5
+
+        /// Orders features by their declaration, for stable reports.
+        public static func < (lhs: Feature, rhs: Feature) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+
+        /// A statement that compiles (or, for FTS5, runs) only where the feature exists, on a
+        /// database that has `t(a PRIMARY KEY, b)`.
+        var probe: (sql: String, run: Bool) {
+            switch self {
+            case .upsert: return ("INSERT INTO t(a) VALUES (1) ON CONFLICT(a) DO UPDATE SET b = excluded.b", false)
+            case .returning: return ("INSERT INTO t(a) VALUES (1) RETURNING a", false)
+            case .dropColumn: return ("ALTER TABLE t DROP COLUMN b", false)
+            case .renameColumn: return ("ALTER TABLE t RENAME COLUMN b TO c", false)
+            case .windowFunctions: return ("SELECT row_number() OVER (ORDER BY a) FROM t", false)
+            case .json: return ("SELECT json_extract('{\"k\":1}', '$.k')", false)
+            case .fts5: return ("CREATE VIRTUAL TABLE f USING fts5(x)", true)
+            }
+        }
+    }
+
+    /// The features the library has.
+    public let features: Set<Feature>
+
+    /// The features the library lacks, in declaration order.
+    public var missing: [Feature] { Feature.allCases.filter { !features.contains($0) } }
+
+    /// Probes `Feature.allCases` on a private in-memory database of the loaded library.
+    static func probe() -> LibraryCapabilities {
+        var db: OpaquePointer?
+        // SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY: nothing on disk.
+        guard scb_open_v2(":memory:", &db, 0x02 | 0x04 | 0x80, nil) == 0, let db else {
+            if let db { scb_close_v2(db) }
+            return LibraryCapabilities(features: [])
+        }
+        defer { scb_close_v2(db) }
+        guard run(db, "CREATE TABLE t(a PRIMARY KEY, b)") else { return LibraryCapabilities(features: []) }
+        var found: Set<Feature> = []
+        for feature in Feature.allCases {
+            let probe = feature.probe
+            if probe.run ? run(db, probe.sql) : compiles(db, probe.sql) { found.insert(feature) }
+        }
+        return LibraryCapabilities(features: found)
+    }
+
+    private static func compiles(_ db: OpaquePointer, _ sql: String) -> Bool {
+        var statement: OpaquePointer?
+        let rc = scb_prepare(db, sql, -1, 0, &statement, nil)
+        if let statement { scb_finalize(statement) }
+        return rc == 0 && statement != nil
+    }
+
+    private static func run(_ db: OpaquePointer, _ sql: String) -> Bool {
+        var statement: OpaquePointer?
+        guard scb_prepare(db, sql, -1, 0, &statement, nil) == 0, let statement else { return false }
+        defer { scb_finalize(statement) }
+        return scb_step(statement) == 101
+    }
+}
+
+extension SqlCipherLibrary {
+    private static let probedCapabilities = Mutex<LibraryCapabilities?>(nil)
+
+    /// What this library can do (``LibraryCapabilities``), probed once per process.
+    public var capabilities: LibraryCapabilities {
+        Self.probedCapabilities.withLock { cached in
+            if let cached { return cached }
+            let probed = LibraryCapabilities.probe()
+            cached = probed
+            return probed
+        }
+    }
+
+    /// Returns the library when it is SQLCipher `minimumCipherVersion` or later (`"4.0"`,
+    /// `"4.5.1"`) and has every feature in `features`; a program calls it once at start-up so that
+    /// an older library is refused with a clear error instead of failing later in some query.
+    ///
+    /// ```swift
+    /// let library = try SqlCipherLibrary.shared.require(minimumCipherVersion: "4.0", .json)
+    /// ```
+    /// - Throws: ``SqlCipherError/libraryTooOld(loaded:required:missing:)``.
+    @discardableResult
+    public func require(minimumCipherVersion: String? = nil, _ features: LibraryCapabilities.Feature...) throws
+        -> SqlCipherLibrary {
+        var required: [String] = []
+        var missing: [String] = []
+        if let minimumCipherVersion {
+            required.append("SQLCipher \(minimumCipherVersion)")
+            let wanted = Self.versionComponents(minimumCipherVersion)
+            let padded = wanted + Array(repeating: 0, count: max(0, 3 - wanted.count))
+            if !cipherVersionIsAtLeast(padded[0], padded[1], padded[2]) {
+                missing.append("SQLCipher \(minimumCipherVersion) or later")
+            }
+        }
+        let absent = capabilities.missing
+        for feature in features {
+            required.append(feature.rawValue)
+            if absent.contains(feature) && !missing.contains(feature.rawValue) { missing.append(feature.rawValue) }
+        }
+        guard missing.isEmpty else {
+            throw SqlCipherError.libraryTooOld(
+                loaded: "SQLCipher \(cipherVersion) (SQLite \(sqliteVersion)) at \(path)",
+                required: required.joined(separator: ", "), missing: missing)
+        }
+        return self
+    }
+}
