@@ -421,6 +421,44 @@ import Testing
         #expect(try await db.query("SELECT count(*) FROM b.sqlite_master")[0].get(0, as: Int.self) == 0)
     }
 
+    /// Held: `ON DELETE SET DEFAULT` evaluates the child column's DEFAULT when a parent row is
+    /// deleted; SQLite codes that action as a trigger, which is resolved through the authorizer,
+    /// so the DELETE is refused and `sqlcipher_export` does not run.
+    @Test func sqlcipherExportThroughOnDeleteSetDefaultIsRefused() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        try await db.execute("PRAGMA foreign_keys = ON")
+        try await db.execute("ATTACH '\(directory.path("b.db"))' AS b KEY 'other'")
+        try await db.execute("CREATE TABLE parent(id INTEGER PRIMARY KEY)")
+        _ = try? await db.execute("""
+            CREATE TABLE child(id INTEGER PRIMARY KEY, p INTEGER DEFAULT (sqlcipher_export('b')) \
+            REFERENCES parent(id) ON DELETE SET DEFAULT)
+            """)
+        try await db.execute("INSERT INTO parent VALUES (1)")
+        _ = try? await db.execute("INSERT INTO child(id, p) VALUES (1, 1)")
+        _ = try? await db.execute("DELETE FROM parent WHERE id = 1")
+        let copied = try await db.query("SELECT name FROM b.sqlite_master").compactMap { $0.get(0, as: String.self) }
+        #expect(copied.isEmpty, "sqlcipher_export ran from a DELETE and copied \(copied) into b")
+    }
+
+    /// DEFECT, same class as `impossibleCalendarTextIsNotADate`, through an entity: a stored
+    /// '2024-02-30' decodes as 1 March instead of failing.
+    struct Event: Entity {
+        static let tableName = TableName("events")
+        static let primaryKey: WritableKeyPath<Event, Int?> & Sendable = \.id
+        var id: Int?
+        var at: Date
+    }
+
+    @Test func impossibleDateInAnEntityColumnFailsToDecode() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        try await db.execute("CREATE TABLE events(id INTEGER PRIMARY KEY, at TEXT)")
+        try await db.execute("INSERT INTO events VALUES (1, '2024-02-30 10:00:00')")
+        let fetched = try? await db.fetch(Event.self)
+        #expect(fetched == nil, "decoded as \(String(describing: fetched?.first?.at))")
+    }
+
     /// Held: `PRAGMA key` (and rekey) from a migration's SQL and from a live request's closure.
     @Test func keyPragmaFromAMigrationAndALiveRequest() async throws {
         struct Keyed: Migration {
