@@ -39,9 +39,17 @@ extension SQLiteConnection {
     /// put on disk by default (`SQLITE_TEMP_STORE=1`): the package sets `temp_store = MEMORY` and
     /// refuses every statement that would undo it. Reading either pragma stays allowed.
     ///
+    /// `writable_schema` may be read and turned off, never on: with it, `UPDATE sqlite_master` can
+    /// leave one malformed schema entry, after which no key opens the file again (all its rows are
+    /// lost; https://sqlite.org/pragma.html#pragma_writable_schema).
+    ///
     /// Called from the C authorizer on every pragma: it compares bytes in place and allocates nothing.
     static func refusesPragma(_ name: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) -> Bool {
         guard let value else { return false }
+        if strcasecmp(name, "writable_schema") == 0 {
+            return strcmp(value, "0") != 0 && strcasecmp(value, "off") != 0 && strcasecmp(value, "no") != 0
+                && strcasecmp(value, "false") != 0
+        }
         if strcasecmp(name, "temp_store_directory") == 0 { return true }
         guard strcasecmp(name, "temp_store") == 0 else { return false }
         // SQLite's own reading of the value (getTempStore in pragma.c): a leading digit 0-2 is
@@ -203,19 +211,43 @@ extension SQLiteConnection {
         }
     }
 
-    /// Throws ``SqlCipherError/unsafeVacuumInto(sql:)`` when the statement just compiled is
-    /// `VACUUM ... INTO` and this database does not allow it. `VACUUM` reports nothing to the
-    /// authorizer, so the statement's own text is read: its first word and an `INTO` keyword.
-    func refuseVacuumInto(_ handle: OpaquePointer, sql: String) throws {
+    /// The refusals that the authorizer cannot make, judged on the text of the statement just
+    /// compiled:
+    /// - ``SqlCipherError/unsafeVacuumInto(sql:)`` for `VACUUM ... INTO` where this database does
+    ///   not allow it (`VACUUM` reports nothing to the authorizer);
+    /// - ``SqlCipherError/unsafeFunction(name:sql:)`` for a `CREATE TABLE` or `ALTER TABLE` whose text calls a
+    ///   `sqlcipher*` function: SQLite compiles a column `DEFAULT` (and a generated column) without
+    ///   telling the authorizer about its functions, so `DEFAULT (sqlcipher_export('b'))` would copy
+    ///   the database at the next `INSERT`.
+    /// Only statements that start with `VACUUM`, `CREATE`, `ALTER` or a comment are tokenized.
+    func refuseByText(_ handle: OpaquePointer, sql: String) throws {
         guard let text = scb_sql(handle) else { return }
         var cursor = text
         while cursor.pointee == 32 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
-        // Only statements that start with VACUUM, or with a comment (rare), are tokenized.
         let first = cursor.pointee
-        guard strncasecmp(cursor, "vacuum", 6) == 0 || first == 45 || first == 47 else { return }
-        guard let tokens = SQLTokenizer.tokenize(String(cString: text)), tokens.first?.isKeyword("VACUUM") == true,
-              tokens.contains(where: { $0.isKeyword("INTO") }) else { return }
-        throw SqlCipherError.unsafeVacuumInto(sql: sql)
+        let vacuum = strncasecmp(cursor, "vacuum", 6) == 0
+        let schema = strncasecmp(cursor, "create", 6) == 0 || strncasecmp(cursor, "alter", 5) == 0
+        guard vacuum || schema || first == 45 || first == 47 else { return }
+        guard let tokens = SQLTokenizer.tokenize(String(cString: text)), let head = tokens.first else { return }
+        if head.isKeyword("VACUUM") {
+            if !changeTracker.sqlGuard.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
+                throw SqlCipherError.unsafeVacuumInto(sql: sql)
+            }
+        } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), changeTracker.sqlGuard.packageDepth == 0,
+                  tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
+            // Tables only: views and triggers are resolved, so the authorizer refuses their calls
+            // when they are used (docs/security.md).
+            // A call in expression position: after a symbol or an expression keyword, so that a
+            // table named sqlcipher_log in `CREATE TABLE sqlcipher_log(x)` is not taken for one.
+            let expressionKeywords = ["DEFAULT", "AS", "SELECT", "WHEN", "THEN", "ELSE", "AND", "OR", "NOT", "CHECK"]
+            for index in tokens.indices.dropFirst().dropLast() {
+                let token = tokens[index], previous = tokens[index - 1]
+                guard token.kind == .word || token.kind == .quotedIdentifier,
+                      token.identifier?.lowercased().hasPrefix("sqlcipher") == true, tokens[index + 1].isSymbol("("),
+                      previous.kind == .symbol || expressionKeywords.contains(where: previous.isKeyword) else { continue }
+                throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql)
+            }
+        }
     }
 
     /// Notes when a user's `ATTACH` starts (see ``SQLGuard/attachStarted``); called before its

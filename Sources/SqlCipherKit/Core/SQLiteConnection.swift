@@ -114,9 +114,7 @@ final class SQLiteConnection {
             throw prepareError(rc, sql: sql)
         }
         guard let statement else { return nil }
-        if !sqlGuard.allowsVacuumInto {
-            do { try refuseVacuumInto(statement, sql: sql) } catch { scb_finalize(statement); throw error }
-        }
+        do { try refuseByText(statement, sql: sql) } catch { scb_finalize(statement); throw error }
         let prepared = Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
         prepared.guardKind = kind
         return prepared
@@ -199,9 +197,7 @@ final class SQLiteConnection {
                 }
                 guard let handle else { break }
                 changeTracker.sqlGuard.refused = nil
-                if !changeTracker.sqlGuard.allowsVacuumInto {
-                    do { try refuseVacuumInto(handle, sql: sql) } catch { scb_finalize(handle); throw error }
-                }
+                do { try refuseByText(handle, sql: sql) } catch { scb_finalize(handle); throw error }
                 let text = String(cString: scb_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
                 let statement = Statement(handle: handle, sql: text, hasTrailingStatements: false, connection: self)
                 statement.guardKind = changeTracker.sqlGuard.kind

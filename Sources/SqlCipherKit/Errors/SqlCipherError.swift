@@ -239,6 +239,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "`\(sql)` sets PRAGMA \(name) = \(value), which would \(effect). SqlCipherKit keeps temporary data "
                 + "in memory (temp_store = MEMORY), so the statement was not run. Remove it; reading PRAGMA \(name) "
                 + "is allowed, and PRAGMA temp_store = MEMORY is accepted."
+        case let .unsafePragma(name, value, sql) where name.lowercased() == "writable_schema":
+            return "`\(sql)` sets PRAGMA writable_schema = \(value), which lets statements edit sqlite_master directly: "
+                + "one malformed entry and no key opens the file again, losing every row. The statement was not run. "
+                + "Change the schema with CREATE, ALTER and DROP (or migrations); reading the pragma and turning it off "
+                + "are allowed."
         case let .unsafePragma(name, value, sql):
             return CipherPragmaRule.refusalDescription(name: name, value: value, sql: sql)
         case let .unsafeFunction(name, sql):

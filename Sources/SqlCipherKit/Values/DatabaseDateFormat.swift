@@ -68,7 +68,8 @@ enum DatabaseDateFormat {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.expect(UInt8(ascii: "-")),
               let month = scanner.number(digits: 2), scanner.expect(UInt8(ascii: "-")),
-              let day = scanner.number(digits: 2), (1...12).contains(month), (1...31).contains(day)
+              let day = scanner.number(digits: 2), (1...12).contains(month),
+              (1...daysInMonth(year: year, month: month)).contains(day)
         else { return nil }
         var seconds: Double = 0
         if scanner.expect(UInt8(ascii: " ")) || scanner.expect(UInt8(ascii: "T")) {
@@ -98,7 +99,8 @@ enum DatabaseDateFormat {
             } else if let sign = scanner.peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
                 scanner.advance()
                 guard let offsetHours = scanner.number(digits: 2), scanner.expect(UInt8(ascii: ":")),
-                      let offsetMinutes = scanner.number(digits: 2) else { return nil }
+                      let offsetMinutes = scanner.number(digits: 2),
+                      offsetHours <= 14, offsetMinutes < 60 else { return nil }  // SQLite's own limits
                 let offset = Double(offsetHours * 3600 + offsetMinutes * 60)
                 seconds -= sign == UInt8(ascii: "+") ? offset : -offset
             }
@@ -106,6 +108,16 @@ enum DatabaseDateFormat {
         guard scanner.atEnd else { return nil }
         let days = daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day))
         return Date(timeIntervalSince1970: Double(days) * 86_400 + seconds)
+    }
+
+    /// The days of `month` in `year` (proleptic Gregorian): a day past them is no date, not the
+    /// first days of the next month.
+    private static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian, days since 1970-01-01).

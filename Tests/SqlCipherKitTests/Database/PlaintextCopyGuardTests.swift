@@ -22,6 +22,25 @@ import Testing
 
     // MARK: sqlcipher_export
 
+    /// Column DEFAULTs and generated columns reach no authorizer, so CREATE/ALTER TABLE text is read:
+    /// a call in expression position is refused, a table or column merely named sqlcipher_… is not.
+    @Test func sqlcipherCallsInTableDefinitionsAreRefusedAndNamesAreNot() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("d.db"), rawKey: rawKey())
+        for sql in ["CREATE TABLE a(x, y DEFAULT (sqlcipher_export('main')))",
+                    "CREATE TEMP TABLE b(x DEFAULT (1 + \"SQLCipher_Export\"('main')))",
+                    "CREATE TABLE c(x CHECK (x OR sqlcipher_export('main')))"] {
+            await #expect(throws: SqlCipherError.self, "\(sql)") { try await db.execute(sql) }
+        }
+        try await db.execute("CREATE TABLE sqlcipher_log(sqlcipher_note TEXT DEFAULT 'sqlcipher_export(x)')")
+        try await db.execute("ALTER TABLE sqlcipher_log ADD COLUMN n INTEGER DEFAULT 0")
+        await #expect(throws: SqlCipherError.self) {
+            try await db.execute("ALTER TABLE sqlcipher_log ADD COLUMN m DEFAULT (sqlcipher_export('main'))")
+        }
+        try await db.execute("INSERT INTO sqlcipher_log(n) VALUES (1)")
+        #expect(try await db.query("SELECT sqlcipher_note FROM sqlcipher_log")[0].get(0, as: String.self) == "sqlcipher_export(x)")
+    }
+
     @Test func sqlcipherExportIsRefusedInEverySpelling() async throws {
         let dir = TemporaryDirectory()
         let marker = Self.marker()
