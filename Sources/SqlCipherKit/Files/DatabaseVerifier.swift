@@ -10,7 +10,7 @@ import Darwin
 /// changing a byte of it or creating a file beside it: the engine of `sqlcipher-doctor verify`.
 ///
 /// Package API rather than public: an application opens its database with ``Database`` and checks
-/// it with ``Database/verifyIntegrity()``; this is the operator's view of a file at rest.
+/// it with ``Database/verifyIntegrity(progress:)``; this is the operator's view of a file at rest.
 ///
 /// Why the file is opened the way it is (measured with both libraries, docs/doctor.md):
 /// - `SQLITE_OPEN_READONLY` (or `mode=ro`) is not enough: on a database in WAL mode SQLite creates
