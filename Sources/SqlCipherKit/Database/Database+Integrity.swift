@@ -111,6 +111,8 @@ extension Database {
                 problems.append("\(IntegrityReport.Check.cipherHMAC.rawValue): stopped with SQLite error \(code): \(message)")
             }
             run.append(.cipherHMAC)
+            // cipher_integrity_check runs no SQL inside, so the interrupt cannot stop it: stop here.
+            if gate.isCancellingCurrentCall { throw CancellationError() }
             reporter?.report(1)
         }
 

@@ -181,7 +181,8 @@ import Testing
         let task = Task { try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher, progress: recorder.closure) }
         let result = await task.result
         #expect(throws: CancellationError.self) { _ = try result.get() }
-        #expect(FileManager.default.contents(atPath: path) == before)
+        #expect(Self.withoutWALHeaderCounters(try #require(FileManager.default.contents(atPath: path)), mode)
+            == Self.withoutWALHeaderCounters(before, mode))
         #expect(files(in: dir) == filesBefore)
 
         // A cancelled encrypt leaves no target either.
@@ -198,13 +199,24 @@ import Testing
         #expect(try await countRows(try Database(path: path, key: "k", cipher: fastCipher)) == Self.rows)
     }
 
+    /// A WAL file's bytes with the header's change counters (offsets 24 and 92) zeroed: taking a
+    /// WAL file for itself switches it to a rollback journal and back, two header writes that
+    /// move those counters and nothing else.
+    static func withoutWALHeaderCounters(_ data: Data, _ mode: JournalMode) -> Data {
+        guard mode == .wal, data.count >= 100 else { return data }
+        var copy = data
+        copy.replaceSubrange(24..<28, with: Data(count: 4))
+        copy.replaceSubrange(92..<96, with: Data(count: 4))
+        return copy
+    }
+
     @Test func aCancelledVerifyIntegrityThrowsAndTheDatabaseStaysUsable() async throws {
         let dir = TemporaryDirectory()
         let db = try await makeEncrypted(dir.path("check.db"))
         let recorder = Recorder(cancelAtFirst: true)
         let task = Task { try await db.verifyIntegrity(progress: recorder.closure) }
         await #expect(throws: CancellationError.self) { _ = try await task.value }
-        #expect(recorder.all.map(\.completed) == [0])
+        #expect(recorder.all.map(\.completed) == [0])  // stopped before the first check was reported
         #expect(try await db.verifyIntegrity().isOK)
         #expect(try await countRows(db) == Self.rows)
     }
