@@ -139,6 +139,19 @@ import Testing
         #expect(try await countRows(try Database(path: path, key: "legacy")) == 2_000)
     }
 
+    @Test func theDoctorsVerifierReportsChecks() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("verify.db")
+        let db = try await makeEncrypted(path, mode: .rollback)
+        await db.close()
+        let library = try loadedLibrary()
+        let recorder = Recorder()
+        let result = DatabaseVerifier.verify(path, key: "progress", candidates: try DatabaseVerifier.candidates(for: library, given: fastCipher),
+                                             library: library, progress: recorder.closure)
+        #expect(result.ok)
+        recorder.expectComplete(total: isSQLCipher4() ? 3 : 2, unit: .checks)
+    }
+
     // MARK: Cancellation
 
     @Test func aCancelledExportLeavesNoTargetAndTheDatabaseUsable() async throws {
