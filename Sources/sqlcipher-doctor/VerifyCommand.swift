@@ -58,8 +58,12 @@ enum VerifyCommand {
         } catch {
             throw UsageError(message: "the settings given cannot be used: \(error)", command: .verify)
         }
-        let results = options.files.map {
-            DatabaseVerifier.verify($0, key: key, candidates: candidates, library: library)
+        // A progress bar only for a person watching: never in --json, never into a file or pipe.
+        let showBar = !options.json && isatty(STDERR_FILENO) == 1
+        let results = options.files.map { file -> DatabaseVerification in
+            var progress: (@Sendable (DatabaseProgress) -> Void)?
+            if showBar { progress = { Self.drawBar(file, $0) } }
+            return DatabaseVerifier.verify(file, key: key, candidates: candidates, library: library, progress: progress)
         }
         let ok = results.allSatisfy(\.ok)
         let output = options.json
@@ -67,6 +71,17 @@ enum VerifyCommand {
                                    files: results.map(fileJSON), error: nil))
             : text(results, library: library, key: options.key)
         return (output, ok ? 0 : 1)
+    }
+
+    /// Draws `file`'s progress on one line of standard error, and clears it when the file is done.
+    static func drawBar(_ file: String, _ progress: DatabaseProgress) {
+        let width = 20
+        let filled = Int(progress.fraction * Double(width))
+        let line = progress.completed == progress.total
+            ? "\r\u{1B}[K"
+            : "\r\u{1B}[K\((file as NSString).lastPathComponent) [" + String(repeating: "#", count: filled)
+                + String(repeating: "-", count: width - filled) + "] \(progress.completed)/\(progress.total) checks"
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
     // MARK: JSON (docs/doctor.md)

@@ -27,6 +27,22 @@ final class InterruptGate: Sendable {
     private let shield = Atomic<Int>(0)
     /// The last call number handed out.
     private let calls = Atomic<UInt64>(0)
+    /// Whether a ``watching(cancellable:sample:_:)`` scope is open: the handler's fast path
+    /// reads only this.
+    private let watchOpen = Atomic<Bool>(false)
+    /// The open watch scope.
+    private let watch = Mutex<Watch?>(nil)
+    /// Set when the handler stopped a watched statement because its task was cancelled.
+    private let watchInterrupted = Atomic<Bool>(false)
+
+    /// A package operation that reports progress and may stop with its task.
+    private struct Watch {
+        let cancellable: Bool
+        let sample: (@Sendable () -> Void)?
+        let interval: Duration
+        var lastSample: ContinuousClock.Instant
+        var polls: Int = 0
+    }
 
     /// SQLite calls the handler about every this many virtual-machine instructions: a few
     /// microseconds of work, so a cancelled statement stops within well under a millisecond,
@@ -45,6 +61,7 @@ final class InterruptGate: Sendable {
 
     /// Whether the running statement must stop now.
     private var shouldInterrupt: Bool {
+        if watchOpen.load(ordering: .relaxed) && pollWatch() { return true }
         let call = running.load(ordering: .relaxed)
         return call != 0 && cancelled.load(ordering: .acquiring) == call && shield.load(ordering: .relaxed) == 0
     }
@@ -78,6 +95,55 @@ final class InterruptGate: Sendable {
     var isCancellingCurrentCall: Bool {
         let call = running.load(ordering: .relaxed)
         return call != 0 && wasCancelled(call)
+    }
+
+    /// The handler's part for an open watch scope: samples progress at most once per interval
+    /// (the clock is read only every 16th call) and asks for an interrupt once the task that runs
+    /// the statement is cancelled. The handler runs on that task's thread, so `Task.isCancelled`
+    /// is that task's own flag.
+    private func pollWatch() -> Bool {
+        let (cancellable, sample) = watch.withLock { watch -> (Bool, (@Sendable () -> Void)?) in
+            guard var current = watch else { return (false, nil) }
+            current.polls &+= 1
+            var due: (@Sendable () -> Void)?
+            if current.sample != nil && current.polls % 16 == 0 {
+                let now = ContinuousClock.now
+                if now - current.lastSample >= current.interval {
+                    current.lastSample = now
+                    due = current.sample
+                }
+            }
+            watch = current
+            return (current.cancellable, due)
+        }
+        if cancellable && shield.load(ordering: .relaxed) == 0 && Task.isCancelled {
+            watchInterrupted.store(true, ordering: .relaxed)
+            return true
+        }
+        sample?()
+        return false
+    }
+
+    /// Runs a long package operation's `body` (SQL on this gate's connection) under watch:
+    /// `sample` is called from the progress handler at most every `interval`, and, when
+    /// `cancellable`, a statement is interrupted as soon as the current task is cancelled and the
+    /// scope then throws `CancellationError` whatever error `body` reported. One progress handler
+    /// serves both this and the per-call cancellation of ``begin(_:)``; scopes do not nest.
+    func watching<T>(cancellable: Bool, interval: Duration = .milliseconds(50), sample: (@Sendable () -> Void)?,
+                     _ body: () throws -> T) throws -> T {
+        watchInterrupted.store(false, ordering: .relaxed)
+        watch.withLock { $0 = Watch(cancellable: cancellable, sample: sample, interval: interval, lastSample: .now) }
+        watchOpen.store(true, ordering: .relaxed)
+        defer {
+            watchOpen.store(false, ordering: .relaxed)
+            watch.withLock { $0 = nil }
+        }
+        do {
+            return try body()
+        } catch {
+            if cancellable && (watchInterrupted.load(ordering: .relaxed) || Task.isCancelled) { throw CancellationError() }
+            throw error
+        }
     }
 
     /// Runs `body` with interrupts held back: for the package's own clean-up.

@@ -28,29 +28,38 @@ extension Database {
     /// the key and checked: the same tables with the same row counts, `PRAGMA quick_check`, and a
     /// header that is not plaintext. The new file gets the source's journal mode.
     ///
+    /// Cancelling the task that calls it stops the copy (the running statement is interrupted
+    /// within milliseconds) and throws `CancellationError`; the partial target is removed.
+    ///
     /// - Parameters:
     ///   - source: A plaintext SQLite file.
     ///   - target: A path where no file exists yet, in an existing folder.
     ///   - key: The key of the new file: a passphrase, or ``DatabaseKey/rawKey(_:)``.
     ///   - cipher: Cipher settings of the new file.
+    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
+    ///     it runs while the work goes on and must return quickly.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` when the source is encrypted;
     ///   ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists;
     ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` when the export or its
-    ///   verification fails (the partial target is removed).
+    ///   verification fails (the partial target is removed); `CancellationError` when the task
+    ///   was cancelled (no target is left).
     public static func encrypt(plaintextAt source: String, to target: String, key: DatabaseKey,
-                               cipher: CipherSettings = .default) throws {
+                               cipher: CipherSettings = .default,
+                               progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         let material = try key.material()
         let opened = try openPlaintextSource(source)
         defer { opened.connection.close() }
         try Exporter(source: opened.connection, sourcePath: source, library: opened.library)
-            .export(to: target, key: material, cipher: cipher, journalMode: opened.journalMode)
+            .export(to: target, key: material, cipher: cipher, journalMode: opened.journalMode, progress: progress)?
+            .finish()
     }
 
     /// Writes an encrypted copy of a plaintext database with a passphrase. See
-    /// ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``.
+    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
     public static func encrypt(plaintextAt source: String, to target: String, key: String,
-                               cipher: CipherSettings = .default) throws {
-        try encrypt(plaintextAt: source, to: target, key: .passphrase(key), cipher: cipher)
+                               cipher: CipherSettings = .default,
+                               progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try encrypt(plaintextAt: source, to: target, key: .passphrase(key), cipher: cipher, progress: progress)
     }
 
     /// Encrypts a plaintext database file where it is: the safe form of "export, then delete the
@@ -62,7 +71,7 @@ extension Database {
     /// ```
     ///
     /// The steps: export to `<path>.sqlcipherkit-encrypting` beside the original, verify it (see
-    /// ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``), `fsync` it, optionally keep
+    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``), `fsync` it, optionally keep
     /// the original under `<path>.plaintext-backup` (a hard link, made before the switch), then
     /// `rename` the new file over the original and `fsync` the folder. A crash or power loss at any
     /// moment leaves at `path` either the complete plaintext original or the complete encrypted
@@ -74,18 +83,25 @@ extension Database {
     /// Without a backup the plaintext bytes are unlinked, not overwritten: they may stay readable
     /// on the storage until the file system reuses the blocks (see `docs/security.md`).
     ///
+    /// Cancelling the task that calls it before the new file is in place stops the work and throws
+    /// `CancellationError`: the temporary copy is removed and the original is left as it was.
+    /// Once the rename is done the call completes.
+    ///
     /// - Parameters:
     ///   - path: The plaintext database to encrypt.
     ///   - key: The key of the encrypted file.
     ///   - cipher: The settings of the encrypted file.
     ///   - keepBackup: Keep the plaintext original as `<path>.plaintext-backup`.
+    ///   - progress: Called with the pages of the source copied so far; the total is reported once the new file is in place (see ``DatabaseProgress``);
+    ///     it runs while the work goes on and must return quickly.
     /// - Returns: The backup's path when one was kept.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` when the file is already encrypted,
     ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` when a step fails; the
-    ///   original is then unchanged.
+    ///   original is then unchanged; `CancellationError` when the task was cancelled.
     @discardableResult
     public static func encryptInPlace(path: String, key: DatabaseKey, cipher: CipherSettings = .default,
-                                      keepBackup: Bool = false) throws -> String? {
+                                      keepBackup: Bool = false,
+                                      progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> String? {
         let material = try key.material()
         let temporary = path + ".sqlcipherkit-encrypting"
         let backup = path + ".plaintext-backup"
@@ -98,11 +114,15 @@ extension Database {
 
         let opened = try openPlaintextSource(path)
         let source = opened.connection
+        let reporter: ProgressReporter?
         do {
             try Exporter.lockExclusively(source, path: path, journalMode: opened.journalMode)
-            try Exporter(source: source, sourcePath: path, library: opened.library)
-                .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode)
+            reporter = try Exporter(source: source, sourcePath: path, library: opened.library)
+                .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode, progress: progress)
+            // The last moment to stop: after it the original is replaced.
+            try Task.checkCancellation()
         } catch {
+            try? Exporter.removeDatabaseFiles(temporary)
             Exporter.unlock(source, journalMode: opened.journalMode)
             source.close()
             throw error
@@ -119,15 +139,17 @@ extension Database {
             }
             throw error
         }
+        reporter?.finish()
         return keepBackup ? backup : nil
     }
 
     /// Encrypts a plaintext database file where it is, with a passphrase. See
-    /// ``encryptInPlace(path:key:cipher:keepBackup:)-(_,DatabaseKey,_,_)``.
+    /// ``encryptInPlace(path:key:cipher:keepBackup:progress:)-(_,DatabaseKey,_,_,_)``.
     @discardableResult
     public static func encryptInPlace(path: String, key: String, cipher: CipherSettings = .default,
-                                      keepBackup: Bool = false) throws -> String? {
-        try encryptInPlace(path: path, key: .passphrase(key), cipher: cipher, keepBackup: keepBackup)
+                                      keepBackup: Bool = false,
+                                      progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> String? {
+        try encryptInPlace(path: path, key: .passphrase(key), cipher: cipher, keepBackup: keepBackup, progress: progress)
     }
 
     // MARK: Copies of an open database
@@ -138,14 +160,21 @@ extension Database {
     /// try await db.exportDecrypted(to: "/tmp/inspect.db")   // readable by any SQLite tool
     /// ```
     ///
-    /// The copy is verified like ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``.
-    /// It holds every row in the clear: keep it only as long as needed.
+    /// The copy is verified like ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
+    /// It holds every row in the clear: keep it only as long as needed. Cancelling the calling
+    /// task stops the copy and removes the partial target.
+    ///
+    /// - Parameters:
+    ///   - target: A path where no file exists yet, in an existing folder.
+    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
+    ///     it runs while the work goes on and must return quickly.
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
-    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``.
-    public func exportDecrypted(to target: String) throws {
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
+    public func exportDecrypted(to target: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         let core = try liveConnection()
         try Exporter(source: core, sourcePath: path, library: library)
-            .export(to: target, key: nil, cipher: .default, journalMode: exportJournalMode)
+            .export(to: target, key: nil, cipher: .default, journalMode: exportJournalMode, progress: progress)?
+            .finish()
     }
 
     /// Writes an encrypted copy of this database, with another key and possibly other cipher
@@ -158,17 +187,30 @@ extension Database {
     /// ```
     ///
     /// Works from a plaintext database too. The copy is verified like
-    /// ``encrypt(plaintextAt:to:key:cipher:)-(_,_,DatabaseKey,_)``.
-    public func export(to target: String, key: DatabaseKey, cipher: CipherSettings = .default) throws {
+    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``. Cancelling the
+    /// calling task stops the copy and removes the partial target.
+    ///
+    /// - Parameters:
+    ///   - target: A path where no file exists yet, in an existing folder.
+    ///   - key: The key of the copy.
+    ///   - cipher: The cipher settings of the copy.
+    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
+    ///     it runs while the work goes on and must return quickly.
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
+    public func export(to target: String, key: DatabaseKey, cipher: CipherSettings = .default,
+                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         let material = try key.material()
         let core = try liveConnection()
         try Exporter(source: core, sourcePath: path, library: library)
-            .export(to: target, key: material, cipher: cipher, journalMode: exportJournalMode)
+            .export(to: target, key: material, cipher: cipher, journalMode: exportJournalMode, progress: progress)?
+            .finish()
     }
 
-    /// Writes an encrypted copy with a passphrase. See ``export(to:key:cipher:)-(_,DatabaseKey,_)``.
-    public func export(to target: String, key: String, cipher: CipherSettings = .default) throws {
-        try export(to: target, key: .passphrase(key), cipher: cipher)
+    /// Writes an encrypted copy with a passphrase. See ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
+    public func export(to target: String, key: String, cipher: CipherSettings = .default,
+                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try export(to: target, key: .passphrase(key), cipher: cipher, progress: progress)
     }
 
     /// The journal mode an exported copy gets: the source's, WAL for an in-memory source.
@@ -189,12 +231,17 @@ extension Database {
     /// settings (same tables, same row counts, same `user_version`), synced and renamed over the
     /// original, so a crash leaves the old or the new file. Close every connection first. A file
     /// made with non-default settings (page size, KDF iterations) cannot be migrated this way: open
-    /// it with those settings and use ``export(to:key:cipher:)-(_,DatabaseKey,_)``.
+    /// it with those settings and use ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
+    ///
+    /// `progress` hears the file's pages: 0 at the start, the total once the new file is in place
+    /// (`cipher_migrate` says nothing on the way). Cancelling the calling task before the new file
+    /// is in place stops the migration and throws `CancellationError`; the original is unchanged.
     ///
     /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` on SQLCipher 3;
     ///   ``SqlCipherError/keyFailed(path:reason:)`` when the key does not open the file as a
     ///   SQLCipher 3 file; ``SqlCipherError/conversionFailed(source:target:reason:)``.
-    public static func upgradeFromSqlCipher3(path: String, key: DatabaseKey) throws {
+    public static func upgradeFromSqlCipher3(path: String, key: DatabaseKey,
+                                             progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         let library = try SqlCipherLibrary.shared
         try library.require("Upgrading a SQLCipher 3 file (PRAGMA cipher_migrate)", cipher: 4)
         let material = try key.material()
@@ -205,8 +252,12 @@ extension Database {
         // the file for itself (a WAL moves into the file), so that a copy of the file alone is
         // complete and nobody writes to the original until it is replaced.
         let source = try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        let reporter: ProgressReporter?
         do {
             let expected = try Exporter.contents(of: source.connection, schema: "main")
+            reporter = try Exporter.pageReporter(of: source.connection, progress)
+            reporter?.start()
+            try Task.checkCancellation()
             try Exporter.lockExclusively(source.connection, path: path, journalMode: source.journalMode)
             try FileManager.default.copyItem(atPath: path, toPath: temporary)
             let migrating = try SQLiteConnection(path: temporary)
@@ -217,9 +268,11 @@ extension Database {
             guard rc == 0 else { throw migrating.error(rc, sql: nil) }
             if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
             // SQLCipher answers with the text "0" on success.
-            let answer = try migrating.scalar("PRAGMA cipher_migrate").flatMap { value -> Int? in
-                if case .text(let text) = value { return Int(text) }
-                return Int.fromDatabaseValue(value)
+            let answer = try migrating.interruptGate.watching(cancellable: true, sample: nil) {
+                try migrating.scalar("PRAGMA cipher_migrate").flatMap { value -> Int? in
+                    if case .text(let text) = value { return Int(text) }
+                    return Int.fromDatabaseValue(value)
+                }
             }
             guard answer == 0 else {
                 throw SqlCipherError.conversionFailed(
@@ -229,21 +282,26 @@ extension Database {
             }
             if source.journalMode == .wal { _ = try migrating.query("PRAGMA journal_mode = WAL") }
             migrating.close()
+            try Task.checkCancellation()
             try Exporter.verify(temporary, key: material, cipher: .default, expected: expected, source: path)
+            // The last moment to stop: after it the original is replaced.
+            try Task.checkCancellation()
         } catch {
             Exporter.unlock(source.connection, journalMode: source.journalMode)
             source.connection.close()
             try? Exporter.removeDatabaseFiles(temporary)
-            if error is SqlCipherError { throw error }
+            if error is SqlCipherError || error is CancellationError { throw error }
             throw SqlCipherError.conversionFailed(source: path, target: temporary, reason: "\(error)")
         }
         source.connection.close()
         try Exporter.replace(path, with: temporary, backup: nil)
+        reporter?.finish()
     }
 
-    /// Upgrades a SQLCipher 3 file with a passphrase. See ``upgradeFromSqlCipher3(path:key:)-(_,DatabaseKey)``.
-    public static func upgradeFromSqlCipher3(path: String, key: String) throws {
-        try upgradeFromSqlCipher3(path: path, key: .passphrase(key))
+    /// Upgrades a SQLCipher 3 file with a passphrase. See ``upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``.
+    public static func upgradeFromSqlCipher3(path: String, key: String,
+                                             progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try upgradeFromSqlCipher3(path: path, key: .passphrase(key), progress: progress)
     }
 
     // MARK: Helpers
@@ -276,8 +334,12 @@ struct Exporter {
     static let schema = "sqlcipherkit_export"
 
     /// Exports `source` (its main database) into a new file at `target`, then verifies the file.
-    /// `key` nil writes a plaintext file. On failure the target's files are removed.
-    func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode) throws {
+    /// `key` nil writes a plaintext file. On failure the target's files are removed. Reports
+    /// progress in pages of the source (estimated from the target's size on disk) without the
+    /// final report, which the caller makes when its whole operation is done; stops with
+    /// `CancellationError` when the current task is cancelled before verification ends.
+    func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
+                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> ProgressReporter? {
         // The ATTACH, cipher settings and sqlcipher_export below are the package's own SQL, which
         // the guards refuse from user SQL (SQLiteConnection+Guards.swift).
         source.beginPackageSQL()
@@ -287,31 +349,64 @@ struct Exporter {
         if key == nil && cipher != .default {
             throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
         }
+        try Task.checkCancellation()
         let expected = try Self.contents(of: source, schema: "main")
+        let reporter = try Self.pageReporter(of: source, progress)
+        reporter?.start()
         // sqlcipher_export copies table by table, so a child row can arrive before its parent:
         // foreign keys are checked again on the finished copy instead (foreign_key_check).
         let foreignKeys = try source.scalar("PRAGMA foreign_keys").flatMap { Int.fromDatabaseValue($0) } ?? 0
         if foreignKeys != 0 { try source.execute("PRAGMA foreign_keys = OFF") }
-        defer { if foreignKeys != 0 { _ = try? source.execute("PRAGMA foreign_keys = ON") } }
+        defer { if foreignKeys != 0 { source.interruptGate.shielded { _ = try? source.execute("PRAGMA foreign_keys = ON") } } }
+        let pageSize = max(1, try source.scalar("PRAGMA main.page_size").flatMap { Int64.fromDatabaseValue($0) } ?? 4096)
         do {
             try attach(target, key: key)
             do {
                 for pragma in settings { try source.execute(pragma) }
                 _ = try source.query("PRAGMA \(Self.schema).journal_mode = \(journalMode.pragmaValue)")
-                _ = try source.query("SELECT sqlcipher_export('\(Self.schema)')")
+                var sample: (@Sendable () -> Void)?
+                if let reporter {
+                    sample = { reporter.report(Self.bytesOnDisk(target) / pageSize) }
+                }
+                try source.interruptGate.watching(cancellable: true, sample: sample) {
+                    _ = try source.query("SELECT sqlcipher_export('\(Self.schema)')")
+                }
                 try source.execute("PRAGMA \(Self.schema).user_version = \(expected.userVersion)")
                 try source.execute("PRAGMA \(Self.schema).application_id = \(expected.applicationID)")
             } catch {
-                _ = try? source.execute("DETACH DATABASE \(Self.schema)")
+                source.interruptGate.shielded { _ = try? source.execute("DETACH DATABASE \(Self.schema)") }
                 throw error
             }
             try source.execute("DETACH DATABASE \(Self.schema)")
+            reporter?.report(Self.bytesOnDisk(target) / pageSize)
+            try Task.checkCancellation()
             try Self.verify(target, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Task.checkCancellation()
         } catch {
             try? Self.removeDatabaseFiles(target)
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
         }
+        return reporter
+    }
+
+    /// A reporter counting the pages of `connection`'s main database, or nil without a closure.
+    static func pageReporter(of connection: SQLiteConnection,
+                             _ progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
+        guard progress != nil else { return nil }
+        let pages = try connection.scalar("PRAGMA main.page_count").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        return ProgressReporter(total: pages, unit: .pages, progress)
+    }
+
+    /// The bytes of a database file and its WAL: what a copy being written holds so far.
+    static func bytesOnDisk(_ path: String) -> Int64 {
+        var total: Int64 = 0
+        for file in [path, path + "-wal"] {
+            var info = stat()
+            if stat(file, &info) == 0 { total += Int64(info.st_size) }
+        }
+        return total
     }
 
     /// `ATTACH DATABASE ? AS sqlcipherkit_export KEY ?` with both bound: the key bytes never

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``Database/verifyIntegrity()`` checked and what it found.
+/// What ``Database/verifyIntegrity(progress:)`` checked and what it found.
 ///
 /// ```swift
 /// let report = try await db.verifyIntegrity()
@@ -61,12 +61,19 @@ extension Database {
     /// ignored and returns no rows, which is also what a clean file gives on 4.x, so it is not run.)
     /// A damaged page that stops a check is reported as a problem, not thrown.
     ///
-    /// - Throws: ``SqlCipherError/databaseClosed``; SQLite errors other than damage.
-    public func verifyIntegrity() async throws -> IntegrityReport {
-        try await perform { try integrityReport(on: $0) }
+    /// `progress` counts checks (``DatabaseProgress/Unit/checks``): 0 of the checks that will run,
+    /// then one more as each ends. SQLite does not report how far inside one check it is, so on a
+    /// large file the value stays put for as long as a check takes. Cancelling the calling task
+    /// interrupts the running check and throws `CancellationError`; nothing is written.
+    ///
+    /// - Parameter progress: Called with the checks done (see ``DatabaseProgress``); it must return quickly.
+    /// - Throws: ``SqlCipherError/databaseClosed``; SQLite errors other than damage; `CancellationError`.
+    public func verifyIntegrity(progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws -> IntegrityReport {
+        try await perform { try integrityReport(on: $0, progress: progress) }
     }
 
-    private func integrityReport(on core: SQLiteConnection) throws -> IntegrityReport {
+    private func integrityReport(on core: SQLiteConnection,
+                                 progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> IntegrityReport {
         var run: [IntegrityReport.Check] = []
         var skipped: [IntegrityReport.Skipped] = []
         var problems: [String] = []
@@ -81,7 +88,12 @@ extension Database {
                 check: .cipherHMAC,
                 reason: "SQLCipher \(library.cipherVersion) has no cipher_integrity_check (it needs SQLCipher 4.2.0 "
                     + "or later); page HMACs are still checked whenever a page is read"))
-        } else {
+        }
+        let reporter = ProgressReporter(total: skipped.isEmpty ? 2 : 1, unit: .checks, progress)
+        reporter?.start()
+        // An interrupt stops a check with SQLITE_INTERRUPT: that is the cancellation, not a problem.
+        let gate = core.interruptGate
+        if skipped.isEmpty {
             if journalMode == .wal && !core.isInTransaction {
                 let (busy, frames, done) = try core.checkpoint("TRUNCATE")
                 if busy {
@@ -95,9 +107,13 @@ extension Database {
                 let rows = try core.query("PRAGMA cipher_integrity_check")
                 problems += rows.map { "\(IntegrityReport.Check.cipherHMAC.rawValue): " + ($0.get(0, as: String.self) ?? $0.description) }
             } catch SqlCipherError.sqlite(let code, _, let message, _) {
+                if gate.isCancellingCurrentCall { throw CancellationError() }
                 problems.append("\(IntegrityReport.Check.cipherHMAC.rawValue): stopped with SQLite error \(code): \(message)")
             }
             run.append(.cipherHMAC)
+            // cipher_integrity_check runs no SQL inside, so the interrupt cannot stop it: stop here.
+            if gate.isCancellingCurrentCall { throw CancellationError() }
+            reporter?.report(1)
         }
 
         do {
@@ -107,9 +123,12 @@ extension Database {
                 problems += lines.map { "\(IntegrityReport.Check.sqliteIntegrity.rawValue): " + $0 }
             }
         } catch SqlCipherError.sqlite(let code, _, let message, _) {
+            if gate.isCancellingCurrentCall { throw CancellationError() }
             problems.append("\(IntegrityReport.Check.sqliteIntegrity.rawValue): stopped with SQLite error \(code): \(message)")
         }
         run.append(.sqliteIntegrity)
+        if gate.isCancellingCurrentCall { throw CancellationError() }
+        reporter?.finish()
         return IntegrityReport(checksRun: run, skipped: skipped, problems: problems, notes: notes)
     }
 }

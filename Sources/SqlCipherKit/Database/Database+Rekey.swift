@@ -17,33 +17,42 @@ extension Database {
     /// (`wal_checkpoint(TRUNCATE)`) before and after. Close every other connection to the file
     /// first: one still holding the old key cannot read what the rekey wrote.
     ///
+    /// `progress` hears the database's pages twice: 0 before the rewrite and the total once the
+    /// new key is proven, because SQLCipher's `sqlite3_rekey` rewrites every page without calling
+    /// back. For the same reason a rekey cannot be cancelled: interrupting the rewrite halfway is
+    /// what SQLCipher cannot recover from cleanly, so the call runs to its end even when its task
+    /// is cancelled (a cancellation only stops the calls that follow).
+    ///
+    /// - Parameters:
+    ///   - passphrase: The new passphrase.
+    ///   - progress: Called with the pages rewritten (see ``DatabaseProgress``); it must return quickly.
     /// - Throws: ``SqlCipherError/notEncrypted`` for a database opened with
     ///   ``init(unencryptedPath:journalMode:readOnly:)``; ``SqlCipherError/emptyKey``;
     ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for a passphrase spelled like SQLCipher's
     ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
-    ///   ``rekey(rawKey:)``);
+    ///   ``rekey(rawKey:progress:)``);
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
     ///   transaction, or the new key does not open it afterwards. After any failure the file opens
     ///   with the old key.
-    public func rekey(_ passphrase: String) throws {
-        try performRekey(.passphrase(passphrase))
+    public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try performRekey(.passphrase(passphrase), progress: progress)
     }
 
-    /// Re-encrypts the database with a new passphrase given as bytes (any bytes). See ``rekey(_:)-(String)``.
-    public func rekey(_ passphrase: Data) throws {
-        try performRekey(.passphrase(passphrase))
+    /// Re-encrypts the database with a new passphrase given as bytes (any bytes). See ``rekey(_:progress:)-(String,_)``.
+    public func rekey(_ passphrase: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try performRekey(.passphrase(passphrase), progress: progress)
     }
 
     /// Re-encrypts the database with a new raw 32-byte key (no key derivation). A database opened
-    /// with a passphrase can move to a raw key and back. See ``rekey(_:)-(String)``.
+    /// with a passphrase can move to a raw key and back. See ``rekey(_:progress:)-(String,_)``.
     ///
     /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes, and the
-    ///   errors of ``rekey(_:)-(String)``.
-    public func rekey(rawKey: Data) throws {
-        try performRekey(.rawKey(rawKey))
+    ///   errors of ``rekey(_:progress:)-(String,_)``.
+    public func rekey(rawKey: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try performRekey(.rawKey(rawKey), progress: progress)
     }
 
-    private func performRekey(_ newKey: DatabaseKey) throws {
+    private func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         guard isEncrypted else { throw SqlCipherError.notEncrypted }
         let core = try liveConnection()
         let material = try newKey.material()
@@ -77,6 +86,8 @@ extension Database {
         // Start from a WAL moved into the file; a reader elsewhere may keep it from completing,
         // which is harmless here: the rewrite reads every page through the WAL.
         if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
+        let reporter = try Exporter.pageReporter(of: core, progress)
+        reporter?.start()
 
         // The exclusive lock is taken before the key changes, so a busy or locked file fails here
         // with the connection untouched. The rewrite then runs inside that lock.
@@ -98,6 +109,7 @@ extension Database {
             }
             if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
             try verifyKey(verifyMaterial, against: core)
+            reporter?.finish()
         } catch {
             // SQLCipher leaves this connection's keys in an unknown state after a failed rekey: a
             // write through it could mix keys in one file. Close it; the file itself still opens

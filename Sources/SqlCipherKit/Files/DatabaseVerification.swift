@@ -2,7 +2,7 @@
 /// which settings, and whether every page and the SQLite structure are intact.
 ///
 /// Package API: `sqlcipher-doctor verify` prints it. An application checks an open database
-/// with ``Database/verifyIntegrity()`` instead.
+/// with ``Database/verifyIntegrity(progress:)`` instead.
 package struct DatabaseVerification: Sendable {
     /// The verdict for one file.
     package enum Status: String, Sendable, CaseIterable {

@@ -10,7 +10,7 @@ import Darwin
 /// changing a byte of it or creating a file beside it: the engine of `sqlcipher-doctor verify`.
 ///
 /// Package API rather than public: an application opens its database with ``Database`` and checks
-/// it with ``Database/verifyIntegrity()``; this is the operator's view of a file at rest.
+/// it with ``Database/verifyIntegrity(progress:)``; this is the operator's view of a file at rest.
 ///
 /// Why the file is opened the way it is (measured with both libraries, docs/doctor.md):
 /// - `SQLITE_OPEN_READONLY` (or `mode=ro`) is not enough: on a database in WAL mode SQLite creates
@@ -99,9 +99,13 @@ package enum DatabaseVerifier {
 
     /// Verifies the file at `path` with `key`, trying `candidates` in order (from
     /// ``candidates(for:given:)``). Never throws: every failure is part of the result.
+    /// `progress` hears the checks of a file that opened (HMAC check where the library has it,
+    /// `integrity_check`, schema summary), counted in ``DatabaseProgress/Unit/checks``.
     package static func verify(_ path: String, key: DatabaseKey, candidates: [SettingsCandidate],
-                               library: SqlCipherLibrary) -> DatabaseVerification {
+                               library: SqlCipherLibrary,
+                               progress: (@Sendable (DatabaseProgress) -> Void)? = nil) -> DatabaseVerification {
         var run = VerificationRun(path: path, inspection: DatabaseFileInspector.inspect(path), library: library)
+        run.progress = progress
         run.verify(key: key, candidates: candidates)
         return run.result()
     }
@@ -131,6 +135,8 @@ private struct VerificationRun {
     var error: String?
     /// What SQLite did to the private copy before the checks, when a copy was verified.
     var copyWork: String?
+    /// Where the checks report how far they are.
+    var progress: (@Sendable (DatabaseProgress) -> Void)?
 
     init(path: String, inspection: DatabaseFileInspection, library: SqlCipherLibrary) {
         self.path = path
@@ -286,6 +292,10 @@ private struct VerificationRun {
         pageSize = Self.integer(connection, "PRAGMA page_size")
         pageCount = Self.integer(connection, "PRAGMA page_count")
         userVersion = Self.integer(connection, "PRAGMA user_version")
+        let reporter = ProgressReporter(total: library.cipherVersionIsAtLeast(4, 2) ? 3 : 2, unit: .checks, progress)
+        reporter?.start()
+        defer { reporter?.finish() }
+        var done: Int64 = 0
 
         if library.cipherVersionIsAtLeast(4, 2) {
             let (lines, stop) = Self.rows(connection, "PRAGMA cipher_integrity_check")
@@ -300,6 +310,10 @@ private struct VerificationRun {
             cipherIntegrity = .skipped("SQLCipher \(library.cipherVersion) has no cipher_integrity_check (it needs "
                 + "SQLCipher 4.2.0 or later); the HMAC of every page read below was still checked")
         }
+        if library.cipherVersionIsAtLeast(4, 2) {
+            done += 1
+            reporter?.report(done)
+        }
 
         // One row may hold several lines (SQLite joins the problems of one b-tree with newlines).
         let (rows, stop) = Self.rows(connection, "PRAGMA integrity_check")
@@ -310,6 +324,8 @@ private struct VerificationRun {
         } else {
             integrity = .init(status: .fail, problems: lines + (stop.map { ["stopped: \($0)"] } ?? []), reason: nil)
         }
+        done += 1
+        reporter?.report(done)
 
         do {
             let objects = try connection.query("SELECT type, name FROM sqlite_master ORDER BY name")

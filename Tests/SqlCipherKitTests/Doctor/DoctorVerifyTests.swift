@@ -113,6 +113,8 @@ import Testing
         #expect(result.stdout.contains("Result: OK. 1 file verified."))
         #expect(result.stdout.contains("CipherSettings.sqlcipher3") || !isSQLCipher4())
         #expect(!result.stdout.contains(Self.passphrase3), "the key must never be printed")
+        // Standard error is a pipe here, not a terminal: no progress bar, nothing at all.
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
     }
 
     @Test func wrongKeyIsRejected() throws {
