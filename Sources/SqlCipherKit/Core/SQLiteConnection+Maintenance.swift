@@ -21,4 +21,11 @@ extension SQLiteConnection {
         let done = row.flatMap { $0.get(2, as: Int.self) } ?? -1
         return (busy != 0, frames, done)
     }
+
+    /// `PRAGMA data_version` (https://sqlite.org/pragma.html#pragma_data_version): a number that
+    /// changes when another connection, in this process or another, commits to the file.
+    func dataVersion() throws -> Int {
+        guard case .integer(let version)? = try asPackage({ try scalar("PRAGMA data_version") }) else { return 0 }
+        return Int(version)
+    }
 }

@@ -1,4 +1,4 @@
-extension Database {
+extension Database: ObservationHost {
     /// The values of `request` as the database changes: the current value first, then one value
     /// after each committed transaction that changed the result.
     ///
@@ -8,11 +8,15 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Only this `Database`'s own writes are seen: another connection to the same file, or another
-    /// process, changes nothing here. See ``LiveValues`` for the sequence's behaviour and
-    /// `docs/guide.md` (live queries) for how changes are detected and the limits.
+    /// Commits made by this `Database` are seen as they happen. Commits made to the same file by
+    /// another connection or another process (a second `Database`, a ``DatabasePool``, the
+    /// `sqlcipher` tool, a widget) are seen within about a tenth of a second: while observations
+    /// exist, the database checks SQLite's `PRAGMA data_version` ten times a second
+    /// (https://sqlite.org/pragma.html#pragma_data_version), and costs nothing when none exists.
+    /// See ``LiveValues`` for the sequence's behaviour and `docs/guide.md` (live queries) for how
+    /// changes are detected and the limits.
     public nonisolated func values<Value>(of request: LiveRequest<Value>) -> LiveValues<Value> {
-        LiveValues(database: self, request: request)
+        LiveValues(host: self, request: request)
     }
 
     /// Registers an observation of `request` and fetches its first value.
@@ -22,6 +26,7 @@ extension Database {
         let tracker = core.changeTracker
         let observation = LiveObservation(request: request, signal: signal)
         let id = tracker.register(observation)
+        watchExternalChanges(on: core)
         do {
             let value = try observation.fetchValue(on: core)
             tracker.noteFetch(observation, isInTransaction: core.isInTransaction)
@@ -47,6 +52,32 @@ extension Database {
             tracker.removeObservation(id)
             throw error
         }
+    }
+
+    /// Starts the watch for other connections' commits unless it runs. The version is read before
+    /// the first fetch, so a commit between that fetch and the first check is not missed.
+    private func watchExternalChanges(on core: SQLiteConnection) {
+        guard externalWatch == nil else { return }
+        dataVersion = try? core.dataVersion()
+        externalWatch = ExternalChangeWatch.start { [weak self] in
+            guard let self else { return false }
+            return await self.checkExternalChanges()
+        }
+    }
+
+    /// One check of the watch: marks every observation dirty when another connection committed
+    /// since the last check. Returns false, ending the watch, once nothing is observed.
+    private func checkExternalChanges() -> Bool {
+        guard let core = connection, core.changeTracker.observationCount > 0 else {
+            externalWatch = nil
+            dataVersion = nil
+            return false
+        }
+        // A failure (a busy file) is a check skipped, not an error for the observers.
+        guard let version = try? core.dataVersion() else { return true }
+        if let dataVersion, version != dataVersion { core.changeTracker.markAllDirty() }
+        dataVersion = version
+        return true
     }
 
     /// Removes an observation whose consumer stopped.

@@ -47,6 +47,11 @@ public actor Database {
     /// The statements of open ``DatabaseStream`` iterators (DatabaseStream.swift).
     var streams = OpenStreams()
 
+    /// The watch for commits of other connections, running while observations exist, and the
+    /// `PRAGMA data_version` it last read (Database+LiveQueries.swift).
+    var externalWatch: ExternalChangeWatch?
+    var dataVersion: Int?
+
     /// The busy timeout every connection gets, in milliseconds.
     static let busyTimeoutMilliseconds: Int32 = 5000
 
@@ -194,6 +199,8 @@ public actor Database {
     ///
     /// A database is also closed when the last reference to it goes away.
     public func close() {
+        externalWatch?.stop()
+        externalWatch = nil
         streams.closeAll()
         connection?.close()
         connection = nil
@@ -201,4 +208,14 @@ public actor Database {
 
     /// Whether ``close()`` was called.
     public var isClosed: Bool { connection == nil }
+}
+
+extension Database: DatabaseAccess {
+    /// Runs `work` on the database's only connection: every kind of access goes to it, so a
+    /// ``DatabaseAccess/read(_:)`` sees the database's own uncommitted writes when called inside a
+    /// transaction opened by hand.
+    public func _withConnection<T: Sendable>(_ access: _DatabaseAccessKind,
+                                             _ work: @Sendable (borrowing Connection) throws -> T) async throws -> T {
+        try await perform { core in try core.lend(work) }
+    }
 }

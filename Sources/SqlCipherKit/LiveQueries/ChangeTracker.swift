@@ -55,8 +55,18 @@ final class ChangeTracker {
     private var observations: [UInt64: any ObservationEntry] = [:]
     private var nextObservationID: UInt64 = 1
 
-    /// Whether statements must be analysed as they run: some observation exists, or one is fetching.
-    private(set) var isActive = false
+    /// Whether statements must be analysed as they run: some observation exists, or one is
+    /// fetching, here or on the readers of the pool this connection writes for.
+    var isActive: Bool { isLocallyActive || relay?.isObserving == true }
+
+    /// Whether an observation of this connection exists or one is fetching.
+    private var isLocallyActive = false
+
+    /// On the writer of a ``DatabasePool``: where its commits go for the pool's observations.
+    var relay: CommitRelay?
+
+    /// Whether an observation anywhere depends on this connection's writes.
+    private var hasObservers: Bool { !observations.isEmpty || relay?.isObserving == true }
 
     /// How many statement analyses and observation fetches ran, for tests that must tell "nothing
     /// happened" from "it happened and found nothing" without timing.
@@ -107,8 +117,8 @@ final class ChangeTracker {
     }
 
     private func updateActive() {
-        isActive = !observations.isEmpty || readRecorder != nil
-        if observations.isEmpty {
+        isLocallyActive = !observations.isEmpty || readRecorder != nil
+        if !hasObservers {
             // Nothing is accounted for while nobody observes; forget what was.
             clearPending()
             runningWrites = TableRegion()
@@ -160,7 +170,7 @@ final class ChangeTracker {
             }
             readRecorder?.formUnion(access.reads)
         }
-        guard !observations.isEmpty else { return }
+        guard hasObservers else { return }
         runningWrites = access.writes
         if !access.writes.isEmpty {
             // Outside a transaction, whatever is pending belongs to one that ended without a
@@ -185,6 +195,7 @@ final class ChangeTracker {
         var changed = pending
         changed.formUnion(runningWrites)
         clearPending()
+        relay?.transactionWillCommit(changed: changed)
         guard !observations.isEmpty else { return }
         for (id, entry) in observations {
             guard let signal = entry.signal else {
@@ -197,6 +208,12 @@ final class ChangeTracker {
             }
         }
         updateActive()
+    }
+
+    /// Another connection changed the database: every observation fetches again (which tables it
+    /// changed is not known).
+    func markAllDirty() {
+        for entry in observations.values { entry.signal?.markDirty() }
     }
 
     /// From the rollback hook: nothing pending happened. Observations that fetched inside the

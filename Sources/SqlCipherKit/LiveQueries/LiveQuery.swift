@@ -35,7 +35,7 @@ public final class LiveQuery<Value: Sendable> {
 
     /// The database read from. Assigning another one (or nil) shows the placeholder at once and
     /// observes the new database; nil fails with ``LiveError/missingDatabase``.
-    public var database: Database? {
+    public var database: (any DatabaseAccess)? {
         didSet { if database !== oldValue { restart(showPlaceholder: true) } }
     }
 
@@ -44,7 +44,7 @@ public final class LiveQuery<Value: Sendable> {
     @ObservationIgnored private var epoch = 0
 
     /// Starts observing `request` in `database` at once.
-    public init(_ request: LiveRequest<Value>, database: Database?) {
+    public init(_ request: LiveRequest<Value>, database: (any DatabaseAccess)?) {
         self.request = request
         self.database = database
         self.value = request.placeholder

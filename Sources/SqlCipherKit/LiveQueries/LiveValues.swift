@@ -23,12 +23,12 @@ public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
     /// The request's result type.
     public typealias Element = Value
 
-    let database: Database
+    let host: any ObservationHost
     let request: LiveRequest<Value>
 
     /// A new iterator: a new observation, started by its first ``Iterator/next()``.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(database: database, request: request)
+        Iterator(host: host, request: request)
     }
 
     /// Iterates a ``LiveValues``. Its first call to ``next()`` starts the observation.
@@ -42,12 +42,12 @@ public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
             case finished
         }
 
-        let database: Database
+        let host: any ObservationHost
         let request: LiveRequest<Value>
         private var state = State.idle
 
-        init(database: Database, request: LiveRequest<Value>) {
-            self.database = database
+        init(host: any ObservationHost, request: LiveRequest<Value>) {
+            self.host = host
             self.request = request
         }
 
@@ -64,7 +64,7 @@ public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
                 }
                 let signal = ObservationSignal()
                 do {
-                    let (id, value) = try await database.startObserving(request, signal: signal)
+                    let (id, value) = try await host.startObserving(request, signal: signal)
                     state = .observing(id: id, signal: signal)
                     return value
                 } catch {
@@ -75,12 +75,12 @@ public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
                 while true {
                     guard await signal.waitForChange(), !Task.isCancelled else {
                         state = .finished
-                        await database.stopObserving(id)
+                        await host.stopObserving(id)
                         return nil
                     }
                     let outcome: ObservedFetch<Value>
                     do {
-                        outcome = try await database.fetchObserved(id, as: Value.self)
+                        outcome = try await host.fetchObserved(id, as: Value.self)
                     } catch {
                         state = .finished
                         throw error
@@ -98,6 +98,18 @@ public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
             }
         }
     }
+}
+
+/// What keeps observations for ``LiveValues``: a ``Database`` (fetches on its connection) or a
+/// ``DatabasePool`` (fetches on its readers).
+protocol ObservationHost: Sendable {
+    /// Registers an observation of `request` and fetches its first value.
+    func startObserving<Value>(_ request: LiveRequest<Value>, signal: ObservationSignal) async throws
+        -> (id: UInt64, value: Value)
+    /// Fetches a dirty observation again; an unchanged result is reported as such, not decoded.
+    func fetchObserved<Value>(_ id: UInt64, as type: Value.Type) async throws -> ObservedFetch<Value>
+    /// Removes an observation whose consumer stopped.
+    func stopObserving(_ id: UInt64) async
 }
 
 /// The outcome of fetching a dirty observation.

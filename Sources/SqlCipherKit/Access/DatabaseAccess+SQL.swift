@@ -1,4 +1,4 @@
-extension Database {
+extension DatabaseAccess {
     /// Runs SQL with `?` positional arguments; returns the number of rows changed
     /// (https://sqlite.org/c3ref/changes.html), 0 for statements that change nothing.
     ///
@@ -18,13 +18,13 @@ extension Database {
     ///   `CancellationError`.
     @discardableResult
     public func execute(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async throws -> Int {
-        try await perform { try $0.execute(sql, binding: ArgumentList(arguments)) }
+        try await _withConnection(.write) { try $0.core.execute(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs SQL with an array of arguments; returns the number of rows changed.
     @discardableResult
     public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) async throws -> Int {
-        try await perform { try $0.execute(sql, binding: ArgumentList(arguments)) }
+        try await _withConnection(.write) { try $0.core.execute(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs one query with `?` positional arguments and returns every row.
@@ -37,12 +37,12 @@ extension Database {
     /// The whole result is built in memory. For large results read rows one at a time with
     /// `db.stream(...)` or a cursor (``Connection``) inside ``read(_:)``.
     public func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async throws -> [Row] {
-        try await perform { try $0.query(sql, binding: ArgumentList(arguments)) }
+        try await _withConnection(.read) { try $0.core.query(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs one query with an array of arguments and returns every row.
     public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) async throws -> [Row] {
-        try await perform { try $0.query(sql, binding: ArgumentList(arguments)) }
+        try await _withConnection(.read) { try $0.core.query(sql, binding: ArgumentList(arguments)) }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` and returns its value; rolls back and rethrows
@@ -72,7 +72,7 @@ extension Database {
     /// the call throws `CancellationError`.
     @discardableResult
     public func transaction<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await perform { core in try core.inTransaction { try core.lend(body) } }
+        try await _withConnection(.write) { conn in try conn.core.inTransaction { try conn.core.lend(body) } }
     }
 
     /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
@@ -80,7 +80,7 @@ extension Database {
     /// reason given at ``transaction(_:)``.
     @discardableResult
     public func savepoint<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await perform { core in try core.inSavepoint { try core.lend(body) } }
+        try await _withConnection(.write) { conn in try conn.core.inSavepoint { try conn.core.lend(body) } }
     }
 
     /// Runs `body` in a read-only transaction: every statement in it sees the same committed state
@@ -101,6 +101,8 @@ extension Database {
     ///   body throws, `CancellationError`.
     @discardableResult
     public func read<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await perform { core in try core.inSavepoint(readOnly: true) { try core.lend(body) } }
+        try await _withConnection(.snapshot) { conn in
+            try conn.core.inSavepoint(readOnly: true) { try conn.core.lend(body) }
+        }
     }
 }

@@ -1,4 +1,4 @@
-extension Database {
+extension DatabaseAccess {
     /// Applies, in order, every migration of `migrations` that the database has not recorded yet.
     ///
     /// ```swift
@@ -17,7 +17,7 @@ extension Database {
     ///   ``SqlCipherError/migrationFailed(id:reason:)`` for a failing migration;
     ///   ``SqlCipherError/invalidQuery(reason:)`` for duplicate or empty ids, or inside a transaction.
     public func migrate(_ migrations: [any Migration]) async throws {
-        try await perform { try $0.migrate(migrations) }
+        try await _withConnection(.write) { try $0.core.migrate(migrations) }
     }
 
     /// Reverses every applied migration from the one called `id` to the end of `migrations`, newest
@@ -34,21 +34,21 @@ extension Database {
     ///   ``SqlCipherError/migrationNotReversible(id:)`` for a migration without `down`;
     ///   ``SqlCipherError/migrationFailed(id:reason:)``; ``SqlCipherError/unknownAppliedMigrations(ids:)``.
     public func rollback(to id: String, using migrations: [any Migration]) async throws {
-        try await perform { try $0.rollback(to: id, using: migrations) }
+        try await _withConnection(.write) { try $0.core.rollback(to: id, using: migrations) }
     }
 
     /// The ids of the applied migrations, in the order they were applied.
     public func appliedMigrations() async throws -> [String] {
-        try await perform { try $0.appliedMigrationIDs() }
+        try await _withConnection(.read) { try $0.core.appliedMigrationIDs() }
     }
 
     /// `migrate` with the table-rebuild path forced on every SQLite version, for tests.
     func migrate(_ migrations: [any Migration], forceTableRebuild: Bool) async throws {
-        try await perform { try $0.migrate(migrations, forceTableRebuild: forceTableRebuild) }
+        try await _withConnection(.write) { try $0.core.migrate(migrations, forceTableRebuild: forceTableRebuild) }
     }
 
     /// `rollback` with the table-rebuild path forced on every SQLite version, for tests.
     func rollback(to id: String, using migrations: [any Migration], forceTableRebuild: Bool) async throws {
-        try await perform { try $0.rollback(to: id, using: migrations, forceTableRebuild: forceTableRebuild) }
+        try await _withConnection(.write) { try $0.core.rollback(to: id, using: migrations, forceTableRebuild: forceTableRebuild) }
     }
 }

@@ -1,4 +1,4 @@
-extension Database {
+extension DatabaseAccess {
     /// Inserts or updates `entity` and returns the saved copy.
     ///
     /// ```swift
@@ -18,7 +18,7 @@ extension Database {
     ///   stored (for example a nil `String` key), and SQLite's constraint errors.
     @discardableResult
     public func save<T: Entity>(_ entity: T) async throws -> T {
-        try await perform { try $0.save(entity) }
+        try await _withConnection(.write) { try $0.core.save(entity) }
     }
 
     /// Saves every entity, atomically: when one fails, none is saved. Returns the saved copies.
@@ -27,7 +27,7 @@ extension Database {
     /// undoes only its own work when it fails.
     @discardableResult
     public func save<T: Entity>(_ entities: [T]) async throws -> [T] {
-        try await perform { try $0.save(entities) }
+        try await _withConnection(.write) { try $0.core.save(entities) }
     }
 
     /// The entities matching `predicate`, in the given order: at most `limit` of them, after
@@ -43,7 +43,7 @@ extension Database {
     public func fetch<T: Entity>(_ type: T.Type, where predicate: SQLExpression? = nil,
                                  orderBy: any SQLOrderable..., limit: Int? = nil, offset: Int? = nil) async throws -> [T] {
         let terms = orderBy.map(\.orderingTerm)
-        return try await perform { try $0.fetch(type, where: predicate, orderBy: terms, limit: limit, offset: offset) }
+        return try await _withConnection(.read) { try $0.core.fetch(type, where: predicate, orderBy: terms, limit: limit, offset: offset) }
     }
 
     /// The first entity matching `predicate` in the given order, or nil.
@@ -54,7 +54,7 @@ extension Database {
     public func fetchOne<T: Entity>(_ type: T.Type, where predicate: SQLExpression,
                                     orderBy: any SQLOrderable...) async throws -> T? {
         let terms = orderBy.map(\.orderingTerm)
-        return try await perform { try $0.fetchOne(type, where: predicate, orderBy: terms) }
+        return try await _withConnection(.read) { try $0.core.fetchOne(type, where: predicate, orderBy: terms) }
     }
 
     /// Every row of a raw SQL query decoded as `T`: an ``Entity``, or any `Decodable` type whose
@@ -75,13 +75,13 @@ extension Database {
     ///   not fit, and SQLite's errors.
     public func fetch<T: Decodable & Sendable>(_ type: T.Type, sql: String,
                                                _ arguments: (any DatabaseValueConvertible)?...) async throws -> [T] {
-        try await perform { try $0.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
+        try await _withConnection(.read) { try $0.core.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
     }
 
     /// Every row of a raw SQL query decoded as `T`, with an array of arguments.
     public func fetch<T: Decodable & Sendable>(_ type: T.Type, sql: String,
                                                arguments: [(any DatabaseValueConvertible)?]) async throws -> [T] {
-        try await perform { try $0.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
+        try await _withConnection(.read) { try $0.core.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
     }
 
     /// Every row of a ``Select`` template decoded as `T`.
@@ -97,7 +97,7 @@ extension Database {
     /// ```
     public func fetch<T: Decodable & Sendable>(_ type: T.Type, _ select: Select,
                                                _ bindings: ParameterBinding...) async throws -> [T] {
-        try await perform { try $0.fetch(type, select.render(), bindings) }
+        try await _withConnection(.read) { try $0.core.fetch(type, select.render(), bindings) }
     }
 
     /// The entity whose primary key is `id`, or nil.
@@ -106,18 +106,18 @@ extension Database {
     /// if let found = try await db.fetchOne(Product.self, id: 1) { print(found.name) }
     /// ```
     public func fetchOne<T: Entity>(_ type: T.Type, id: T.ID) async throws -> T? {
-        try await perform { try $0.fetchOne(type, id: id) }
+        try await _withConnection(.read) { try $0.core.fetchOne(type, id: id) }
     }
 
     /// The number of entities matching `predicate` (all of them without one).
     public func count<T: Entity>(_ type: T.Type, where predicate: SQLExpression? = nil) async throws -> Int {
-        try await perform { try $0.count(type, where: predicate) }
+        try await _withConnection(.read) { try $0.core.count(type, where: predicate) }
     }
 
     /// Deletes the entity whose primary key is `id`; returns the number of rows deleted (0 or 1).
     @discardableResult
     public func delete<T: Entity>(_ type: T.Type, id: T.ID) async throws -> Int {
-        try await perform { try $0.delete(type, id: id) }
+        try await _withConnection(.write) { try $0.core.delete(type, id: id) }
     }
 
     /// Deletes the entities matching `predicate`; returns the number of rows deleted.
@@ -127,18 +127,18 @@ extension Database {
     /// ```
     @discardableResult
     public func delete<T: Entity>(_ type: T.Type, where predicate: SQLExpression) async throws -> Int {
-        try await perform { try $0.delete(type, where: predicate) }
+        try await _withConnection(.write) { try $0.core.delete(type, where: predicate) }
     }
 
     /// Saves with an explicit strategy, so tests can run the pre-UPSERT path on any SQLite.
     @discardableResult
     func save<T: Entity>(_ entity: T, strategy: EntitySaveStrategy) async throws -> T {
-        try await perform { try $0.save(entity, strategy: strategy) }
+        try await _withConnection(.write) { try $0.core.save(entity, strategy: strategy) }
     }
 
     /// Saves a batch with an explicit strategy, so tests can run the pre-UPSERT path on any SQLite.
     @discardableResult
     func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy) async throws -> [T] {
-        try await perform { try $0.save(entities, strategy: strategy) }
+        try await _withConnection(.write) { try $0.core.save(entities, strategy: strategy) }
     }
 }

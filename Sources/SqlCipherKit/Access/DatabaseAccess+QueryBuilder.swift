@@ -1,4 +1,4 @@
-extension Database {
+extension DatabaseAccess {
     /// Runs a ``Select`` template with values for its parameters and returns the rows.
     ///
     /// ```swift
@@ -9,24 +9,24 @@ extension Database {
     /// - Throws: ``SqlCipherError/unboundParameter(name:)``, ``SqlCipherError/unknownParameter(name:)``,
     ///   ``SqlCipherError/invalidQuery(reason:)`` and SQLite's errors.
     public func query(_ select: Select, _ bindings: ParameterBinding...) async throws -> [Row] {
-        try await perform { try $0.query(select.render(), bindings) }
+        try await _withConnection(.read) { try $0.core.query(select.render(), bindings) }
     }
 
     /// Runs a ``Select`` template with an array of parameter values.
     public func query(_ select: Select, bindings: [ParameterBinding]) async throws -> [Row] {
-        try await perform { try $0.query(select.render(), bindings) }
+        try await _withConnection(.read) { try $0.core.query(select.render(), bindings) }
     }
 
     /// Runs an ``Insert`` template; returns the number of rows inserted (0 when ignored).
     @discardableResult
     public func execute(_ insert: Insert, _ bindings: ParameterBinding...) async throws -> Int {
-        try await perform { try $0.execute(insert.render(), bindings) }
+        try await _withConnection(.write) { try $0.core.execute(insert.render(), bindings) }
     }
 
     /// Runs an ``Insert`` template with an array of parameter values.
     @discardableResult
     public func execute(_ insert: Insert, bindings: [ParameterBinding]) async throws -> Int {
-        try await perform { try $0.execute(insert.render(), bindings) }
+        try await _withConnection(.write) { try $0.core.execute(insert.render(), bindings) }
     }
 
     /// Runs an ``Update`` template; returns the number of rows changed.
@@ -36,13 +36,13 @@ extension Database {
     /// ```
     @discardableResult
     public func execute(_ update: Update, _ bindings: ParameterBinding...) async throws -> Int {
-        try await perform { try $0.execute(update.render(), bindings) }
+        try await _withConnection(.write) { try $0.core.execute(update.render(), bindings) }
     }
 
     /// Runs an ``Update`` template with an array of parameter values.
     @discardableResult
     public func execute(_ update: Update, bindings: [ParameterBinding]) async throws -> Int {
-        try await perform { try $0.execute(update.render(), bindings) }
+        try await _withConnection(.write) { try $0.core.execute(update.render(), bindings) }
     }
 
     /// Runs a ``Delete`` template; returns the number of rows deleted.
@@ -50,12 +50,12 @@ extension Database {
     ///   that was not created with `allRows: true`.
     @discardableResult
     public func execute(_ delete: Delete, _ bindings: ParameterBinding...) async throws -> Int {
-        try await perform { try $0.execute(delete.render(), bindings) }
+        try await _withConnection(.write) { try $0.core.execute(delete.render(), bindings) }
     }
 
     /// Runs a ``Delete`` template with an array of parameter values.
     @discardableResult
     public func execute(_ delete: Delete, bindings: [ParameterBinding]) async throws -> Int {
-        try await perform { try $0.execute(delete.render(), bindings) }
+        try await _withConnection(.write) { try $0.core.execute(delete.render(), bindings) }
     }
 }
