@@ -27,7 +27,7 @@ import Synchronization
 ///   throw `CancellationError`. Leaving the loop early releases the statement before the database runs its next call.
 /// - Each iterator runs the query anew; the sequence can be iterated any number of times.
 public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
-    let database: Database
+    let source: StreamSource
     let query: Result<QuerySource, any Error>
     let batchSize: Int
     /// Turns one batch of rows into elements, on the consuming task (not on the actor).
@@ -44,6 +44,8 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
         private var buffer: [Element] = []
         private var index = 0
         private var handle: StreamHandle?
+        /// The connection the stream reads from, taken at the first batch and kept to the end.
+        private var lease: StreamSource.Lease?
         private var finished = false
 
         init(stream: DatabaseStream) {
@@ -62,14 +64,16 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                 guard !finished else { return nil }
                 do {
                     let query = try stream.query.get()
-                    let batch = try await stream.database.streamBatch(
-                        handle?.id, query: query, limit: stream.batchSize)
+                    if lease == nil { lease = try await stream.source.lease() }
+                    let database = lease.unsafelyUnwrapped.database
+                    let batch = try await database.streamBatch(handle?.id, query: query, limit: stream.batchSize)
                     if handle == nil {
-                        handle = StreamHandle(database: stream.database, id: batch.id, lease: batch.lease)
+                        handle = StreamHandle(database: database, id: batch.id, lease: batch.lease,
+                                              release: lease.unsafelyUnwrapped.release)
                     }
                     if batch.done {
                         finished = true
-                        handle?.isOpen = false
+                        handle?.finished()
                     }
                     buffer = try stream.transform(batch.rows)
                     index = 0
@@ -87,8 +91,13 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
             finished = true
             buffer = []
             index = 0
-            handle?.close()
+            if let handle {
+                handle.close()
+            } else {
+                lease?.release()
+            }
             handle = nil
+            lease = nil
         }
     }
 }
@@ -117,24 +126,38 @@ final class StreamHandle: @unchecked Sendable {
     let database: Database
     let id: UInt64
     let lease: StreamLease
+    /// Gives the connection back to its pool (nothing for a ``Database``).
+    let release: @Sendable () -> Void
     /// Whether the actor still holds the statement. Changed only by the iterator that owns the
     /// handle (an iterator is used by one task at a time).
     var isOpen = true
 
-    init(database: Database, id: UInt64, lease: StreamLease) {
+    init(database: Database, id: UInt64, lease: StreamLease, release: @escaping @Sendable () -> Void) {
         self.database = database
         self.id = id
         self.lease = lease
+        self.release = release
     }
 
-    /// Releases the statement now rather than at deinit.
+    /// The statement ended with the last batch (the database already released it).
+    func finished() {
+        guard isOpen else { return }
+        isOpen = false
+        release()
+    }
+
+    /// Releases the statement now rather than at deinit, then the connection.
     func close() {
         guard isOpen else { return }
         isOpen = false
         lease.abandon()
         let database = self.database
         let id = self.id
-        Task { await database.closeStream(id) }
+        let release = self.release
+        Task {
+            await database.closeStream(id)
+            release()
+        }
     }
 
     deinit {
@@ -189,7 +212,7 @@ struct OpenStreams {
     var count: Int { entries.count }
 }
 
-extension Database {
+extension DatabaseAccess {
     /// The rows of a raw SQL query, read in batches of `batchSize` as the loop asks for them.
     ///
     /// ```swift
@@ -200,19 +223,19 @@ extension Database {
     ///
     /// Memory stays bounded by one batch whatever the size of the result. See ``DatabaseStream``
     /// for what the stream sees while others write. A `batchSize` below 1 is taken as 1.
-    public nonisolated func stream(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...,
+    public func stream(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...,
                                    batchSize: Int = 256) -> DatabaseStream<Row> {
         stream(sql, arguments: arguments, batchSize: batchSize)
     }
 
     /// The rows of a raw SQL query with an array of arguments, read in batches.
-    public nonisolated func stream(_ sql: String, arguments: [(any DatabaseValueConvertible)?],
+    public func stream(_ sql: String, arguments: [(any DatabaseValueConvertible)?],
                                    batchSize: Int = 256) -> DatabaseStream<Row> {
         makeStream(.success(.sql(sql, arguments)), batchSize: batchSize) { $0 }
     }
 
     /// The rows of a ``Select`` template, read in batches.
-    public nonisolated func stream(_ select: Select, _ bindings: ParameterBinding...,
+    public func stream(_ select: Select, _ bindings: ParameterBinding...,
                                    batchSize: Int = 256) -> DatabaseStream<Row> {
         makeStream(Result { try .select(select, bindings) }, batchSize: batchSize) { $0 }
     }
@@ -225,14 +248,14 @@ extension Database {
     ///     print(product.name)
     /// }
     /// ```
-    public nonisolated func stream<T: Decodable & Sendable>(
+    public func stream<T: Decodable & Sendable>(
         _ type: T.Type, sql: String, _ arguments: (any DatabaseValueConvertible)?..., batchSize: Int = 256
     ) -> DatabaseStream<T> {
         makeStream(.success(.sql(sql, arguments)), batchSize: batchSize) { try RowDecoder.decode(type, rows: $0) }
     }
 
     /// The rows of a ``Select`` template decoded as `T`, read in batches.
-    public nonisolated func stream<T: Decodable & Sendable>(
+    public func stream<T: Decodable & Sendable>(
         _ type: T.Type, _ select: Select, _ bindings: ParameterBinding..., batchSize: Int = 256
     ) -> DatabaseStream<T> {
         makeStream(Result { try .select(select, bindings) }, batchSize: batchSize) {
@@ -240,11 +263,44 @@ extension Database {
         }
     }
 
-    private nonisolated func makeStream<T>(_ query: Result<QuerySource, any Error>, batchSize: Int,
-                                           transform: @escaping @Sendable ([Row]) throws -> [T]) -> DatabaseStream<T> {
-        DatabaseStream(database: self, query: query, batchSize: max(1, batchSize), transform: transform)
+    private func makeStream<T>(_ query: Result<QuerySource, any Error>, batchSize: Int,
+                               transform: @escaping @Sendable ([Row]) throws -> [T]) -> DatabaseStream<T> {
+        DatabaseStream(source: StreamSource(self), query: query, batchSize: max(1, batchSize), transform: transform)
+    }
+}
+
+/// Where a stream reads: the connection of a ``Database``, or a reader of a ``DatabasePool``
+/// checked out for the whole stream (its open statement holds that reader's snapshot, which no
+/// other read may share) and checked back in when the stream ends or is left.
+struct StreamSource: Sendable {
+    struct Lease: Sendable {
+        let database: Database
+        let release: @Sendable () -> Void
     }
 
+    let lease: @Sendable () async throws -> Lease
+
+    init(_ access: some DatabaseAccess) {
+        switch access {
+        case let database as Database:
+            lease = { Lease(database: database, release: {}) }
+        case let pool as DatabasePool:
+            lease = {
+                guard !pool.isClosed else { throw SqlCipherError.databaseClosed }
+                let reader = try await pool.readers.checkout()
+                return Lease(database: reader, release: { pool.readers.checkin(reader) })
+            }
+        default:
+            lease = {
+                throw SqlCipherError.unsupported(
+                    feature: "streams on \(type(of: access))", requires: "a Database or a DatabasePool",
+                    loaded: access.library.cipherVersion)
+            }
+        }
+    }
+}
+
+extension Database {
     /// Reads the next batch of stream `id`, or opens the stream (with `id` nil) and reads its
     /// first batch. A stream that ends or fails is released here.
     func streamBatch(_ id: UInt64?, query: QuerySource, limit: Int) async throws

@@ -52,7 +52,7 @@ extension Database {
         try performRekey(.rawKey(rawKey), progress: progress)
     }
 
-    private func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+    func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         guard isEncrypted else { throw SqlCipherError.notEncrypted }
         let core = try liveConnection()
         let material = try newKey.material()

@@ -128,26 +128,33 @@ public actor Database {
     /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file.
     public init(unencryptedPath: String, journalMode: JournalMode = .wal, readOnly: Bool = false) throws {
-        let opened = try DatabaseOpener.open(
-            path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default, readOnly: readOnly)
-        self.path = unencryptedPath
-        self.library = opened.library
-        self.isEncrypted = false
-        self.journalMode = opened.journalMode
-        self.cipherSettings = .default
-        self.isReadOnly = opened.isReadOnly
-        self.connection = opened.connection
+        try self.init(path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default, readOnly: readOnly)
     }
 
-    private init(path: String, key: KeyMaterial, journalMode: JournalMode, cipher: CipherSettings,
-                 readOnly: Bool) throws {
+    /// Opens with `key` (nil for a plaintext database): every public initialiser and each
+    /// connection of a ``DatabasePool`` come here.
+    /// `relay` makes this database the writer of a ``DatabasePool``, whose observations learn of
+    /// its commits through it. `poolReader` makes it a reader of one: `PRAGMA query_only` then
+    /// backs up the pool's own refusal of writing statements on readers
+    /// (https://sqlite.org/pragma.html#pragma_query_only).
+    init(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
+         readOnly: Bool, relay: CommitRelay? = nil, poolReader: Bool = false) throws {
         let opened = try DatabaseOpener.open(
             path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
+        opened.connection.changeTracker.relay = relay
+        if poolReader {
+            do {
+                try opened.connection.asPackage { _ = try opened.connection.execute("PRAGMA query_only = 1") }
+            } catch {
+                opened.connection.close()
+                throw error
+            }
+        }
         self.path = path
         self.library = opened.library
-        self.isEncrypted = true
+        self.isEncrypted = key != nil
         self.journalMode = opened.journalMode
-        self.cipherSettings = cipher
+        self.cipherSettings = key == nil ? .default : cipher
         self.isReadOnly = opened.isReadOnly
         self.connection = opened.connection
     }

@@ -60,6 +60,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case conversionFailed(source: String, target: String, reason: String)
     /// The database was closed with ``Database/close()``.
     case databaseClosed
+    /// A ``DatabasePool`` was opened on a file that is not in WAL mode (or on an in-memory
+    /// database), where readers could not run beside the writer.
+    case poolRequiresWAL(path: String, journalMode: String)
 
     // MARK: SQL
 
@@ -216,6 +219,16 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "Converting \(source) to \(target) failed: \(reason). The source was not changed."
         case .databaseClosed:
             return "The database was closed. Open a new Database to continue."
+        case let .poolRequiresWAL(path, journalMode) where path == ":memory:" || path.isEmpty:
+            return "A DatabasePool needs a file (it was given \(path.isEmpty ? "an empty path" : path), in \(journalMode) "
+                + "mode): each of its connections opens the file, and an in-memory or temporary database would be "
+                + "a different, empty database on each. Use Database for an in-memory database."
+        case let .poolRequiresWAL(path, journalMode):
+            return "A DatabasePool needs a database in WAL mode, and \(path) is in \(journalMode) mode: in that mode a "
+                + "write blocks every reader, so readers could not run beside the writer. Convert the file once, "
+                + "with every other connection closed: open it with Database, run "
+                + "`try await db.execute(\"PRAGMA journal_mode = WAL\")` and close it (the mode is stored in the "
+                + "file), then open the pool; or use Database, which works in either mode. Nothing was changed."
         case let .sqlite(code, extended, message, sql):
             let statement = sql.map { " in `\($0)`" } ?? ""
             return "SQLite error \(code) (extended \(extended)): \(message)\(statement)."

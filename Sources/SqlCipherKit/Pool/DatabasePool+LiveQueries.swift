@@ -1,0 +1,173 @@
+import Synchronization
+
+extension DatabasePool: ObservationHost {
+    /// The values of `request` as the database changes, fetched on the pool's readers: the
+    /// current value first, then one value after each committed transaction that changed it.
+    ///
+    /// ```swift
+    /// for try await count in pool.values(of: .count(Product.self)) {
+    ///     print("\(count) products")
+    /// }
+    /// ```
+    ///
+    /// The writer's commits are seen as they happen: the writer records which tables each
+    /// transaction changed, and an observation that read one of them fetches again on a reader
+    /// once the commit is visible there, so an observer never holds the writer. Commits of other
+    /// connections and processes are seen within about a tenth of a second (see
+    /// ``Database/values(of:)``). The sequence behaves as described at ``LiveValues``.
+    public func values<Value>(of request: LiveRequest<Value>) -> LiveValues<Value> {
+        LiveValues(host: self, request: request)
+    }
+
+    func startObserving<Value>(_ request: LiveRequest<Value>, signal: ObservationSignal) async throws
+        -> (id: UInt64, value: Value) {
+        guard !isClosed else { throw SqlCipherError.databaseClosed }
+        let id = relay.register(signal)
+        let observation = PoolObservation(LiveObservation(request: request, signal: signal))
+        observations.insert(observation, id: id)
+        await observations.startWatching(self)
+        do {
+            let value: Value = try await fetch(observation, id: id) { core in
+                try observation.withLive { try ($0 as! LiveObservation<Value>).fetchValue(on: core) }
+            }
+            return (id, value)
+        } catch {
+            await stopObserving(id)
+            throw error
+        }
+    }
+
+    func fetchObserved<Value>(_ id: UInt64, as type: Value.Type) async throws -> ObservedFetch<Value> {
+        guard let observation = observations[id], let live = observation.live as? LiveObservation<Value> else {
+            return .ended
+        }
+        // Lowered before the fetch: a commit after it raises the flag again.
+        live.signal?.clearDirty()
+        do {
+            let value: Value? = try await fetch(observation, id: id) { core in
+                try observation.withLive { try ($0 as! LiveObservation<Value>).fetchIfChanged(on: core) }
+            }
+            return value.map(ObservedFetch.changed) ?? .unchanged
+        } catch {
+            await stopObserving(id)
+            throw error
+        }
+    }
+
+    func stopObserving(_ id: UInt64) async {
+        relay.remove(id)
+        observations.remove(id)
+    }
+
+    /// Fetches on a reader, in one read transaction, telling the relay when the snapshot may be
+    /// taken and which tables the fetch read.
+    private func fetch<T: Sendable>(_ observation: PoolObservation, id: UInt64,
+                                    _ body: @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        relay.fetchWillStart(id)
+        do {
+            let value = try await _withConnection(.snapshot) { conn in
+                let core = conn.core
+                return try core.inSavepoint(readOnly: true) { try body(core) }
+            }
+            relay.fetchDidEnd(id, region: observation.region)
+            return value
+        } catch {
+            relay.fetchDidEnd(id, region: nil)
+            throw error
+        }
+    }
+
+    /// How many observations the pool has (for tests).
+    var liveObservationCount: Int { relay.count }
+
+    /// One check of the pool's watch for other connections' commits: runs on the writer (whose
+    /// `data_version` changes only for commits not its own). Returns false once nothing is observed.
+    func checkExternalChanges() async -> Bool {
+        guard !isClosed, relay.count > 0 else { return false }
+        let version = try? await writer._withConnection(.write) { conn in try conn.core.dataVersion() }
+        if let version, observations.noteDataVersion(version) { relay.externalChange() }
+        return true
+    }
+}
+
+/// One observation of a pool: its ``LiveObservation`` (the last result, to tell an unchanged
+/// fetch), used by one fetch at a time on whichever reader runs it.
+final class PoolObservation: @unchecked Sendable {
+    // Accessed only under `lock`: fetches of one observation come one after the other from its
+    // consumer, but on different readers (threads).
+    private let lock = Mutex(())
+    let live: any ObservationEntry
+    init(_ live: any ObservationEntry) { self.live = live }
+
+    func withLive<T>(_ body: (any ObservationEntry) throws -> T) throws -> T {
+        try lock.withLock { _ in try body(live) }
+    }
+
+    /// The tables the last fetch read.
+    var region: TableRegion { (try? withLive { $0.region }) ?? .everything }
+}
+
+/// The observations of a pool, and its watch for other connections' commits.
+final class PoolObservations: Sendable {
+    private struct State {
+        var entries: [UInt64: PoolObservation] = [:]
+        var watch: ExternalChangeWatch?
+        var dataVersion: Int?
+    }
+
+    private let state = Mutex(State())
+
+    subscript(id: UInt64) -> PoolObservation? { state.withLock { $0.entries[id] } }
+
+    func insert(_ observation: PoolObservation, id: UInt64) {
+        state.withLock { $0.entries[id] = observation }
+    }
+
+    func remove(_ id: UInt64) {
+        state.withLock { $0.entries[id] = nil }
+    }
+
+    /// Starts the watch unless it runs; the version is read before the first fetch, so a commit
+    /// between that fetch and the first check is not missed.
+    func startWatching(_ pool: DatabasePool) async {
+        guard state.withLock({ $0.watch == nil }) else { return }
+        let version = try? await pool.writer._withConnection(.write) { conn in try conn.core.dataVersion() }
+        let watch = ExternalChangeWatch.start { [weak pool] in
+            guard let pool, await pool.checkExternalChanges() else {
+                pool?.observations.watchEnded()
+                return false
+            }
+            return true
+        }
+        let started = state.withLock { state -> Bool in
+            guard state.watch == nil else { return false }
+            state.watch = watch
+            state.dataVersion = version
+            return true
+        }
+        if !started { watch.stop() }
+    }
+
+    /// Records `version`; true when it differs from the last one (another connection committed).
+    func noteDataVersion(_ version: Int) -> Bool {
+        state.withLock { state in
+            defer { state.dataVersion = version }
+            return state.dataVersion.map { $0 != version } ?? false
+        }
+    }
+
+    private func watchEnded() {
+        state.withLock { state in
+            state.watch = nil
+            state.dataVersion = nil
+        }
+    }
+
+    func stopWatching() {
+        let watch = state.withLock { state -> ExternalChangeWatch? in
+            defer { state.watch = nil }
+            return state.watch
+        }
+        watch?.stop()
+    }
+}

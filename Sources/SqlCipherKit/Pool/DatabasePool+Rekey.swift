@@ -1,0 +1,74 @@
+import Foundation
+
+extension DatabasePool {
+    /// Changes the pool's passphrase: a barrier for the whole pool.
+    ///
+    /// ```swift
+    /// try await pool.rekey("new passphrase")
+    /// ```
+    ///
+    /// New reads wait; the running ones finish; every reader is closed; the writer re-encrypts
+    /// the file (``Database/rekey(_:progress:)-(String,_)``); a fresh connection proves the new
+    /// key and becomes the first reader; then reads resume, on readers that all use the new key.
+    /// Writes wait behind the rekey on the writer. With a passphrase, the new key is derived once,
+    /// as when opening.
+    ///
+    /// When the rekey fails, the file still opens with the old key and the pool is closed (as a
+    /// ``Database`` closes itself): open it again with the old key.
+    /// - Throws: ``SqlCipherError/notEncrypted``, ``SqlCipherError/rekeyFailed(path:reason:)``,
+    ///   ``SqlCipherError/databaseClosed``.
+    public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        try await rekey(passphrase: Array(passphrase.utf8), progress: progress)
+    }
+
+    /// Changes the pool's passphrase, given as bytes. See ``rekey(_:progress:)-(String,_)``.
+    public func rekey(_ passphrase: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        try await rekey(passphrase: Array(passphrase), progress: progress)
+    }
+
+    /// Changes the pool's key to a raw 32-byte key. See ``rekey(_:progress:)-(String,_)``.
+    public func rekey(rawKey: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        _ = try KeyMaterial(rawKey: rawKey)
+        try await rekey(to: .rawKey(rawKey), secret: .raw(key: SecretBytes(rawKey), salt: keptSalt()), progress: progress)
+    }
+
+    private func rekey(passphrase: [UInt8], progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
+        var passphrase = passphrase
+        defer { passphrase.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        let material = try KeyMaterial(passphrase: passphrase)
+        let (newKey, secret) = try Self.rekeyTarget(passphrase: passphrase, material: material, pool: self)
+        try await rekey(to: newKey, secret: secret, progress: progress)
+    }
+
+    private func rekey(to newKey: DatabaseKey, secret: PoolKey.Secret,
+                       progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
+        guard !isClosed else { throw SqlCipherError.databaseClosed }
+        guard isEncrypted, let key else { throw SqlCipherError.notEncrypted }
+        try await readers.exclusively {
+            defer { relay.publish() }
+            do {
+                try await writer.performRekey(newKey, progress: progress)
+            } catch {
+                await close()
+                throw error
+            }
+            key.replace(with: secret)
+            // The proof from a fresh connection, which then serves the next read.
+            let reader = try Database(path: path, key: key.material(), journalMode: .wal, cipher: cipherSettings,
+                                      readOnly: false, poolReader: true)
+            await readers.adopt(reader)
+        }
+    }
+
+    /// The salt the pool was opened with, kept with a new raw key (a file with a plaintext header
+    /// does not store it).
+    private func keptSalt() -> SecretBytes? {
+        key?.salt
+    }
+
+    /// What the writer is rekeyed with and what readers are keyed with afterwards.
+    private static func rekeyTarget(passphrase: [UInt8], material: KeyMaterial,
+                                    pool: DatabasePool) throws -> (DatabaseKey, PoolKey.Secret) {
+        (.passphrase(Data(passphrase)), .passphrase(SecretBytes(passphrase)))
+    }
+}

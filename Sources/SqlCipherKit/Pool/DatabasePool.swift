@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+
+/// An encrypted database with concurrent readers beside one writer, for services that serve many
+/// requests and apps that read while they write.
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "/var/lib/app/store.db", key: passphrase)
+/// try await pool.migrate(migrations)
+/// async let orders = pool.fetch(Order.self, where: col("status") == "open")
+/// async let count = pool.read { conn in try conn.query("SELECT count(*) FROM customers")[0].get(0, as: Int.self) }
+/// try await pool.transaction { conn in try conn.save(order) }   // runs beside the reads
+/// ```
+///
+/// - Reads (``DatabaseAccess/read(_:)``, `query`, `fetch`, `count`, streams, live-query fetches)
+///   run on a reader, each in one read transaction: a stable snapshot of the last commit, which
+///   a write that commits meanwhile does not change. A read never waits for the writer.
+/// - Writes (`execute`, `save`, `delete`, ``DatabaseAccess/transaction(_:)``, `migrate`, ...)
+///   run on the one writer, one at a time. A write never waits for readers.
+/// - Readers are opened when concurrent reads need them, up to ``maximumReaderCount``, and reused
+///   most recently used first.
+/// - With a passphrase, the key is derived once for the whole pool, not once per connection:
+///   every connection is keyed with the derived key and the file's salt (see
+///   "Concurrency" in `docs/guide.md` and "Deriving the key once" in `docs/security.md`).
+///
+/// The file must be in WAL mode (a new file is created in it); see ``SqlCipherError/poolRequiresWAL(path:journalMode:)``.
+public final class DatabasePool: DatabaseAccess {
+    /// The path of the database file.
+    public let path: String
+    /// The SQLCipher library in use.
+    public let library: SqlCipherLibrary
+    /// Whether the database was opened with a key.
+    public let isEncrypted: Bool
+    /// Always ``JournalMode/wal``: a pool needs it.
+    public let journalMode: JournalMode
+    /// The cipher settings the database was opened with.
+    public let cipherSettings: CipherSettings
+    /// Always false: a pool writes.
+    public let isReadOnly = false
+    /// The most readers the pool opens at once.
+    public let maximumReaderCount: Int
+
+    /// The default ``maximumReaderCount``: enough to keep the cores of a small server busy with
+    /// reads. Each reader holds its own connection and page cache, so more readers than cores add
+    /// memory, not throughput; reads beyond the limit wait for a reader, in arrival order.
+    public static let defaultMaximumReaderCount = 4
+
+    let writer: Database
+    let readers: ReaderSet
+    let key: PoolKey?
+    let relay = CommitRelay()
+    private let closed = Atomic<Bool>(false)
+    /// The pool's observations, fetched on readers (DatabasePool+LiveQueries.swift).
+    let observations = PoolObservations()
+
+    /// Opens or creates a pool on an encrypted database with a passphrase.
+    ///
+    /// The key is derived from the passphrase once, here, for every connection the pool will
+    /// open (the writer and each reader): one derivation, about as long as opening one
+    /// ``Database``, however many readers run.
+    ///
+    /// - Parameters:
+    ///   - path: The database file; created (in WAL mode) when missing.
+    ///   - key: A non-empty passphrase (see ``Database/init(path:key:journalMode:cipher:readOnly:)-(_,String,_,_,_)``).
+    ///   - cipher: Cipher settings; the same must be given each time the file is opened.
+    ///   - maximumReaderCount: The most readers open at once (at least 1).
+    /// - Throws: ``SqlCipherError/poolRequiresWAL(path:journalMode:)`` for a file in rollback
+    ///   mode or an in-memory path, and the errors of opening a ``Database``.
+    public convenience init(path: String, key: String, cipher: CipherSettings = .default,
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+        try self.init(path: path, passphrase: Array(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount)
+    }
+
+    /// Opens or creates a pool with a passphrase given as bytes (see
+    /// ``Database/init(path:key:journalMode:cipher:readOnly:)-(_,Data,_,_,_)``).
+    public convenience init(path: String, key: Data, cipher: CipherSettings = .default,
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+        try self.init(path: path, passphrase: Array(key), cipher: cipher, maximumReaderCount: maximumReaderCount)
+    }
+
+    /// Opens or creates a pool with a raw 32-byte key: no key derivation runs at all.
+    public convenience init(path: String, rawKey: Data, cipher: CipherSettings = .default,
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+        _ = try KeyMaterial(rawKey: rawKey)
+        try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: nil), cipher: cipher,
+                      maximumReaderCount: maximumReaderCount)
+    }
+
+    /// Opens or creates a pool with a raw key and an explicit 16-byte salt, for files with a
+    /// plaintext header (``CipherSettings/plaintextHeaderSize``).
+    public convenience init(path: String, rawKey: Data, salt: Data, cipher: CipherSettings = .default,
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+        _ = try KeyMaterial(rawKey: rawKey, salt: salt)
+        try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: SecretBytes(salt)), cipher: cipher,
+                      maximumReaderCount: maximumReaderCount)
+    }
+
+    /// Opens or creates a pool on a plaintext database.
+    public convenience init(unencryptedPath: String,
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+        try self.init(path: unencryptedPath, secret: nil, cipher: .default, maximumReaderCount: maximumReaderCount)
+    }
+
+    private convenience init(path: String, passphrase: [UInt8], cipher: CipherSettings, maximumReaderCount: Int) throws {
+        var passphrase = passphrase
+        defer { passphrase.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        let material = try KeyMaterial(passphrase: passphrase)
+        let secret = try Self.poolSecret(passphrase: passphrase, material: material, path: path, cipher: cipher)
+        try self.init(path: path, secret: secret, cipher: cipher, maximumReaderCount: maximumReaderCount)
+    }
+
+    private init(path: String, secret: PoolKey.Secret?, cipher: CipherSettings, maximumReaderCount: Int) throws {
+        guard maximumReaderCount >= 1 else {
+            throw SqlCipherError.invalidQuery(
+                reason: "a DatabasePool needs at least one reader, and maximumReaderCount is \(maximumReaderCount)")
+        }
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:") else {
+            throw SqlCipherError.poolRequiresWAL(path: path, journalMode: "memory")
+        }
+        let key = secret.map(PoolKey.init)
+        let relay = self.relay
+        let writer = try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher,
+                                  readOnly: false, relay: relay)
+        guard writer.journalMode == .wal else {
+            Task { await writer.close() }
+            throw SqlCipherError.poolRequiresWAL(path: path, journalMode: writer.journalMode.pragmaValue.lowercased())
+        }
+        self.path = path
+        self.library = writer.library
+        self.isEncrypted = secret != nil
+        self.journalMode = .wal
+        self.cipherSettings = writer.cipherSettings
+        self.maximumReaderCount = maximumReaderCount
+        self.writer = writer
+        self.key = key
+        self.readers = ReaderSet(maximum: maximumReaderCount) {
+            try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
+                         poolReader: true)
+        }
+    }
+
+    /// The key every connection of a passphrase pool is opened with: derived once here when this
+    /// process can (``KeyDerivation``), else the passphrase (each connection then derives).
+    private static func poolSecret(passphrase: [UInt8], material: KeyMaterial, path: String,
+                                   cipher: CipherSettings) throws -> PoolKey.Secret {
+        .passphrase(SecretBytes(passphrase))
+    }
+
+    deinit {
+        key?.wipe()
+    }
+
+    // MARK: DatabaseAccess
+
+    /// Routes a call: work that only reads to a reader (work that turns out to write runs again
+    /// on the writer), snapshots to a reader, everything else to the writer. After each call of
+    /// the writer, the observations its commits changed are woken (``CommitRelay``).
+    public func _withConnection<T: Sendable>(_ access: _DatabaseAccessKind,
+                                             _ work: @Sendable (borrowing Connection) throws -> T) async throws -> T {
+        guard !closed.load(ordering: .acquiring) else { throw SqlCipherError.databaseClosed }
+        switch access {
+        case .write:
+            defer { relay.publish() }
+            return try await writer._withConnection(.write, work)
+        case .snapshot:
+            return try await readers.withReader { reader in try await reader._withConnection(.snapshot, work) }
+        case .read:
+            do {
+                return try await readers.withReader { reader in
+                    try await reader._withConnection(.read) { conn in
+                        try conn.core.runBody(readOnly: true) { try conn.core.lend(work) }
+                    }
+                }
+            } catch SqlCipherError.readOnlyViolation {
+                return try await _withConnection(.write, work)
+            }
+        }
+    }
+
+    /// Closes the pool: the writer and idle readers now, readers running a read when it ends.
+    /// Waiting and later calls throw ``SqlCipherError/databaseClosed``; the key kept for readers
+    /// is zeroed. Closing twice is harmless.
+    public func close() async {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        observations.stopWatching()
+        await readers.close()
+        await writer.close()
+        key?.wipe()
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// How many readers are open now (they are opened as concurrent reads need them).
+    public var openReaderCount: Int { readers.openCount }
+}

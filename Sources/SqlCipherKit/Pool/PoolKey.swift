@@ -1,0 +1,114 @@
+import Foundation
+import Synchronization
+
+/// The key a ``DatabasePool`` opens its connections with, kept for readers opened later.
+///
+/// With a passphrase, it is the key derived once from it (``KeyDerivation``) with the file's salt,
+/// so no connection of the pool runs SQLCipher's key derivation; when derivation is not possible
+/// in this process, the passphrase itself. Its bytes are zeroed when the pool closes (and when a
+/// rekey replaces them); after that no connection can be opened with it.
+final class PoolKey: Sendable {
+    /// The bytes, in a form that makes a fresh ``KeyMaterial`` for each connection.
+    enum Secret {
+        case passphrase(SecretBytes)
+        case raw(key: SecretBytes, salt: SecretBytes?)
+    }
+
+    private let secret: Mutex<Secret?>
+
+    init(_ secret: Secret) {
+        self.secret = Mutex(secret)
+    }
+
+    /// A new ``KeyMaterial`` for one connection (zeroed when that connection's opening is done
+    /// with it), or ``SqlCipherError/databaseClosed`` once the key was wiped.
+    func material() throws -> KeyMaterial {
+        try secret.withLock { secret in
+            switch secret {
+            case .passphrase(let bytes):
+                return try KeyMaterial(passphrase: bytes.collection)
+            case let .raw(key, salt):
+                return try KeyMaterial(rawKey: key.view, salt: salt?.view)
+            case nil:
+                throw SqlCipherError.databaseClosed
+            }
+        }
+    }
+
+    /// The salt kept with a raw key, if one was given.
+    var salt: SecretBytes? {
+        secret.withLock { secret in
+            if case .raw(_, let salt)? = secret, let salt { return SecretBytes(salt.collection) }
+            return nil
+        }
+    }
+
+    /// Replaces the key (after a rekey), zeroing the old bytes.
+    func replace(with new: Secret) {
+        secret.withLock { secret in
+            Self.zero(secret)
+            secret = new
+        }
+    }
+
+    /// Zeroes the bytes and forgets them.
+    func wipe() {
+        secret.withLock { secret in
+            Self.zero(secret)
+            secret = nil
+        }
+    }
+
+    private static func zero(_ secret: Secret?) {
+        switch secret {
+        case .passphrase(let bytes): bytes.zero()
+        case let .raw(key, salt):
+            key.zero()
+            salt?.zero()
+        case nil: break
+        }
+    }
+}
+
+/// Key bytes in memory of their own, which no copy-on-write can duplicate: zeroed by ``zero()``
+/// and again before the memory is freed.
+final class SecretBytes: @unchecked Sendable {
+    // Mutated only by zero(), under the PoolKey's lock.
+    fileprivate let buffer: UnsafeMutableRawBufferPointer
+
+    init(_ bytes: some Collection<UInt8>) {
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        _ = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes.count]).initializeMemory(as: UInt8.self, from: bytes)
+        count = bytes.count
+    }
+
+    let count: Int
+
+    /// A `Data` that views these bytes without copying them, valid while this object lives.
+    fileprivate var view: Data {
+        Data(bytesNoCopy: buffer.baseAddress!, count: count, deallocator: .none)
+    }
+
+    func zero() {
+        // memset through a raw pointer: the stores are not removed as dead.
+        memset(buffer.baseAddress!, 0, buffer.count)
+    }
+
+    deinit {
+        zero()
+        buffer.deallocate()
+    }
+}
+
+extension UnsafeMutableRawBufferPointer {
+    /// The first `count` bytes, as a collection for ``KeyMaterial``.
+    fileprivate var bytes: UnsafeMutableBufferPointer<UInt8> { assumingMemoryBound(to: UInt8.self) }
+}
+
+extension SecretBytes {
+    /// The bytes, for ``KeyMaterial/init(passphrase:)`` (which copies them into its own storage).
+    fileprivate var collection: UnsafeMutableBufferPointer<UInt8> {
+        UnsafeMutableBufferPointer(rebasing: buffer.bytes[0..<count])
+    }
+}

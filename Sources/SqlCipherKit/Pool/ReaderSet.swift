@@ -1,0 +1,272 @@
+import Dispatch
+import Synchronization
+
+/// The readers of a ``DatabasePool``: opened when concurrent reads need them, never more than the
+/// maximum, reused most recently used first, and handed to waiting reads in arrival order.
+///
+/// Each reader is a ``Database`` (one connection, one executor of its own), checked out for one
+/// call at a time, so a reader never runs two calls at once and never sees another call's
+/// snapshot. The set is shared by every task that reads through the pool: its state is behind one
+/// lock, and no lock is held while SQLite runs.
+final class ReaderSet: Sendable {
+    /// What a waiting checkout is given: a reader, or the right to open one.
+    private enum Grant {
+        case reader(Database)
+        case open
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Grant, any Error>
+    }
+
+    private struct State {
+        /// Idle readers, the most recently used last.
+        var idle: [Database] = []
+        /// Readers open or being opened, idle or not.
+        var count = 0
+        /// Readers checked out now.
+        var busy = 0
+        var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
+        var isClosed = false
+        /// While set (a rekey), no reader is handed out.
+        var isExclusive = false
+        /// The exclusive section waiting for busy readers to come back.
+        var drain: CheckedContinuation<Void, Never>?
+        /// Exclusive sections waiting for the current one to end.
+        var exclusiveQueue: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The most readers open at once.
+    let maximum: Int
+    private let state = Mutex(State())
+    /// Opens a new reader; blocking, so it runs on a dispatch queue, never on Swift's pool.
+    private let open: @Sendable () throws -> Database
+
+    init(maximum: Int, open: @escaping @Sendable () throws -> Database) {
+        self.maximum = maximum
+        self.open = open
+    }
+
+    /// Runs `body` on a reader checked out for it, and checks the reader back in.
+    func withReader<T>(_ body: (Database) async throws -> T) async throws -> T {
+        let reader = try await checkout()
+        do {
+            let value = try await body(reader)
+            checkin(reader)
+            return value
+        } catch {
+            checkin(reader)
+            throw error
+        }
+    }
+
+    /// How many readers are open (for tests and the benchmark).
+    var openCount: Int { state.withLock { $0.count } }
+
+    /// A reader for one call: an idle one (the most recently used), a new one while fewer than
+    /// ``maximum`` are open, or else the next one checked in.
+    func checkout() async throws -> Database {
+        try Task.checkCancellation()
+        let immediate: Grant? = try state.withLock { state in
+            if state.isClosed { throw SqlCipherError.databaseClosed }
+            return Self.grant(&state, maximum: maximum)
+        }
+        let grant: Grant
+        if let immediate {
+            grant = immediate
+        } else {
+            grant = try await wait()
+        }
+        switch grant {
+        case .reader(let reader):
+            return reader
+        case .open:
+            do {
+                return try await openReader()
+            } catch {
+                // The slot was reserved for this reader: give it to a waiting checkout.
+                let resumes = state.withLock { state in
+                    state.count -= 1
+                    state.busy -= 1
+                    return Self.dispatch(&state, maximum: maximum)
+                }
+                resumes.run()
+                throw error
+            }
+        }
+    }
+
+    /// Returns a reader after its call. Hands it to the first waiting checkout, or keeps it idle;
+    /// closes it when the pool was closed meanwhile.
+    func checkin(_ reader: Database) {
+        let (closeIt, resumes) = state.withLock { state -> (Bool, Resumes) in
+            state.busy -= 1
+            if state.isClosed {
+                state.count -= 1
+                return (true, Resumes())
+            }
+            state.idle.append(reader)
+            var resumes = Self.dispatch(&state, maximum: maximum)
+            if state.isExclusive, state.busy == 0, let drain = state.drain {
+                state.drain = nil
+                resumes.drain = drain
+            }
+            return (false, resumes)
+        }
+        resumes.run()
+        if closeIt { Task { await reader.close() } }
+    }
+
+    /// Runs `body` while no reader is checked out and none is open: waits for the running reads
+    /// to end, closes the idle readers, and keeps new reads waiting until `body` returns. For a
+    /// rekey, after which no reader may use the old key.
+    func exclusively<T>(_ body: () async throws -> T) async throws -> T {
+        await enterExclusive()
+        let closed: [Database] = state.withLock { state in
+            let idle = state.idle
+            state.idle = []
+            state.count -= idle.count
+            return idle
+        }
+        for reader in closed { await reader.close() }
+        defer { leaveExclusive() }
+        return try await body()
+    }
+
+    /// Adds a reader opened outside ``checkout()`` (by a rekey, to prove the new key) as the most
+    /// recently used idle one; closes it when the set is closed.
+    func adopt(_ reader: Database) async {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.isClosed, state.count < maximum else { return false }
+            state.count += 1
+            state.idle.append(reader)
+            return true
+        }
+        if !accepted { await reader.close() }
+    }
+
+    /// Closes the set: idle readers now, busy ones when they come back; waiting and later
+    /// checkouts throw ``SqlCipherError/databaseClosed``.
+    func close() async {
+        let (idle, waiters) = state.withLock { state -> ([Database], [Waiter]) in
+            state.isClosed = true
+            let idle = state.idle
+            state.idle = []
+            state.count -= idle.count
+            let waiters = state.waiters
+            state.waiters = []
+            return (idle, waiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: SqlCipherError.databaseClosed) }
+        for reader in idle { await reader.close() }
+    }
+
+    // MARK: Internals
+
+    /// Continuations to resume once the lock is released.
+    private struct Resumes {
+        var grants: [(Waiter, Grant)] = []
+        var drain: CheckedContinuation<Void, Never>?
+
+        func run() {
+            for (waiter, grant) in grants { waiter.continuation.resume(returning: grant) }
+            drain?.resume()
+        }
+    }
+
+    /// What a checkout may take now: nil when it must wait.
+    private static func grant(_ state: inout State, maximum: Int) -> Grant? {
+        guard !state.isExclusive else { return nil }
+        if let reader = state.idle.popLast() {
+            state.busy += 1
+            return .reader(reader)
+        }
+        if state.count < maximum {
+            state.count += 1
+            state.busy += 1
+            return .open
+        }
+        return nil
+    }
+
+    /// Gives idle readers, or the right to open one, to waiting checkouts in arrival order.
+    private static func dispatch(_ state: inout State, maximum: Int) -> Resumes {
+        var resumes = Resumes()
+        while !state.waiters.isEmpty, let grant = grant(&state, maximum: maximum) {
+            resumes.grants.append((state.waiters.removeFirst(), grant))
+        }
+        return resumes
+    }
+
+    private func wait() async throws -> Grant {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter &+= 1
+            return state.nextWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                let now: Result<Grant, any Error>? = state.withLock { state in
+                    if state.isClosed { return .failure(SqlCipherError.databaseClosed) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if state.waiters.isEmpty, let grant = Self.grant(&state, maximum: maximum) { return .success(grant) }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return nil
+                }
+                if let now { continuation.resume(with: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    private func openReader() async throws -> Database {
+        let open = self.open
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try open() })
+            }
+        }
+    }
+
+    private func enterExclusive() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { state -> Bool in
+                if state.isExclusive {
+                    state.exclusiveQueue.append(continuation)
+                    return false
+                }
+                state.isExclusive = true
+                return true
+            }
+            if proceed { continuation.resume() }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let drained = state.withLock { state -> Bool in
+                if state.busy == 0 { return true }
+                state.drain = continuation
+                return false
+            }
+            if drained { continuation.resume() }
+        }
+    }
+
+    private func leaveExclusive() {
+        let resumes = state.withLock { state -> Resumes in
+            if !state.exclusiveQueue.isEmpty {
+                // The next exclusive section starts at once; readers stay held back.
+                var resumes = Resumes()
+                resumes.drain = state.exclusiveQueue.removeFirst()
+                return resumes
+            }
+            state.isExclusive = false
+            return Self.dispatch(&state, maximum: maximum)
+        }
+        resumes.run()
+    }
+}
