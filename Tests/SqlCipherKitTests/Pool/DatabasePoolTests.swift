@@ -1,0 +1,341 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import SqlCipherKit
+
+/// The CLI of the library under test.
+private var cli: String { isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3 }
+
+/// A pool on a new file with a table `t(id INTEGER PRIMARY KEY, v INTEGER)` holding `rows` rows.
+private func makePool(_ dir: TemporaryDirectory, rows: Int = 0, maximumReaderCount: Int = 4) async throws -> DatabasePool {
+    let pool = try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey(), maximumReaderCount: maximumReaderCount)
+    try await pool.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER)")
+    if rows > 0 {
+        try await pool.transaction { conn in
+            for index in 0..<rows { try conn.execute("INSERT INTO t(v) VALUES (?)", index) }
+        }
+    }
+    return pool
+}
+
+/// Waits on a semaphore at most `seconds`; false when it timed out.
+func wait(_ semaphore: DispatchSemaphore, seconds: Double = 20) -> Bool {
+    semaphore.wait(timeout: .now() + seconds) == .success
+}
+
+/// Waits for a semaphore on a dispatch thread, never blocking Swift's cooperative pool (whose
+/// threads the pool's own calls need).
+func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 20) async -> Bool {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
+    }
+}
+
+@Suite("DatabasePool")
+struct DatabasePoolTests {
+    @Test func readsAndWritesGoThroughTheSameMethodsAsADatabase() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 10)
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 10)
+        #expect(try await pool.execute("UPDATE t SET v = v + 1") == 10)
+        let sum = try await pool.read { conn in try conn.query("SELECT sum(v) FROM t")[0].get(0, as: Int.self) }
+        #expect(sum == 55)
+        // Generic code written against DatabaseAccess works with both types.
+        func total(_ db: some DatabaseAccess) async throws -> Int? {
+            try await db.query("SELECT sum(v) FROM t")[0].get(0, as: Int.self)
+        }
+        #expect(try await total(pool) == 55)
+        await pool.close()
+        let db = try Database(path: dir.path("pool.db"), rawKey: rawKey())
+        #expect(try await total(db) == 55)
+    }
+
+    @Test func readersAreOpenedLazilyAndReused() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 3, maximumReaderCount: 4)
+        #expect(pool.openReaderCount == 0)
+        for _ in 0..<20 { _ = try await pool.query("SELECT * FROM t") }
+        // Sequential reads reuse the most recently used reader.
+        #expect(pool.openReaderCount == 1)
+        await pool.close()
+    }
+
+    @Test func aReadTransactionKeepsItsSnapshotWhileAWriteCommits() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 5)
+        let firstRead = DispatchSemaphore(value: 0)
+        let written = DispatchSemaphore(value: 0)
+        async let counts: (Int, Int, Bool) = pool.read { conn in
+            let before = try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) ?? -1
+            firstRead.signal()
+            let committed = wait(written)
+            let after = try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) ?? -1
+            return (before, after, committed)
+        }
+        #expect(await signalled(firstRead))
+        try await pool.execute("INSERT INTO t(v) VALUES (100)")
+        written.signal()
+        let (before, after, committed) = try await counts
+        #expect(committed)
+        #expect(before == 5)
+        #expect(after == 5, "the read transaction saw a commit made during it")
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 6)
+        await pool.close()
+    }
+
+    @Test func readsRunWhileTheWriterIsHeldByATransaction() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 5)
+        let writing = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let write = Task {
+            try await pool.transaction { conn in
+                try conn.execute("INSERT INTO t(v) VALUES (1)")
+                writing.signal()
+                // Holds the writer until the reads below are done (or 20 s: then they waited).
+                return wait(release)
+            }
+        }
+        #expect(await signalled(writing))
+        for _ in 0..<10 {
+            #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 5)
+        }
+        let snapshot = try await pool.read { conn in try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) }
+        #expect(snapshot == 5)
+        release.signal()
+        #expect(try await write.value, "the reads waited for the writer")
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 6)
+        await pool.close()
+    }
+
+    @Test func aHundredConcurrentReadsRespectTheReaderLimit() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 50, maximumReaderCount: 3)
+        let counters = Counters()
+        let results = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    try await pool.read { conn in
+                        let now = counters.active.add(1, ordering: .relaxed).newValue
+                        counters.peak.max(now, ordering: .relaxed)
+                        defer { counters.active.subtract(1, ordering: .relaxed) }
+                        usleep(2000)
+                        return try conn.query("SELECT sum(v) FROM t")[0].get(0, as: Int.self) ?? -1
+                    }
+                }
+            }
+            var all: [Int] = []
+            for try await value in group { all.append(value) }
+            return all
+        }
+        #expect(results.count == 100)
+        #expect(results.allSatisfy { $0 == (0..<50).reduce(0, +) })
+        #expect(counters.peak.load(ordering: .relaxed) <= 3)
+        #expect(counters.peak.load(ordering: .relaxed) >= 2, "reads did not run concurrently")
+        #expect(pool.openReaderCount <= 3)
+        await pool.close()
+    }
+
+    @Test func readsRefuseWritesAndWritingQueriesGoToTheWriter() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 1)
+        await #expect(throws: SqlCipherError.readOnlyViolation(sql: "INSERT INTO t(v) VALUES (2)")) {
+            try await pool.read { conn in try conn.execute("INSERT INTO t(v) VALUES (2)") }
+        }
+        // query() of a statement that writes runs on the writer rather than failing.
+        _ = try await pool.query("INSERT INTO t(v) VALUES (3)")
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+        // query_only backs up the refusal even for a pragma that turns it off.
+        await #expect(throws: (any Error).self) {
+            try await pool.read { conn in
+                _ = try conn.query("PRAGMA query_only = 0")
+                return try conn.execute("INSERT INTO t(v) VALUES (4)")
+            }
+        }
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+        await pool.close()
+    }
+
+    @Test func aFileInRollbackModeOrInMemoryIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("rollback.db")
+        let db = try Database(path: path, rawKey: rawKey(), journalMode: .rollback)
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: SqlCipherError.poolRequiresWAL(path: path, journalMode: "delete")) {
+            try DatabasePool(path: path, rawKey: rawKey())
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "refusing changed the file")
+        let message = SqlCipherError.poolRequiresWAL(path: path, journalMode: "delete").description
+        #expect(message.contains("PRAGMA journal_mode = WAL"))
+        #expect(throws: SqlCipherError.poolRequiresWAL(path: ":memory:", journalMode: "memory")) {
+            try DatabasePool(path: ":memory:", rawKey: rawKey())
+        }
+        // Converting as the message says makes the pool open.
+        let convert = try Database(path: path, rawKey: rawKey())
+        try await convert.execute("PRAGMA journal_mode = WAL")
+        await convert.close()
+        let pool = try DatabasePool(path: path, rawKey: rawKey())
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
+        await pool.close()
+    }
+
+    @Test func aWrongKeyIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 1)
+        await pool.close()
+        #expect(throws: SqlCipherError.self) {
+            try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey(9))
+        }
+        #expect(throws: SqlCipherError.self) {
+            try DatabasePool(path: dir.path("pool.db"), key: "not the key")
+        }
+        #expect(throws: SqlCipherError.self) {
+            try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey(), maximumReaderCount: 0)
+        }
+    }
+
+    @Test func closeEndsEveryConnectionAndLaterCallsThrow() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 20, maximumReaderCount: 2)
+        let started = DispatchSemaphore(value: 0)
+        let inFlight = Task {
+            try await pool.read { conn in
+                started.signal()
+                usleep(200_000)
+                return try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
+            }
+        }
+        #expect(await signalled(started))
+        await pool.close()
+        await pool.close()
+        // The read in flight finished on its reader.
+        #expect(try await inFlight.value == 20)
+        await #expect(throws: SqlCipherError.databaseClosed) { try await pool.query("SELECT 1") }
+        await #expect(throws: SqlCipherError.databaseClosed) { try await pool.execute("DELETE FROM t") }
+        await #expect(throws: SqlCipherError.databaseClosed) {
+            try await pool.read { conn in try conn.query("SELECT 1") }
+        }
+        #expect(pool.isClosed)
+        // Every connection is gone: the file is no longer locked and opens afresh.
+        let db = try Database(path: dir.path("pool.db"), rawKey: rawKey())
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 20)
+    }
+
+    @Test func aCancelledWaitForAReaderThrowsAndLeavesNothingBehind() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 1, maximumReaderCount: 1)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Task {
+            try await pool.read { _ in
+                holding.signal()
+                return wait(release)
+            }
+        }
+        #expect(await signalled(holding))
+        let waiter = Task { try await pool.query("SELECT 1") }
+        try await Task.sleep(for: .milliseconds(50))
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        release.signal()
+        #expect(try await holder.value)
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await pool.close()
+    }
+
+    @Test func streamsReadOnAReaderAndGiveItBack() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 1000, maximumReaderCount: 1)
+        var seen = 0
+        for try await row in pool.stream("SELECT v FROM t ORDER BY id", batchSize: 100) {
+            #expect(row.get(0, as: Int.self) == seen)
+            seen += 1
+        }
+        #expect(seen == 1000)
+        // A stream left early gives its reader back: with one reader, later reads still run.
+        for try await _ in pool.stream("SELECT v FROM t") { break }
+        for _ in 0..<3 {
+            #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1000)
+        }
+        // Writes run while a stream is open.
+        var iterator = pool.stream("SELECT v FROM t", batchSize: 10).makeAsyncIterator()
+        _ = try await iterator.next()
+        try await pool.execute("DELETE FROM t WHERE id > 10")
+        #expect(try await pool.fetchCount() == 10)
+        await pool.close()
+    }
+
+    @Test func aPoolFileOpensWithTheCLIAndACLIFileOpensInAPool() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        let pool = try DatabasePool(path: path, key: "pool passphrase")
+        try await pool.execute("CREATE TABLE t(x TEXT)")
+        try await pool.execute("INSERT INTO t VALUES ('from the pool')")
+        _ = try await pool.read { conn in try conn.query("SELECT * FROM t") }
+        await pool.close()
+        let lines = try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: "pool passphrase"), "SELECT x FROM t"])
+        #expect(lines == ["from the pool"])
+
+        let cliPath = dir.path("cli.db")
+        _ = try SqlcipherCLI.run(cli, cliPath, [
+            SqlcipherCLI.keyPragma(passphrase: "cli passphrase"), "PRAGMA journal_mode = WAL",
+            "CREATE TABLE u(y)", "INSERT INTO u VALUES ('from the cli')",
+        ])
+        let opened = try DatabasePool(path: cliPath, key: "cli passphrase")
+        #expect(try await opened.query("SELECT y FROM u")[0].get(0, as: String.self) == "from the cli")
+        await opened.close()
+        #expect(throws: SqlCipherError.self) { try DatabasePool(path: cliPath, key: "wrong passphrase") }
+    }
+
+    @Test func rekeyWaitsForReadsAndEveryReaderUsesTheNewKey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        let pool = try DatabasePool(path: path, key: "old passphrase", cipher: CipherSettings(kdfIterations: 4000))
+        try await pool.execute("CREATE TABLE t(v)")
+        try await pool.execute("INSERT INTO t VALUES (1), (2), (3)")
+        let counters = Counters()
+        let reads = Task { () async throws -> Int in
+            var done = 0
+            while counters.active.load(ordering: .relaxed) == 0 {
+                let count = try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
+                #expect(count == 3)
+                done += 1
+            }
+            return done
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        try await pool.rekey("new passphrase")
+        try await Task.sleep(for: .milliseconds(50))
+        counters.active.store(1, ordering: .relaxed)
+        #expect(try await reads.value > 0)
+        // Readers opened after the rekey use the new key.
+        try await withThrowingTaskGroup(of: Int?.self) { group in
+            for _ in 0..<8 { group.addTask { try await pool.query("SELECT sum(v) FROM t")[0].get(0, as: Int.self) } }
+            for try await sum in group { #expect(sum == 6) }
+        }
+        await pool.close()
+        let settings = ["PRAGMA kdf_iter = 4000"]
+        #expect(try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: "new passphrase")] + settings
+            + ["SELECT count(*) FROM t"]) == ["3"])
+        #expect(throws: (any Error).self) {
+            try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: "old passphrase")] + settings
+                + ["SELECT count(*) FROM t"])
+        }
+    }
+}
+
+/// Counters shared by concurrent tasks of a test.
+private final class Counters: Sendable {
+    let active = Atomic<Int>(0)
+    let peak = Atomic<Int>(0)
+}
+
+extension DatabasePool {
+    /// The rows of `t`, for the tests above.
+    fileprivate func fetchCount() async throws -> Int? {
+        try await query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
+    }
+}
