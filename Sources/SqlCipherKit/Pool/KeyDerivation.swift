@@ -206,7 +206,10 @@ enum KeyDerivation {
         }
     }
 
-    private static func runSelfCheck(_ algorithm: Algorithm, library: SqlCipherLibrary) throws {
+    /// One known-answer check, not cached: SQLCipher makes the file with `algorithm`, the keys are
+    /// derived here with `derivingWith` (the same digest, except in tests that prove a wrong
+    /// mapping is refused).
+    static func runSelfCheck(_ algorithm: Algorithm, derivingWith: Algorithm? = nil, library: SqlCipherLibrary) throws {
         let folder = try PrivateFolder()
         defer { folder.remove() }
         let path = folder.path + "/known-answer.db"
@@ -236,7 +239,7 @@ enum KeyDerivation {
             throw unavailable("the known-answer file to start with a salt", library: library)
         }
         let salt = Data(header.bytes.prefix(KeySalt.length))
-        let parameters = Parameters(algorithm: algorithm, iterations: 1, pageSize: 0)
+        let parameters = Parameters(algorithm: derivingWith ?? algorithm, iterations: 1, pageSize: 0)
 
         func read(with passphrase: [UInt8]) throws -> String? {
             let key = try passphrase.withUnsafeBytes { try derive($0, salt: salt, parameters: parameters) }

@@ -110,6 +110,7 @@ import Testing
     @Test func theKDFPragmasAnswerOnlyWithAKey() throws {
         // Measured fact the probe relies on: without a key no codec is attached and SQLCipher's
         // pragmas return no row, on both libraries.
+        _ = try loadedLibrary()
         let connection = try SQLiteConnection(path: ":memory:")
         defer { connection.close() }
         #expect(try connection.query("PRAGMA kdf_iter").isEmpty)
@@ -130,6 +131,20 @@ import Testing
         // (no pragma selects it, so the file is made with SHA-1 and the SHA-512 key is refused).
         if !isSQLCipher4() {
             #expect(throws: SqlCipherError.self) { try KeyDerivation.selfCheck(.sha512, library: library).get() }
+        }
+    }
+
+    @Test func theKnownAnswerCheckRefusesAWrongMapping() throws {
+        let library = try loadedLibrary()
+        let digests: [KeyDerivation.Algorithm] = isSQLCipher4() ? [.sha1, .sha256, .sha512] : [.sha1]
+        for made in digests {
+            for derived in KeyDerivation.Algorithm.allCases where derived != made {
+                // SQLCipher makes the file with one digest, the key is derived with another: refused.
+                #expect(throws: SqlCipherError.self, "\(made) file, \(derived) key") {
+                    try KeyDerivation.runSelfCheck(made, derivingWith: derived, library: library)
+                }
+            }
+            try KeyDerivation.runSelfCheck(made, derivingWith: made, library: library)
         }
     }
 
