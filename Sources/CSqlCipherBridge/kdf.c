@@ -68,6 +68,7 @@ static scb_digest_fn scb_kdf_digests[4];
 /* Published with release ordering once every field above is final and the outcome is OK. */
 static atomic_int scb_kdf_ready;
 
+/* Guarantees: records `status` as the outcome and the formatted reason (NULL arguments print as ""). */
 static void scb_kdf_fail(int status, const char *fmt, const char *a, const char *b) {
     scb_kdf_outcome = status;
     snprintf(scb_kdf_reason, sizeof scb_kdf_reason, fmt, a ? a : "", b ? b : "");
@@ -135,7 +136,7 @@ static int scb_kdf_read_dynamic(const struct link_map *map, scb_dynamic *out) {
     return 0;
 }
 
-/* Relocation types whose slot receives S + A, and those of them that add A to a data word. */
+/* Guarantees: nonzero for the relocation types whose slot receives a symbol's address (S + A). */
 static int scb_kdf_is_symbol_slot(unsigned long type) {
 #if defined(__x86_64__)
     return type == R_X86_64_64 || type == R_X86_64_GLOB_DAT || type == R_X86_64_JUMP_SLOT;
@@ -144,6 +145,8 @@ static int scb_kdf_is_symbol_slot(unsigned long type) {
 #endif
 }
 
+/* Guarantees: nonzero for the types among those whose slot holds S + A with A significant (data
+** words); GLOB_DAT and JUMP_SLOT slots hold S itself. */
 static int scb_kdf_adds_addend(unsigned long type) {
 #if defined(__x86_64__)
     return type == R_X86_64_64;
@@ -152,7 +155,7 @@ static int scb_kdf_adds_addend(unsigned long type) {
 #endif
 }
 
-/* Searches one RELA table for a slot importing `name`; see scb_kdf_import_slot. */
+/* Guarantees: as scb_kdf_import_slot, for one RELA table of `count` entries. */
 static int scb_kdf_find_slot(const scb_dynamic *d, const ElfW(Rela) *rela, size_t count, const char *name,
                              ElfW(Addr) *target) {
     for (size_t i = 0; i < count; i++) {
@@ -365,6 +368,10 @@ static int scb_kdf_find(void) {
 
 #endif /* SCB_HAVE_KDF_LOOKUP */
 
+/*
+** Guarantees: runs the search (scb_kdf_find) at most once per process, and only after scb_load
+** succeeded; every later call returns that outcome. Thread-safe (one lock).
+*/
 int scb_kdf_prepare(char *message, size_t message_len) {
     pthread_mutex_lock(&scb_kdf_lock);
     int status;
@@ -425,4 +432,13 @@ int scb_kdf_pbkdf2(int algorithm, const void *passphrase, int passphrase_len, co
     if (digest == NULL) return 0;
     return scb_kdf_fn((const char *)passphrase, passphrase_len, (const unsigned char *)salt, salt_len, iterations,
                       digest, out_len, (unsigned char *)out) == 1;
+}
+
+/*
+** Guarantees: `len` bytes at `p` are zero when it returns. The stores go through a volatile
+** pointer, which the compiler may not drop as dead even when the buffer is freed right after.
+*/
+void scb_kdf_zero(void *p, size_t len) {
+    volatile unsigned char *bytes = (volatile unsigned char *)p;
+    for (size_t i = 0; p != NULL && i < len; i++) bytes[i] = 0;
 }

@@ -287,6 +287,9 @@ const char *scb_kdf_checked_import(void);
 int scb_kdf_pbkdf2(int algorithm, const void *passphrase, int passphrase_len, const void *salt, int salt_len,
                    int iterations, void *out, int out_len);
 
+/* Overwrites `len` bytes at `p` with zeros in a way the compiler cannot remove (key buffers). */
+void scb_kdf_zero(void *p, size_t len);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

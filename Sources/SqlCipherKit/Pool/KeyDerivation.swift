@@ -344,9 +344,8 @@ enum KeyDerivation {
         }
         let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 32, alignment: 16)
         defer {
-            // Through the pointer, then read back once, so that the stores are not dead.
-            output.initializeMemory(as: UInt8.self, repeating: 0)
-            withExtendedLifetime(output.load(as: UInt8.self)) {}
+            // In C through a volatile pointer: stores the optimizer cannot drop as dead.
+            scb_kdf_zero(output.baseAddress, output.count)
             output.deallocate()
         }
         guard passphrase.count > 0, passphrase.count <= Int(Int32.max), parameters.iterations <= Int(Int32.max) else {
