@@ -177,31 +177,41 @@ enum KeyDerivation {
     private static let checks = Mutex<[Algorithm: Result<Void, SqlCipherError>]>([:])
 
     /// SQLCipher's own proof that a key derived here with `algorithm` is the key it derives, run
-    /// once per process and digest (later calls return the first outcome):
+    /// once per process and digest (later calls return the first verdict):
     /// 1. in a private temporary folder (mode 0700), SQLCipher creates a file keyed with a
     ///    passphrase, the digest (`PRAGMA cipher_kdf_algorithm`, SQLCipher 4) and one iteration
-    ///    (`PRAGMA kdf_iter = 1`), so that the check costs nothing, and writes a row;
+    ///    (`PRAGMA kdf_iter = 1`), so that its derivations cost nothing, and writes a row;
     /// 2. the key derived here from that passphrase and the file's salt, given as raw key and
     ///    salt, must read the row back;
     /// 3. the key derived from another passphrase must be refused (`SQLITE_NOTADB`), which shows
     ///    that the raw key is what decides.
-    /// The folder is removed. Not counted in ``derivationCount``.
+    /// The folder is removed. Not counted in ``derivationCount``. A check that could not run (no
+    /// temporary folder, a full disk) is not remembered: the next call tries again.
     static func selfCheck(_ algorithm: Algorithm, library: SqlCipherLibrary) -> Result<Void, SqlCipherError> {
         if case .failure(let error) = cryptoAvailability() { return .failure(error) }
         return checks.withLock { done in
             if let outcome = done[algorithm] { return outcome }
             let outcome: Result<Void, SqlCipherError>
+            // A verdict (success, a refused key, a wrong answer) is final for the process; a check
+            // that could not run (no temporary folder, a full disk) is tried again next time.
+            var final = true
             do {
                 try runSelfCheck(algorithm, library: library)
                 outcome = .success(())
             } catch let error as SqlCipherError {
+                switch error {
+                case .unsupported: final = true
+                case .sqlite(let code, _, _, _): final = code == 26
+                default: final = false
+                }
                 outcome = .failure(unavailable(
                     "SQLCipher to accept a key derived here with \(algorithm.rawValue) (the known-answer check "
                         + "failed: \(error.description))", library: library))
             } catch {
+                final = false
                 outcome = .failure(unavailable("the known-answer check to run (\(error))", library: library))
             }
-            done[algorithm] = outcome
+            if final { done[algorithm] = outcome }
             return outcome
         }
     }
