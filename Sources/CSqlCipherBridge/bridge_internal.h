@@ -136,4 +136,10 @@ SCB_HIDDEN int scb_audit_library(void *handle, scb_audit_result *out);
 */
 SCB_HIDDEN int scb_address_in_library(void *handle, const void *address, char *owner, size_t owner_len);
 
+/*
+** The handle of the proven library (loader.c), for kdf.c, which finds the crypto library that
+** this library itself links; NULL before a successful scb_load.
+*/
+SCB_HIDDEN void *scb_library_handle(void);
+
 #endif /* CSQLCIPHERBRIDGE_INTERNAL_H */

@@ -444,3 +444,7 @@ void *scb_library_function(const char *name) {
     if (fn && !scb_address_in_library(scb_handle, fn, owner, sizeof owner)) return NULL;
     return fn;
 }
+
+/* Guarantees: the proven library's handle once scb_load has succeeded (kept open for the
+** process's life), NULL before. */
+void *scb_library_handle(void) { return scb_is_loaded() ? scb_handle : NULL; }

@@ -239,6 +239,57 @@ void scb_free(void *p);
 */
 void *scb_library_function(const char *name);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Key derivation through the loaded library's own crypto library (kdf.c)                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The PBKDF2 digests SQLCipher uses (`PRAGMA cipher_kdf_algorithm`). */
+typedef enum scb_kdf_algorithm {
+    SCB_KDF_PBKDF2_HMAC_SHA1 = 1,
+    SCB_KDF_PBKDF2_HMAC_SHA256 = 2,
+    SCB_KDF_PBKDF2_HMAC_SHA512 = 3
+} scb_kdf_algorithm;
+
+/* Outcome of scb_kdf_prepare. */
+typedef enum scb_kdf_status {
+    SCB_KDF_OK = 0,
+    /* No library is loaded yet (scb_load first). */
+    SCB_KDF_NOT_LOADED = 1,
+    /* This platform has no link map or ELF dynamic section to read. */
+    SCB_KDF_UNSUPPORTED_PLATFORM = 2,
+    /* The library calls no PBKDF2 function of a library it depends on (another crypto provider). */
+    SCB_KDF_NO_CRYPTO_LIBRARY = 3,
+    /* The crypto library lacks a function the derivation needs; the message names it. */
+    SCB_KDF_MISSING_SYMBOL = 4,
+    /* A function resolved from the crypto library is not the one the library's own call is bound to. */
+    SCB_KDF_BINDING_MISMATCH = 5
+} scb_kdf_status;
+
+/*
+** Finds, once per process, the crypto library that the loaded library itself links (from its
+** link map and its DT_NEEDED entries; never linked, never loaded anew) and resolves PBKDF2 there.
+** Thread-safe; later calls return the first outcome. Writes a reason into `message` when the
+** status is not SCB_KDF_OK (a NULL `message` is allowed).
+*/
+int scb_kdf_prepare(char *message, size_t message_len);
+
+/* The path (as the dynamic linker recorded it) of the crypto library found; NULL before success. */
+const char *scb_kdf_library_path(void);
+
+/* Which of the library's own PBKDF2 imports was checked against the function found, e.g. "PKCS5_PBKDF2_HMAC". */
+const char *scb_kdf_checked_import(void);
+
+/*
+** PBKDF2-HMAC with the given digest (an scb_kdf_algorithm) through the crypto library found by
+** scb_kdf_prepare, writing `out_len` bytes to `out`. Returns 1 on success, 0 on failure (not
+** prepared, bad arguments, or the crypto library reported an error). Holds no copy of the inputs.
+*/
+int scb_kdf_pbkdf2(int algorithm, const void *passphrase, int passphrase_len, const void *salt, int salt_len,
+                   int iterations, void *out, int out_len);
+
+/* Overwrites `len` bytes at `p` with zeros in a way the compiler cannot remove (key buffers). */
+void scb_kdf_zero(void *p, size_t len);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

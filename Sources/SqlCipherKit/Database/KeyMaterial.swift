@@ -58,18 +58,41 @@ final class KeyMaterial {
         if let salt, salt.count != 16 {
             throw SqlCipherError.invalidQuery(reason: "a salt must be exactly 16 bytes, not \(salt.count)")
         }
+        bytes = rawKey.withUnsafeBytes { Self.literal(key: $0, salt: salt ?? Data()) }
+    }
+
+    /// A raw 32-byte key read from memory the caller zeroes afterwards, with its 16-byte salt: the
+    /// key derived once for many connections (Pool/KeyDerivation.swift), which never exists as a
+    /// `Data` that could not be zeroed.
+    init(rawKeyBytes key: UnsafeRawBufferPointer, salt: Data) throws {
+        guard key.count == 32 else { throw SqlCipherError.invalidRawKey(byteCount: key.count) }
+        guard salt.count == 16 else {
+            throw SqlCipherError.invalidQuery(reason: "a salt must be exactly 16 bytes, not \(salt.count)")
+        }
+        bytes = Self.literal(key: key, salt: salt)
+    }
+
+    /// `x'<key hex><salt hex>'`, written into one buffer reserved at its final size, so that no
+    /// copy of the key's hex digits is left behind by a reallocation.
+    private static func literal(key: UnsafeRawBufferPointer, salt: Data) -> [UInt8] {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         var text: [UInt8] = [UInt8(ascii: "x"), UInt8(ascii: "'")]
         text.reserveCapacity(2 + 96 + 1)
-        for part in [rawKey, salt ?? Data()] {
-            for byte in part {
-                text.append(hex[Int(byte >> 4)])
-                text.append(hex[Int(byte & 0x0F)])
-            }
+        for byte in key {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        for byte in salt {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
         }
         text.append(UInt8(ascii: "'"))
-        bytes = text
+        return text
     }
+
+    /// Whether this holds a raw key (`x'…'`) rather than a passphrase: a passphrase spelled like
+    /// one is refused by ``init(passphrase:)``, so the spelling tells them apart.
+    var isRawKey: Bool { Self.isRawKeyLiteral(bytes) }
 
     /// Calls `body` with the key bytes.
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

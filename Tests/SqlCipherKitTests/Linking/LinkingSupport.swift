@@ -143,7 +143,7 @@ enum Linking {
 
     /// The bridge's C files, for programs that embed the bridge directly.
     static var bridgeCFiles: [String] {
-        ["loader.c", "audit.c", "api.c"].map { bridgeSources.appendingPathComponent($0).path }
+        ["loader.c", "audit.c", "api.c", "kdf.c"].map { bridgeSources.appendingPathComponent($0).path }
     }
 }
 
