@@ -76,6 +76,7 @@ enum DatabaseOpener {
                     scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count))
                 }
                 guard rc == 0 else { throw connection.error(rc, sql: nil) }
+                if !key.isRawKey { KeyDerivation.notePassphraseKeying(path: path) }
             }
             if library.cipherVersionIsAtLeast(4, 5, 1) {
                 try connection.execute("PRAGMA cipher_log = off")

@@ -72,6 +72,32 @@ final class KeyMaterial {
         bytes = Self.literal(key: key, salt: salt)
     }
 
+    /// A copy of a raw-key literal (`x'…'`) kept elsewhere, for one more connection keyed with it
+    /// (a ``DatabasePool`` keeps its derived key this way for readers opened later).
+    init(literal: some Collection<UInt8>) throws {
+        guard Self.isRawKeyLiteral(literal) else {
+            throw SqlCipherError.invalidQuery(reason: "a stored key is not a raw-key literal")
+        }
+        bytes = Array(literal)
+    }
+
+    /// The 32 key bytes and the salt of a raw-key literal with a salt (`x'<64 hex><32 hex>'`),
+    /// passed to `body` in memory that is zeroed afterwards.
+    func withRawKeyAndSalt<R>(_ body: (UnsafeRawBufferPointer, Data) throws -> R) throws -> R {
+        guard bytes.count == 2 + 96 + 1, isRawKey else {
+            throw SqlCipherError.invalidQuery(reason: "the key is not a raw key with a salt")
+        }
+        func nibble(_ byte: UInt8) -> UInt8 { byte <= 57 ? byte - 48 : (byte | 0x20) - 87 }
+        var raw = [UInt8](repeating: 0, count: 48)
+        defer { raw.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        for index in 0..<48 {
+            raw[index] = nibble(bytes[2 + 2 * index]) << 4 | nibble(bytes[3 + 2 * index])
+        }
+        return try raw.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[0..<32]), Data(all[32..<48]))
+        }
+    }
+
     /// `x'<key hex><salt hex>'`, written into one buffer reserved at its final size, so that no
     /// copy of the key's hex digits is left behind by a reallocation.
     private static func literal(key: UnsafeRawBufferPointer, salt: Data) -> [UInt8] {

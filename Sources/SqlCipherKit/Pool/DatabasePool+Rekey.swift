@@ -66,9 +66,22 @@ extension DatabasePool {
         key?.salt
     }
 
-    /// What the writer is rekeyed with and what readers are keyed with afterwards.
+    /// What the writer is rekeyed with and what readers are keyed with afterwards: the new key
+    /// derived once with the file's salt (which a rekey keeps), so that neither the rekey nor the
+    /// readers run SQLCipher's derivation; the passphrase when the pool could not derive.
     private static func rekeyTarget(passphrase: [UInt8], material: KeyMaterial,
                                     pool: DatabasePool) throws -> (DatabaseKey, PoolKey.Secret) {
-        (.passphrase(Data(passphrase)), .passphrase(SecretBytes(passphrase)))
+        let fallback: (DatabaseKey, PoolKey.Secret) = (.passphrase(Data(passphrase)), .passphrase(SecretBytes(passphrase)))
+        guard pool.derivationFallback == nil, pool.key?.isPassphrase == false else { return fallback }
+        switch try KeyDerivation.derivedKey(passphrase: material, path: pool.path, settings: pool.cipherSettings,
+                                            library: pool.library) {
+        case .derived(let derived):
+            let newKey = try derived.key.withRawKeyAndSalt { key, salt in
+                DatabaseKey.rawKey(Data(key), salt: salt)
+            }
+            return (newKey, derived.key.withBytes { .literal(SecretBytes($0)) })
+        case .fallback:
+            return fallback
+        }
     }
 }

@@ -45,6 +45,9 @@ public final class DatabasePool: DatabaseAccess {
     /// memory, not throughput; reads beyond the limit wait for a reader, in arrival order.
     public static let defaultMaximumReaderCount = 4
 
+    /// Why a passphrase pool keys each connection with the passphrase rather than with a key
+    /// derived once (nil when it derives once, or has no passphrase).
+    let derivationFallback: String?
     let writer: Database
     let readers: ReaderSet
     let key: PoolKey?
@@ -101,15 +104,43 @@ public final class DatabasePool: DatabaseAccess {
         try self.init(path: unencryptedPath, secret: nil, cipher: .default, maximumReaderCount: maximumReaderCount)
     }
 
+    /// Derives the key once (``KeyDerivation``) and opens every connection with it. Should the
+    /// derived key not open an existing file, the passphrase is tried as SQLCipher itself would
+    /// use it: if that opens the file, the derivation did not match this library, and the pool
+    /// keys each connection with the passphrase instead (slower, never wrong). A wrong
+    /// passphrase fails both and throws the first error.
     private convenience init(path: String, passphrase: [UInt8], cipher: CipherSettings, maximumReaderCount: Int) throws {
         var passphrase = passphrase
         defer { passphrase.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
         let material = try KeyMaterial(passphrase: passphrase)
-        let secret = try Self.poolSecret(passphrase: passphrase, material: material, path: path, cipher: cipher)
-        try self.init(path: path, secret: secret, cipher: cipher, maximumReaderCount: maximumReaderCount)
+        let library = try SqlCipherLibrary.shared
+        var fallbackReason: String?
+        let secret: PoolKey.Secret
+        switch try KeyDerivation.derivedKey(passphrase: material, path: path, settings: cipher, library: library) {
+        case .derived(let derived):
+            secret = derived.key.withBytes { .literal(SecretBytes($0)) }
+        case .fallback(let reason):
+            secret = .passphrase(SecretBytes(passphrase))
+            fallbackReason = reason
+        }
+        do {
+            try self.init(path: path, secret: secret, cipher: cipher, maximumReaderCount: maximumReaderCount,
+                          derivationFallback: fallbackReason)
+        } catch SqlCipherError.keyFailed(let failedPath, let reason) where fallbackReason == nil {
+            // The derived key did not open the file: a wrong passphrase, or a derivation that does
+            // not match this library. SQLCipher's own derivation tells which.
+            do {
+                try self.init(path: path, secret: .passphrase(SecretBytes(passphrase)), cipher: cipher,
+                              maximumReaderCount: maximumReaderCount,
+                              derivationFallback: "the key derived in Swift did not open the file, the passphrase did")
+            } catch {
+                throw SqlCipherError.keyFailed(path: failedPath, reason: reason)
+            }
+        }
     }
 
-    private init(path: String, secret: PoolKey.Secret?, cipher: CipherSettings, maximumReaderCount: Int) throws {
+    private init(path: String, secret: PoolKey.Secret?, cipher: CipherSettings, maximumReaderCount: Int,
+                 derivationFallback: String? = nil) throws {
         guard maximumReaderCount >= 1 else {
             throw SqlCipherError.invalidQuery(
                 reason: "a DatabasePool needs at least one reader, and maximumReaderCount is \(maximumReaderCount)")
@@ -131,19 +162,13 @@ public final class DatabasePool: DatabaseAccess {
         self.journalMode = .wal
         self.cipherSettings = writer.cipherSettings
         self.maximumReaderCount = maximumReaderCount
+        self.derivationFallback = derivationFallback
         self.writer = writer
         self.key = key
         self.readers = ReaderSet(maximum: maximumReaderCount) {
             try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
                          poolReader: true)
         }
-    }
-
-    /// The key every connection of a passphrase pool is opened with: derived once here when this
-    /// process can (``KeyDerivation``), else the passphrase (each connection then derives).
-    private static func poolSecret(passphrase: [UInt8], material: KeyMaterial, path: String,
-                                   cipher: CipherSettings) throws -> PoolKey.Secret {
-        .passphrase(SecretBytes(passphrase))
     }
 
     deinit {

@@ -307,7 +307,24 @@ enum KeyDerivation {
 
     /// Starts counting derivations per path (off by default, so that a long-running process keeps
     /// no list of the files it opened). Idempotent.
-    static func recordDerivationsByPath() { countsByPath.withLock { if $0 == nil { $0 = [:] } } }
+    static func recordDerivationsByPath() {
+        countsByPath.withLock { if $0 == nil { $0 = [:] } }
+        passphraseKeyingsByPath.withLock { if $0 == nil { $0 = [:] } }
+    }
+
+    /// Connections keyed with a passphrase, per path, since ``recordDerivationsByPath()``: each of
+    /// them runs SQLCipher's own key derivation at its first read. Counted where the key is
+    /// applied (DatabaseOpener), so a pool's claim of "one derivation" is checked by counting, not
+    /// by timing.
+    private static let passphraseKeyingsByPath = Mutex<[String: Int]?>(nil)
+
+    /// Records that a connection to `path` was keyed with a passphrase.
+    static func notePassphraseKeying(path: String) {
+        passphraseKeyingsByPath.withLock { counts in counts?[path, default: 0] += 1 }
+    }
+
+    /// How many connections to `path` were keyed with a passphrase since ``recordDerivationsByPath()``.
+    static func passphraseKeyingCount(path: String) -> Int { passphraseKeyingsByPath.withLock { $0?[path] ?? 0 } }
 
     /// The raw key and salt equivalent to keying `path` with `passphrase` under `settings`, or a
     /// fallback with its reason.

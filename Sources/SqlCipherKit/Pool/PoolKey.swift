@@ -12,6 +12,8 @@ final class PoolKey: Sendable {
     enum Secret {
         case passphrase(SecretBytes)
         case raw(key: SecretBytes, salt: SecretBytes?)
+        /// SQLCipher's raw-key literal with the salt, `x'<key><salt>'`: the derived key.
+        case literal(SecretBytes)
     }
 
     private let secret: Mutex<Secret?>
@@ -29,10 +31,17 @@ final class PoolKey: Sendable {
                 return try KeyMaterial(passphrase: bytes.collection)
             case let .raw(key, salt):
                 return try KeyMaterial(rawKey: key.view, salt: salt?.view)
+            case .literal(let text):
+                return try KeyMaterial(literal: text.collection)
             case nil:
                 throw SqlCipherError.databaseClosed
             }
         }
+    }
+
+    /// Whether connections are keyed with the passphrase (each one then runs the key derivation).
+    var isPassphrase: Bool {
+        secret.withLock { if case .passphrase? = $0 { return true } else { return false } }
     }
 
     /// The salt kept with a raw key, if one was given.
@@ -61,7 +70,7 @@ final class PoolKey: Sendable {
 
     private static func zero(_ secret: Secret?) {
         switch secret {
-        case .passphrase(let bytes): bytes.zero()
+        case .passphrase(let bytes), .literal(let bytes): bytes.zero()
         case let .raw(key, salt):
             key.zero()
             salt?.zero()

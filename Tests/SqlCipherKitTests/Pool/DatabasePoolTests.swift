@@ -260,10 +260,13 @@ struct DatabasePoolTests {
         for _ in 0..<3 {
             #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1000)
         }
-        // Writes run while a stream is open.
+        // Writes run while a stream is open, and the stream goes on reading its own snapshot.
         var iterator = pool.stream("SELECT v FROM t", batchSize: 10).makeAsyncIterator()
-        _ = try await iterator.next()
+        var streamed = 0
+        if try await iterator.next() != nil { streamed += 1 }
         try await pool.execute("DELETE FROM t WHERE id > 10")
+        while try await iterator.next() != nil { streamed += 1 }
+        #expect(streamed == 1000)
         #expect(try await pool.fetchCount() == 10)
         await pool.close()
     }
@@ -337,5 +340,77 @@ extension DatabasePool {
     /// The rows of `t`, for the tests above.
     fileprivate func fetchCount() async throws -> Int? {
         try await query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
+    }
+}
+
+@Suite("DatabasePool key derivation")
+struct DatabasePoolKeyDerivationTests {
+    /// Opens four readers at once: each read waits until all four run.
+    private func readOnFourReaders(_ pool: DatabasePool) async throws {
+        let counters = Counters()
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try await pool.read { conn in
+                        _ = try conn.query("SELECT count(*) FROM sqlite_master")
+                        counters.active.add(1, ordering: .relaxed)
+                        let deadline = Date().addingTimeInterval(20)
+                        while counters.active.load(ordering: .relaxed) < 4 && Date() < deadline { usleep(1000) }
+                        return counters.active.load(ordering: .relaxed) >= 4
+                    }
+                }
+            }
+            for try await allRan in group { #expect(allRan) }
+        }
+    }
+
+    @Test(arguments: [CipherSettings.default, CipherSettings(kdfIterations: 12_000), CipherSettings.sqlcipher3])
+    func onePassphrasePoolDerivesTheKeyOnceForEveryConnection(cipher: CipherSettings) async throws {
+        if cipher.compatibility == 3 && !isSQLCipher4() { return }  // 3.4.1 has only its own format
+        KeyDerivation.recordDerivationsByPath()
+        let dir = TemporaryDirectory()
+        let path = dir.path("derive.db")
+        let pool = try DatabasePool(path: path, key: "one derivation", cipher: cipher)
+        #expect(pool.derivationFallback == nil)
+        try await pool.execute("CREATE TABLE t(x)")
+        try await readOnFourReaders(pool)
+        #expect(pool.openReaderCount == 4)
+        #expect(KeyDerivation.derivationCount(path: path) == 1)
+        #expect(KeyDerivation.passphraseKeyingCount(path: path) == 0, "a connection ran SQLCipher's derivation")
+        await pool.close()
+
+        // Opening the existing file again: one more derivation, from the salt in the file.
+        let again = try DatabasePool(path: path, key: "one derivation", cipher: cipher)
+        try await readOnFourReaders(again)
+        #expect(KeyDerivation.derivationCount(path: path) == 2)
+        #expect(KeyDerivation.passphraseKeyingCount(path: path) == 0)
+        await again.close()
+
+        // The real CLI opens the pool's file with the passphrase and the same settings.
+        var settings: [String] = []
+        if let compatibility = cipher.compatibility { settings.append("PRAGMA cipher_compatibility = \(compatibility)") }
+        if let iterations = cipher.kdfIterations { settings.append("PRAGMA kdf_iter = \(iterations)") }
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        let lines = try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: "one derivation")] + settings
+            + ["SELECT count(*) FROM sqlite_master"])
+        #expect(lines == ["1"])
+        // A wrong passphrase still fails, after SQLCipher's own derivation confirms it.
+        #expect(throws: SqlCipherError.self) { try DatabasePool(path: path, key: "wrong", cipher: cipher) }
+    }
+
+    @Test func rekeyDerivesTheNewKeyOnceAndTheKeyIsWipedAtClose() async throws {
+        KeyDerivation.recordDerivationsByPath()
+        let dir = TemporaryDirectory()
+        let path = dir.path("rekey.db")
+        let pool = try DatabasePool(path: path, key: "first", cipher: CipherSettings(kdfIterations: 8000))
+        try await pool.execute("CREATE TABLE t(x)")
+        try await pool.rekey("second")
+        try await readOnFourReaders(pool)
+        #expect(KeyDerivation.derivationCount(path: path) == 2)
+        #expect(KeyDerivation.passphraseKeyingCount(path: path) == 0)
+        await pool.close()
+        #expect(throws: SqlCipherError.databaseClosed) { try pool.key?.material() }
+        let db = try Database(path: path, key: "second", cipher: CipherSettings(kdfIterations: 8000))
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
     }
 }
