@@ -25,7 +25,7 @@ extension DatabasePool: ObservationHost {
         let id = relay.register(signal)
         let observation = PoolObservation(LiveObservation(request: request, signal: signal))
         observations.insert(observation, id: id)
-        await observations.startWatching(self)
+        observations.startWatching(self)
         do {
             let value: Value = try await fetch(observation, id: id) { core in
                 try observation.withLive { try ($0 as! LiveObservation<Value>).fetchValue(on: core) }
@@ -127,11 +127,12 @@ final class PoolObservations: Sendable {
         state.withLock { $0.entries[id] = nil }
     }
 
-    /// Starts the watch unless it runs; the version is read before the first fetch, so a commit
-    /// between that fetch and the first check is not missed.
-    func startWatching(_ pool: DatabasePool) async {
+    /// Starts the watch unless it runs. It reads its first version on the writer, which may be
+    /// busy, so not here: an observation must never wait for the writer. Until that first version
+    /// is known, a commit of another process may go unseen, so the first check counts as a change
+    /// (one more fetch, which finds the result unchanged if nothing happened).
+    func startWatching(_ pool: DatabasePool) {
         guard state.withLock({ $0.watch == nil }) else { return }
-        let version = try? await pool.writer._withConnection(.write) { conn in try conn.core.dataVersion() }
         let watch = ExternalChangeWatch.start { [weak pool] in
             guard let pool, await pool.checkExternalChanges() else {
                 pool?.observations.watchEnded()
@@ -142,17 +143,18 @@ final class PoolObservations: Sendable {
         let started = state.withLock { state -> Bool in
             guard state.watch == nil else { return false }
             state.watch = watch
-            state.dataVersion = version
+            state.dataVersion = nil
             return true
         }
         if !started { watch.stop() }
     }
 
-    /// Records `version`; true when it differs from the last one (another connection committed).
+    /// Records `version`; true when it differs from the last one (another connection committed),
+    /// or when it is the first one (see ``startWatching(_:)``).
     func noteDataVersion(_ version: Int) -> Bool {
         state.withLock { state in
             defer { state.dataVersion = version }
-            return state.dataVersion.map { $0 != version } ?? false
+            return state.dataVersion.map { $0 != version } ?? true
         }
     }
 

@@ -1,0 +1,141 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+private var cli: String { isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3 }
+
+private let productCount = LiveRequest(placeholder: -1) { conn in
+    try conn.query("SELECT count(*) FROM products")[0].get(0, as: Int.self) ?? -1
+}
+
+/// A pool with a `products` table and an unrelated `logs` table, keyed with a raw key.
+private func makePool(_ dir: TemporaryDirectory) async throws -> DatabasePool {
+    let pool = try DatabasePool(path: dir.path("live.db"), rawKey: rawKey(5))
+    try await pool.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+    try await pool.execute("CREATE TABLE logs(msg TEXT)")
+    return pool
+}
+
+@Suite("Live queries on a pool and across connections")
+struct PoolLiveQueryTests {
+    @Test func aPoolObservationSeesTheWritersCommitsAndOnlyThoseThatChangeIt() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir)
+        let reader = LiveReader(pool.values(of: productNames))
+        #expect(try await reader.next() == [])
+        try await pool.execute("INSERT INTO products(name, price) VALUES ('apple', 1)")
+        #expect(try await reader.next() == ["apple"])
+        // A write to another table, then a sentinel: the next value is the sentinel's state.
+        try await pool.execute("INSERT INTO logs VALUES ('unrelated')")
+        try await pool.transaction { conn in
+            try conn.execute("INSERT INTO products(name, price) VALUES ('banana', 2)")
+            try conn.execute("INSERT INTO products(name, price) VALUES ('cherry', 3)")
+        }
+        #expect(try await reader.next() == ["apple", "banana", "cherry"])
+        // A rolled-back transaction changes nothing.
+        await #expect(throws: CancellationError.self) {
+            try await pool.transaction { conn in
+                try conn.execute("DELETE FROM products")
+                throw CancellationError()
+            }
+        }
+        try await pool.execute("DELETE FROM products WHERE name = 'apple'")
+        #expect(try await reader.next() == ["banana", "cherry"])
+        await pool.close()
+    }
+
+    @Test func observersFetchOnReadersWhileTheWriterIsHeld() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir)
+        try await pool.execute("INSERT INTO products(name, price) VALUES ('apple', 1)")
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let writer = Task {
+            try await pool.transaction { conn in
+                try conn.execute("INSERT INTO products(name, price) VALUES ('pending', 9)")
+                holding.signal()
+                return wait(release)
+            }
+        }
+        #expect(await signalled(holding))
+        // The first value comes from a reader, without the writer, and without the pending row.
+        let reader = LiveReader(pool.values(of: productCount))
+        #expect(try await reader.next(guardTime: .seconds(20)) == 1)
+        release.signal()
+        #expect(try await writer.value)
+        #expect(try await reader.next() == 2)
+        await pool.close()
+    }
+
+    @Test func aLiveQueryObjectFollowsAPool() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir)
+        let query = await LiveQuery(productCount, database: pool)
+        try await waitUntil { await query.value == 0 }
+        try await pool.execute("INSERT INTO products(name, price) VALUES ('apple', 1)")
+        try await waitUntil { await query.value == 1 }
+        await pool.close()
+    }
+
+    @Test func aDatabaseSeesCommitsOfAnotherConnectionInTheSameProcess() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("two.db")
+        let observed = try Database(path: path, rawKey: rawKey(5))
+        try await observed.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        let other = try Database(path: path, rawKey: rawKey(5))
+        let reader = LiveReader(observed.values(of: productCount))
+        #expect(try await reader.next() == 0)
+        let start = ContinuousClock.now
+        try await other.execute("INSERT INTO products(name, price) VALUES ('elsewhere', 1)")
+        #expect(try await reader.next(guardTime: .seconds(10)) == 1)
+        let latency = ContinuousClock.now - start
+        #expect(latency < .seconds(2), "seen after \(latency)")
+        await observed.close()
+        await other.close()
+    }
+
+    @Test(arguments: [false, true])
+    func aCommitByAnotherProcessIsSeen(pooled: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("process.db")
+        let setup = try Database(path: path, key: "shared passphrase", cipher: CipherSettings(kdfIterations: 2000))
+        try await setup.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        await setup.close()
+        let access: any DatabaseAccess = pooled
+            ? try DatabasePool(path: path, key: "shared passphrase", cipher: CipherSettings(kdfIterations: 2000))
+            : try Database(path: path, key: "shared passphrase", cipher: CipherSettings(kdfIterations: 2000))
+        let reader = LiveReader(access.values(of: productCount))
+        #expect(try await reader.next() == 0)
+        // The real sqlcipher tool, in a child process, commits a row.
+        _ = try SqlcipherCLI.run(cli, path, [
+            SqlcipherCLI.keyPragma(passphrase: "shared passphrase"), "PRAGMA kdf_iter = 2000",
+            "INSERT INTO products(name, price) VALUES ('from the cli', 1)",
+        ])
+        let written = ContinuousClock.now
+        #expect(try await reader.next(guardTime: .seconds(10)) == 1)
+        let latency = ContinuousClock.now - written
+        #expect(latency < .seconds(2), "seen after \(latency)")
+        await access.close()
+    }
+
+    @Test func theWatchRunsOnlyWhileSomethingIsObserved() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("watch.db"), rawKey: rawKey(5))
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        #expect(await db.externalWatch == nil)
+        let task = Task {
+            var count = 0
+            for try await _ in db.values(of: productCount) {
+                count += 1
+                if count == 2 { break }
+            }
+        }
+        try await waitUntil { await db.externalWatch != nil }
+        try await db.execute("INSERT INTO products(name, price) VALUES ('a', 1)")
+        try await task.value
+        // The loop ended: the observation is dropped at the next check, and the watch with it.
+        try await waitUntil(guardTime: .seconds(10)) { await db.externalWatch == nil }
+        await db.close()
+    }
+}
