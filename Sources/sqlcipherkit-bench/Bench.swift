@@ -48,6 +48,7 @@ struct Bench {
             ("open", runOpen),
             ("observers", runObservers),
             ("streaming", runStreaming),
+            ("pool", runPool),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)

@@ -25,6 +25,15 @@ enum Targets {
         Spec(target: "10 observers of other tables add <= 5% to writes", workload: "insert.observers.otherTables",
              limit: 1.05, unit: "x",
              measure: { result, encryption in result.extra["\(encryption.rawValue).ratioToNoObservers"] }),
+        Spec(target: "a pool with a passphrase and 4 readers opens in <= 1.2x one Database", workload: "pool.open",
+             limit: 1.2, unit: "x", measure: { result, encryption in
+                 encryption == .encrypted ? result.extra["ratioToDatabase"] : nil }),
+        Spec(target: "2 reading tasks: a pool does >= 1.7x the reads of one Database (as time <= 1/1.7)",
+             workload: "pool.readThroughput", limit: 1 / 1.7, unit: "x", measure: { result, encryption in
+                 encryption == .encrypted ? result.extra["speedup"].map { 1 / $0 } : nil }),
+        Spec(target: "SELECT 1 during a 2-second read on a pool under 5 ms", workload: "pool.latencyDuringLongRead",
+             limit: 5, unit: "ms", measure: { result, encryption in
+                 encryption == .encrypted ? result.extra["poolMaxMs"] : nil }),
     ]
 
     /// One result per target and variant that the report has figures for.
