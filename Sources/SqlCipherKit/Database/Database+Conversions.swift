@@ -152,70 +152,6 @@ extension Database {
         try encryptInPlace(path: path, key: .passphrase(key), cipher: cipher, keepBackup: keepBackup, progress: progress)
     }
 
-    // MARK: Copies of an open database
-
-    /// Writes a plaintext copy of this database to a new file. This database is not changed.
-    ///
-    /// ```swift
-    /// try await db.exportDecrypted(to: "/tmp/inspect.db")   // readable by any SQLite tool
-    /// ```
-    ///
-    /// The copy is verified like ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
-    /// It holds every row in the clear: keep it only as long as needed. Cancelling the calling
-    /// task stops the copy and removes the partial target.
-    ///
-    /// - Parameters:
-    ///   - target: A path where no file exists yet, in an existing folder.
-    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
-    ///     it runs while the work goes on and must return quickly.
-    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
-    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
-    public func exportDecrypted(to target: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        let core = try liveConnection()
-        try Exporter(source: core, sourcePath: path, library: library)
-            .export(to: target, key: nil, cipher: .default, journalMode: exportJournalMode, progress: progress)?
-            .finish()
-    }
-
-    /// Writes an encrypted copy of this database, with another key and possibly other cipher
-    /// settings, to a new file. This database is not changed.
-    ///
-    /// ```swift
-    /// // A SQLCipher 3 file, copied to SQLCipher 4's format with a raw key:
-    /// let old = try Database(path: "/data/v3.db", key: "secret", cipher: .sqlcipher3)
-    /// try await old.export(to: "/data/v4.db", key: .rawKey(keyBytes), cipher: .default)
-    /// ```
-    ///
-    /// Works from a plaintext database too. The copy is verified like
-    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``. Cancelling the
-    /// calling task stops the copy and removes the partial target.
-    ///
-    /// - Parameters:
-    ///   - target: A path where no file exists yet, in an existing folder.
-    ///   - key: The key of the copy.
-    ///   - cipher: The cipher settings of the copy.
-    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
-    ///     it runs while the work goes on and must return quickly.
-    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
-    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
-    public func export(to target: String, key: DatabaseKey, cipher: CipherSettings = .default,
-                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        let material = try key.material()
-        let core = try liveConnection()
-        try Exporter(source: core, sourcePath: path, library: library)
-            .export(to: target, key: material, cipher: cipher, journalMode: exportJournalMode, progress: progress)?
-            .finish()
-    }
-
-    /// Writes an encrypted copy with a passphrase. See ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
-    public func export(to target: String, key: String, cipher: CipherSettings = .default,
-                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        try export(to: target, key: .passphrase(key), cipher: cipher, progress: progress)
-    }
-
-    /// The journal mode an exported copy gets: the source's, WAL for an in-memory source.
-    private var exportJournalMode: JournalMode { path == ":memory:" ? .wal : journalMode }
-
     // MARK: SQLCipher 3 to 4
 
     /// Upgrades a SQLCipher 1.x-3.x file made with that version's default settings to SQLCipher 4's
@@ -603,4 +539,75 @@ struct Exporter {
     private static func posixError(_ what: String) -> SqlCipherError {
         .cannotOpen(path: what, reason: String(cString: strerror(errno)))
     }
+}
+
+extension DatabaseAccess {
+    // MARK: Copies of an open database
+
+    /// Writes a plaintext copy of this database to a new file. This database is not changed.
+    ///
+    /// ```swift
+    /// try await db.exportDecrypted(to: "/tmp/inspect.db")   // readable by any SQLite tool
+    /// ```
+    ///
+    /// The copy is verified like ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
+    /// It holds every row in the clear: keep it only as long as needed. Cancelling the calling
+    /// task stops the copy and removes the partial target.
+    ///
+    /// - Parameters:
+    ///   - target: A path where no file exists yet, in an existing folder.
+    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
+    ///     it runs while the work goes on and must return quickly.
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
+    public func exportDecrypted(to target: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        let (path, library, journalMode) = (self.path, self.library, exportJournalMode)
+        try await _withConnection(.write) { conn in
+            try Exporter(source: conn.core, sourcePath: path, library: library)
+                .export(to: target, key: nil, cipher: .default, journalMode: journalMode, progress: progress)?
+                .finish()
+        }
+    }
+
+    /// Writes an encrypted copy of this database, with another key and possibly other cipher
+    /// settings, to a new file. This database is not changed.
+    ///
+    /// ```swift
+    /// // A SQLCipher 3 file, copied to SQLCipher 4's format with a raw key:
+    /// let old = try Database(path: "/data/v3.db", key: "secret", cipher: .sqlcipher3)
+    /// try await old.export(to: "/data/v4.db", key: .rawKey(keyBytes), cipher: .default)
+    /// ```
+    ///
+    /// Works from a plaintext database too. The copy is verified like
+    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``. Cancelling the
+    /// calling task stops the copy and removes the partial target.
+    ///
+    /// - Parameters:
+    ///   - target: A path where no file exists yet, in an existing folder.
+    ///   - key: The key of the copy.
+    ///   - cipher: The cipher settings of the copy.
+    ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
+    ///     it runs while the work goes on and must return quickly.
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists,
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
+    public func export(to target: String, key: DatabaseKey, cipher: CipherSettings = .default,
+                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        _ = try key.material()
+        let (path, library, journalMode) = (self.path, self.library, exportJournalMode)
+        try await _withConnection(.write) { conn in
+            let material = try key.material()
+            try Exporter(source: conn.core, sourcePath: path, library: library)
+                .export(to: target, key: material, cipher: cipher, journalMode: journalMode, progress: progress)?
+                .finish()
+        }
+    }
+
+    /// Writes an encrypted copy with a passphrase. See ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
+    public func export(to target: String, key: String, cipher: CipherSettings = .default,
+                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        try await export(to: target, key: .passphrase(key), cipher: cipher, progress: progress)
+    }
+
+    /// The journal mode an exported copy gets: the source's, WAL for an in-memory source.
+    var exportJournalMode: JournalMode { path == ":memory:" ? .wal : journalMode }
 }

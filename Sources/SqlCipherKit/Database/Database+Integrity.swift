@@ -46,7 +46,7 @@ public struct IntegrityReport: Sendable, Equatable {
     public var hmacVerified: Bool { checksRun.contains(.cipherHMAC) && !problems.contains { $0.hasPrefix(Check.cipherHMAC.rawValue) } }
 }
 
-extension Database {
+extension DatabaseAccess {
     /// Checks the database: SQLCipher's page HMACs where the loaded version can
     /// (`cipher_integrity_check`, SQLCipher 4.2+, after a WAL checkpoint, since it reads the main file
     /// only), then SQLite's `integrity_check`.
@@ -69,7 +69,7 @@ extension Database {
     /// - Parameter progress: Called with the checks done (see ``DatabaseProgress``); it must return quickly.
     /// - Throws: ``SqlCipherError/databaseClosed``; SQLite errors other than damage; `CancellationError`.
     public func verifyIntegrity(progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws -> IntegrityReport {
-        try await perform { try integrityReport(on: $0, progress: progress) }
+        try await _withConnection(.write) { conn in try integrityReport(on: conn.core, progress: progress) }
     }
 
     private func integrityReport(on core: SQLiteConnection,
