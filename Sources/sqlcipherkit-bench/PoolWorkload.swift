@@ -16,7 +16,48 @@ extension Bench {
         }
         await setup.close()
         return [try await poolOpen(file), try await poolThroughput(file, rows: rows),
-                try await poolLatency(file), try await poolReadsDuringWrite(file)]
+                try await poolLatency(file), try await poolReadsDuringWrite(file),
+                try await externalChangeLatency(file)]
+    }
+
+    /// How long a live query of a `Database`, and of a pool, takes to show a row committed by
+    /// another connection (which SQLite's hooks do not report; the watch of `PRAGMA data_version`
+    /// does). Design bound: one check interval (100 ms) plus one fetch.
+    private func externalChangeLatency(_ file: String) async throws -> WorkloadResult {
+        let count = LiveRequest(placeholder: -1) { conn in
+            try conn.query("SELECT count(*) FROM items")[0].get(0, as: Int.self) ?? -1
+        }
+        let other = try Database(path: file, key: BenchKey.passphraseText)
+        func latencies(_ observed: some DatabaseAccess) async throws -> [Double] {
+            var iterator = observed.values(of: count).makeAsyncIterator()
+            guard var last = try await iterator.next() else { throw BenchError("no first value") }
+            var samples: [Double] = []
+            for _ in 0..<(options.quick ? 3 : 10) {
+                // Between the watch's checks, as a write from elsewhere would fall.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 10...90)))
+                try await other.execute("INSERT INTO items(a, b) VALUES (0, 'external')")
+                let start = ContinuousClock.now
+                guard let value = try await iterator.next(), value == last + 1 else { throw BenchError("wrong value") }
+                samples.append(milliseconds(ContinuousClock.now - start))
+                last = value
+            }
+            return samples
+        }
+        let db = try Database(path: file, key: BenchKey.passphraseText)
+        let dbSamples = try await latencies(db)
+        await db.close()
+        let pool = try DatabasePool(path: file, key: BenchKey.passphraseText)
+        let poolSamples = try await latencies(pool)
+        await pool.close()
+        await other.close()
+        var result = WorkloadResult(
+            name: "live.externalChange", description: "a live count sees a row committed by another connection "
+                + "(time from that commit to the new value)", rows: nil, runs: dbSamples.count)
+        result.extra["databaseMedianMs"] = median(dbSamples)
+        result.extra["databaseMaxMs"] = dbSamples.max() ?? 0
+        result.extra["poolMedianMs"] = median(poolSamples)
+        result.extra["poolMaxMs"] = poolSamples.max() ?? 0
+        return result
     }
 
     /// Pool open with a passphrase plus one read on each of four readers at once, over one

@@ -72,7 +72,7 @@ struct CreateOrders: Migration {
 }
 
 /// What every context must find after running the examples; throws with the first difference.
-func verify(_ db: Database, context: String) async throws {
+func verify(_ db: some DatabaseAccess, context: String) async throws {
     func expect(_ condition: Bool, _ what: String) throws {
         if !condition { throw ExampleFailure(context: context, what: what) }
     }

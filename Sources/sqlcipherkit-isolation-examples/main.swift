@@ -64,6 +64,46 @@ do {
     // 6. A @Sendable closure, as a server's route handler is.
     try await routeHandlerExamples(path: directory + "/route-handler.db")
     print("ok route-handler")
+
+    // 7. Top-level code, on a DatabasePool.
+    let pool = try DatabasePool(path: directory + "/pool-top-level.db", key: "my-passphrase")
+    let poolMigrations: [any Migration] = [CreateOrders(), CreateProductsTable(), AddDiscountColumn()]
+    try await pool.migrate(poolMigrations)
+
+    let poolSkus = ["A-1", "B-2", "C-3"]
+    let poolOrder = try await pool.transaction { conn in
+        let order = try conn.save(Order(id: nil, customer: "Alice"))
+        try conn.save(poolSkus.map { LineItem(id: nil, orderID: order.id!, sku: $0) })
+        try conn.execute("UPDATE customers SET orders = orders + 1 WHERE name = ?", "Alice")
+        return order
+    }
+    try await pool.transaction { conn in
+        try conn.execute("INSERT INTO customers(name, orders) VALUES (?, 0)", "Bob")
+        try? conn.savepoint { conn in
+            try conn.execute("INSERT INTO customers(name, orders) VALUES (?, 0)", "Carol")
+            throw CancellationError()
+        }
+    }
+    try await pool.savepoint { conn in
+        try conn.execute("INSERT INTO customers(name, orders) VALUES (?, ?)", "Dave", poolOrder.id! - poolOrder.id!)
+    }
+    for try await count in pool.values(of: .count(Product.self)) {
+        if count == 1 { break }
+        try await pool.save(Product(id: nil, name: "Widget", price: 9.99))
+    }
+    try await pool.rollback(to: "002-add-discount", using: poolMigrations)
+    try await readsBesideAWrite(pool, context: "pool-top-level")
+    try await verify(pool, context: "pool-top-level")
+    await pool.close()
+    print("ok pool-top-level")
+
+
+    try await PooledProductListModel(path: directory + "/pool-main-actor.db").run()
+    print("ok pool-main-actor")
+    try await PooledOrderService(path: directory + "/pool-actor.db").run()
+    print("ok pool-actor")
+    try await pooledDetachedExamples(path: directory + "/pool-detached.db")
+    print("ok pool-detached")
 } catch {
     FileHandle.standardError.write(Data("examples failed: \(error)\n".utf8))
     exit(1)

@@ -213,6 +213,9 @@ final class ChangeTracker {
     /// Another connection changed the database: every observation fetches again (which tables it
     /// changed is not known).
     func markAllDirty() {
+        // It may have changed the schema too (a new trigger), which this connection's analyses
+        // would not know about.
+        generation &+= 1
         for entry in observations.values { entry.signal?.markDirty() }
     }
 

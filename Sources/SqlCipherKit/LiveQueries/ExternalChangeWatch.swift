@@ -20,7 +20,7 @@ final class ExternalChangeWatch: Sendable {
     /// Starts a watch that calls `check` after each interval until it returns false or the watch
     /// is stopped. `check` must not hold the database strongly between calls.
     static func start(_ check: @escaping @Sendable () async -> Bool) -> ExternalChangeWatch {
-        ExternalChangeWatch(task: Task.detached(priority: .utility) {
+        ExternalChangeWatch(task: Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard !Task.isCancelled, await check() else { return }

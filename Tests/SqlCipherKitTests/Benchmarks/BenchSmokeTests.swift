@@ -14,6 +14,15 @@ struct BenchSmokeTests {
         "stream.cursor", "stream.asyncSequence",
     ]
 
+    /// The pool family's rows and the extras each must carry.
+    static let poolWorkloads: [String: [String]] = [
+        "pool.open": ["databaseMedianMs", "poolMedianMs", "ratioToDatabase"],
+        "pool.readThroughput": ["databaseMedianMs", "poolMedianMs", "speedup"],
+        "pool.latencyDuringLongRead": ["poolMedianMs", "poolMaxMs", "databaseMaxMs"],
+        "pool.readsDuringWrite": ["reads", "slowestReadMs"],
+        "live.externalChange": ["databaseMedianMs", "poolMedianMs"],
+    ]
+
     @Test("--quick --json reports every workload with positive medians, for the library under test")
     func quickJSONRun() throws {
         let result = try runChild(productPath("sqlcipherkit-bench"), ["--quick", "--json"])
@@ -29,7 +38,12 @@ struct BenchSmokeTests {
 
         let entries = try #require(report["workloads"] as? [[String: Any]])
         let byName = Dictionary(entries.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency"]))
+        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency"] + Self.poolWorkloads.keys))
+        // The pool rows carry their figures as extras, compared within the same run.
+        for (name, keys) in Self.poolWorkloads {
+            let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
+            for key in keys { #expect((extra[key] as? Double).map { $0 > 0 } == true, "\(name).\(key): \(extra)") }
+        }
         // The streaming rows carry their memory growth; the cancellation row its latencies.
         for name in ["stream.cursor", "stream.asyncSequence"] {
             let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
@@ -60,7 +74,7 @@ struct BenchSmokeTests {
         }
 
         let targets = try #require(report["targets"] as? [[String: Any]])
-        #expect(targets.count == 13, "7 targets, all but the raw-key opening for both variants: \(targets)")
+        #expect(targets.count == 16, "7 targets, all but the raw-key opening for both variants, and 3 pool targets: \(targets)")
         for target in targets {
             let status = target["status"] as? String
             #expect(status == "PASS" || status == "MISS")

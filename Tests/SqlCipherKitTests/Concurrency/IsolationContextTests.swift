@@ -15,7 +15,8 @@ import Testing
                                   environment: ["SQLCIPHERKIT_LIBRARY": library])
         #expect(!result.signaled, "the examples crashed: \(result.stderr)")
         #expect(result.status == 0, "\(result.stderr)")
-        let contexts = ["top-level", "main-actor", "actor", "async-function", "detached", "route-handler"]
+        let contexts = ["top-level", "main-actor", "actor", "async-function", "detached", "route-handler",
+                        "pool-top-level", "pool-main-actor", "pool-actor", "pool-detached"]
         #expect(result.stdout.split(separator: "\n").map(String.init) == contexts.map { "ok " + $0 })
         // Every context left an encrypted file behind.
         for context in contexts {

@@ -86,11 +86,9 @@ struct PoolLiveQueryTests {
         let other = try Database(path: path, rawKey: rawKey(5))
         let reader = LiveReader(observed.values(of: productCount))
         #expect(try await reader.next() == 0)
-        let start = ContinuousClock.now
+        // How soon is measured by the benchmark (live.externalChange), not here.
         try await other.execute("INSERT INTO products(name, price) VALUES ('elsewhere', 1)")
-        #expect(try await reader.next(guardTime: .seconds(10)) == 1)
-        let latency = ContinuousClock.now - start
-        #expect(latency < .seconds(2), "seen after \(latency)")
+        #expect(try await reader.next() == 1)
         await observed.close()
         await other.close()
     }
@@ -112,10 +110,7 @@ struct PoolLiveQueryTests {
             SqlcipherCLI.keyPragma(passphrase: "shared passphrase"), "PRAGMA kdf_iter = 2000",
             "INSERT INTO products(name, price) VALUES ('from the cli', 1)",
         ])
-        let written = ContinuousClock.now
-        #expect(try await reader.next(guardTime: .seconds(10)) == 1)
-        let latency = ContinuousClock.now - written
-        #expect(latency < .seconds(2), "seen after \(latency)")
+        #expect(try await reader.next() == 1)
         await access.close()
     }
 
