@@ -97,7 +97,6 @@ do {
     await pool.close()
     print("ok pool-top-level")
 
-
     try await PooledProductListModel(path: directory + "/pool-main-actor.db").run()
     print("ok pool-main-actor")
     try await PooledOrderService(path: directory + "/pool-actor.db").run()

@@ -16,7 +16,7 @@
 /// works with either.
 ///
 /// SqlCipherKit's own types are the only conforming types: the requirement that routes a call
-/// (``_withConnection(_:_:)``) is not meant to be implemented elsewhere.
+/// (`_withConnection(_:_:)`) is not meant to be implemented elsewhere.
 public protocol DatabaseAccess: AnyObject, Sendable {
     /// The path the database was opened with (`:memory:` for an in-memory database).
     var path: String { get }

@@ -55,7 +55,7 @@ extension Database {
     }
 
     /// Writes an encrypted copy of a plaintext database with a passphrase. See
-    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
+    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
     public static func encrypt(plaintextAt source: String, to target: String, key: String,
                                cipher: CipherSettings = .default,
                                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
@@ -71,7 +71,7 @@ extension Database {
     /// ```
     ///
     /// The steps: export to `<path>.sqlcipherkit-encrypting` beside the original, verify it (see
-    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``), `fsync` it, optionally keep
+    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``), `fsync` it, optionally keep
     /// the original under `<path>.plaintext-backup` (a hard link, made before the switch), then
     /// `rename` the new file over the original and `fsync` the folder. A crash or power loss at any
     /// moment leaves at `path` either the complete plaintext original or the complete encrypted
@@ -550,7 +550,7 @@ extension DatabaseAccess {
     /// try await db.exportDecrypted(to: "/tmp/inspect.db")   // readable by any SQLite tool
     /// ```
     ///
-    /// The copy is verified like ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
+    /// The copy is verified like ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
     /// It holds every row in the clear: keep it only as long as needed. Cancelling the calling
     /// task stops the copy and removes the partial target.
     ///
@@ -579,7 +579,7 @@ extension DatabaseAccess {
     /// ```
     ///
     /// Works from a plaintext database too. The copy is verified like
-    /// ``encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``. Cancelling the
+    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``. Cancelling the
     /// calling task stops the copy and removes the partial target.
     ///
     /// - Parameters:
