@@ -28,6 +28,17 @@ final class Statement {
     /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
     /// every execution binds every parameter again.
     private var holdsBufferBindings = false
+    /// The connection's tracers and SQL functions, tested with a plain load (ConnectionExtensions.swift).
+    let extensions: ExtensionState
+    /// The running execution's trace, while a tracer listens (SQLiteConnection+Tracing.swift).
+    var trace: ActiveTrace?
+    /// The values bound for the next or running execution, while a tracer asked for arguments.
+    var tracedArguments: [DatabaseValue?]?
+    /// The text trace events show (``TraceRedaction``), found at the first traced execution.
+    var tracedSQL: String?
+    /// Which functions the statement's own text calls, by folded name, found when first asked
+    /// (SQLiteConnection+Functions.swift).
+    var directCalls: [String: Bool] = [:]
 
     init(handle: OpaquePointer, sql: String, hasTrailingStatements: Bool, connection: SQLiteConnection) {
         self.handle = handle
@@ -35,11 +46,13 @@ final class Statement {
         self.hasTrailingStatements = hasTrailingStatements
         self.parameterCount = Int(scb_bind_parameter_count(handle))
         self.connection = connection
+        self.extensions = connection.extensionState
         connection.statementSerial &+= 1
         self.serial = connection.statementSerial
     }
 
     deinit {
+        if trace != nil { endTrace(.stoppedEarly) }
         scb_finalize(handle)
     }
 
@@ -59,6 +72,7 @@ final class Statement {
 
     /// Binds one value at a 1-based parameter index.
     func bind(_ value: DatabaseValue, at index: Int32) throws {
+        if extensions.capturesArguments { captureArgument(value, at: index) }
         let rc: Int32
         switch value {
         case .null:
@@ -109,12 +123,14 @@ final class Statement {
     /// Resets the statement so that it can be reused from the cache, and drops the library's
     /// copies of bound text and blobs (https://sqlite.org/c3ref/clear_bindings.html).
     func reset() {
+        if trace != nil { endTrace(.stoppedEarly) }
         observation.started = false
         scb_reset(handle)
         if holdsBufferBindings {
             scb_clear_bindings(handle)
             holdsBufferBindings = false
         }
+        if tracedArguments != nil { tracedArguments = nil }
     }
 
     /// The result's column names, as of the current preparation.
@@ -162,14 +178,45 @@ final class Statement {
     /// Steps once: true when a row is available, false when done.
     @inline(__always)
     func step() throws -> Bool {
-        if !observation.started { try connection.statementWillRun(self) }
-        let rc = scb_step(handle)
+        if !observation.started {
+            try connection.statementWillRun(self)
+            if extensions.needsAttention { connection.extensionsWillRun(self) }
+        }
+        let rc = extensions.tracksRunningStatement ? stepMarkingRunning() : scb_step(handle)
         if rc == 100 { return true }
+        return try ended(rc)
+    }
+
+    /// The end of an execution (`SQLITE_DONE`, or an error): the checks after it, its trace event.
+    /// Out of line, so that the inlined ``step()`` stays small in row loops.
+    @inline(never)
+    private func ended(_ rc: Int32) throws -> Bool {
         if rc == 101 {
-            if guardKind == .attach { try connection.attachDidRun(self) }
+            if guardKind == .attach {
+                do {
+                    try connection.attachDidRun(self)
+                } catch {
+                    // SQLITE_AUTH: the statement ran, and the package undid its effect.
+                    endTrace(.failed(code: 23))
+                    throw error
+                }
+            }
+            if trace != nil { endTrace(.completed) }
             return false
         }
-        throw connection.error(rc, sql: sql)
+        let error = connection.error(rc, sql: sql)
+        if trace != nil { endTrace(.failed(code: rc & 0xFF)) }
+        throw error
+    }
+
+    /// Steps with the statement recorded as the one running, for SQL functions that may only be
+    /// called from the statement's own text (SQLiteConnection+Functions.swift).
+    private func stepMarkingRunning() -> Int32 {
+        let calls = extensions.calls
+        let outer = calls.running
+        calls.running = self
+        defer { calls.running = outer }
+        return scb_step(handle)
     }
 
     /// Runs the statement to completion and collects every row.
