@@ -105,18 +105,25 @@ public struct TraceOptions: Sendable, Hashable {
 ///
 /// Dropping the token does not stop the tracer; ``Database/stopTracing()`` stops every tracer.
 public final class TraceToken: Sendable {
+    private struct WeakRegistry {
+        weak var registry: ConnectionExtensions?
+    }
+
     private let observer: TraceObserver
-    private let registry: ConnectionExtensions
+    /// Weak: a token kept by a sequence's termination handler must not keep the registry (and so
+    /// the sequence) alive after the database is gone.
+    private let registry: Mutex<WeakRegistry>
 
     init(observer: TraceObserver, registry: ConnectionExtensions) {
         self.observer = observer
-        self.registry = registry
+        self.registry = Mutex(WeakRegistry(registry: registry))
     }
 
     /// Stops the tracer: no event is delivered to it once this returns, except one that another
     /// thread was delivering at that moment. Cancelling twice is harmless.
     public func cancel() {
-        registry.removeTracer(ObjectIdentifier(observer))
+        observer.stop()
+        registry.withLock { $0.registry }?.removeTracer(ObjectIdentifier(observer))
     }
 
     /// Whether the tracer still receives events.
