@@ -48,6 +48,7 @@ struct Bench {
             ("open", runOpen),
             ("observers", runObservers),
             ("streaming", runStreaming),
+            ("tracing", runTracing),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)
