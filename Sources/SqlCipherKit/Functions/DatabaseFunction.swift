@@ -53,7 +53,7 @@ public struct DatabaseFunction: Sendable {
     /// A scalar function of typed arguments: their number is the closure's.
     ///
     /// ```swift
-    /// DatabaseFunction("add", deterministic: true) { (a: Int, b: Int) in a + b }
+    /// DatabaseFunction("plus", deterministic: true) { (a: Int, b: Int) in a + b }
     /// DatabaseFunction("initial") { (name: String?) in name?.first.map(String.init) }   // NULL in, NULL out
     /// ```
     /// - Parameters:
