@@ -22,9 +22,11 @@ enum DatabaseOpener {
     ///
     /// With `extensions`, the connection uses that registry (a pool's, shared by its connections)
     /// from its first statement on, so its tracers see the opening statements (as internal ones)
-    /// and its functions and collations are there before the caller's first statement.
+    /// and its functions and collations are there before the caller's first statement. `role` is
+    /// what its trace events report (a pool's readers: `.reader`).
     static func open(path: String, key: KeyMaterial?, journalMode: JournalMode,
-                     cipher: CipherSettings, readOnly: Bool = false, extensions: ConnectionExtensions? = nil) throws -> Opened {
+                     cipher: CipherSettings, readOnly: Bool = false, extensions: ConnectionExtensions? = nil,
+                     role: ConnectionRole = .writer) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = path == ":memory:"
@@ -75,6 +77,7 @@ enum DatabaseOpener {
             // Every statement of the opening is the package's own (trace events mark it).
             connection.extensionState.internalDepth += 1
             defer { connection.extensionState.internalDepth -= 1 }
+            connection.role = role
             if let extensions { try extensions.apply(to: connection) }
             // Before the first read, so that a file locked by another connection is waited for
             // rather than reported busy at once.

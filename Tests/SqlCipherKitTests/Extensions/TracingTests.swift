@@ -208,13 +208,12 @@ import Testing
         let recorder = TraceRecorder()
         registry.add(tracer: TraceObserver(options: TraceOptions(includeArguments: true), deliver: recorder.record))
         let opened = try DatabaseOpener.open(path: path, key: KeyMaterial(rawKey: rawKey(3)), journalMode: .wal,
-                                             cipher: .default, extensions: registry)
+                                             cipher: .default, extensions: registry, role: .reader)
         let reader = opened.connection
         defer { reader.close() }
-        reader.role = .reader
-        // The opening's own statements were traced, as internal ones.
+        // The opening's own statements were traced, as internal ones of the reader.
         let opening = recorder.events
-        #expect(!opening.isEmpty && opening.allSatisfy { $0.isInternal })
+        #expect(!opening.isEmpty && opening.allSatisfy { $0.isInternal && $0.connection == .reader })
         recorder.clear()
         _ = try reader.query("SELECT body FROM notes WHERE id = ?", [.integer(1)])
         #expect(recorder.userEvents.map(\.connection) == [.reader])
