@@ -18,8 +18,10 @@ final class Statement {
     /// A number no other statement of the connection has, before or after (``ChangeTracker``
     /// recognises a statement run again by it; an object's address can be reused).
     let serial: UInt64
-    /// What live queries know about this statement (Statement+Observation.swift).
-    var observation = StatementObservation()
+    /// What live queries know about this statement (Statement+Observation.swift). Unchecked
+    /// exclusivity: read at every execution, only on the connection's domain, never across an
+    /// `inout` access (the dynamic check cost about 75 instructions per execution).
+    @exclusivity(unchecked) var observation = StatementObservation()
     /// When ``StatementCache`` last handed the statement out; orders evictions.
     var lastUse: UInt64 = 0
     /// What the SQL guards learned when the statement was compiled (SQLiteConnection+Guards.swift).
@@ -31,9 +33,10 @@ final class Statement {
     /// The connection's tracers and SQL functions, tested with a plain load (ConnectionExtensions.swift).
     let extensions: ExtensionState
     /// The running execution's trace, while a tracer listens (SQLiteConnection+Tracing.swift).
-    var trace: ActiveTrace?
+    /// Unchecked exclusivity, as for ``ExtensionState``: used only on the connection's domain.
+    @exclusivity(unchecked) var trace: ActiveTrace?
     /// The values bound for the next or running execution, while a tracer asked for arguments.
-    var tracedArguments: [DatabaseValue?]?
+    @exclusivity(unchecked) var tracedArguments: [DatabaseValue?]?
     /// The text trace events show (``TraceRedaction``), found at the first traced execution.
     var tracedSQL: String?
     /// Which functions the statement's own text calls, by folded name, found when first asked
@@ -73,6 +76,13 @@ final class Statement {
     /// Binds one value at a 1-based parameter index.
     func bind(_ value: DatabaseValue, at index: Int32) throws {
         if extensions.capturesArguments { captureArgument(value, at: index) }
+        try bindValue(value, at: index)
+    }
+
+    /// ``bind(_:at:)`` without keeping the value for a tracer: for callers that keep all the
+    /// values of an execution at once (``ArgumentList``).
+    @inline(__always)
+    func bindValue(_ value: DatabaseValue, at index: Int32) throws {
         let rc: Int32
         switch value {
         case .null:
@@ -123,14 +133,20 @@ final class Statement {
     /// Resets the statement so that it can be reused from the cache, and drops the library's
     /// copies of bound text and blobs (https://sqlite.org/c3ref/clear_bindings.html).
     func reset() {
-        if trace != nil { endTrace(.stoppedEarly) }
+        if trace != nil || tracedArguments != nil { resetTrace() }
         observation.started = false
         scb_reset(handle)
         if holdsBufferBindings {
             scb_clear_bindings(handle)
             holdsBufferBindings = false
         }
-        if tracedArguments != nil { tracedArguments = nil }
+    }
+
+    /// The tracing part of ``reset()``, out of line: only while a tracer listens.
+    @inline(never)
+    private func resetTrace() {
+        if trace != nil { endTrace(.stoppedEarly) }
+        tracedArguments = nil
     }
 
     /// The result's column names, as of the current preparation.
