@@ -125,6 +125,60 @@ void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds
     }
 }
 
+/*
+** Guarantees: registers the function on `db` exactly as sqlite3_create_function_v2 does, with
+** SQLITE_UTF8 (1) as the text encoding; `destroy` is SQLite's to call from then on, also on
+** failure (SQLite calls it when the registration fails).
+*/
+int scb_create_function(scb_db *db, const char *name, int argc, int flags, void *app, scb_function_fn func,
+                        scb_function_fn step, scb_final_fn final, scb_destroy_fn destroy) {
+    return scb_fn.create_function_v2(db, name, argc, 1 | flags, app, func, step, final, destroy);
+}
+
+/*
+** Guarantees: registers (or, with a NULL `compare`, deletes) the collation with SQLITE_UTF8 and
+** owns `app` in every outcome: SQLite calls `destroy` when the collation is replaced, deleted or
+** the connection closes, and this wrapper calls it itself when the registration fails, which
+** sqlite3_create_collation_v2 does not (https://sqlite.org/c3ref/create_collation.html).
+*/
+int scb_create_collation(scb_db *db, const char *name, void *app, scb_compare_fn compare, scb_destroy_fn destroy) {
+    int rc = scb_fn.create_collation_v2(db, name, 1, app, compare, destroy);
+    if (rc != SCB_SQLITE_OK && destroy != 0 && app != 0) destroy(app);
+    return rc;
+}
+
+void *scb_user_data(scb_context *ctx) { return scb_fn.user_data(ctx); }
+void *scb_aggregate_context(scb_context *ctx, int bytes) { return scb_fn.aggregate_context(ctx, bytes); }
+
+int scb_value_type(scb_value *value) { return scb_fn.value_type(value); }
+int64_t scb_value_int64(scb_value *value) { return scb_fn.value_int64(value); }
+double scb_value_double(scb_value *value) { return scb_fn.value_double(value); }
+const unsigned char *scb_value_text(scb_value *value) { return scb_fn.value_text(value); }
+const void *scb_value_blob(scb_value *value) { return scb_fn.value_blob(value); }
+int scb_value_bytes(scb_value *value) { return scb_fn.value_bytes(value); }
+
+void scb_result_null(scb_context *ctx) { scb_fn.result_null(ctx); }
+void scb_result_int64(scb_context *ctx, int64_t value) { scb_fn.result_int64(ctx, value); }
+void scb_result_double(scb_context *ctx, double value) { scb_fn.result_double(ctx, value); }
+
+/* Guarantees: an empty text even for a NULL pointer (SQLite would store NULL). */
+void scb_result_text(scb_context *ctx, const char *utf8, int byte_count) {
+    static const char empty[1] = {0};
+    scb_fn.result_text(ctx, utf8 ? utf8 : empty, utf8 ? byte_count : 0, SCB_TRANSIENT);
+}
+
+/* Guarantees: an empty blob even for a NULL pointer (SQLite would store NULL). */
+void scb_result_blob(scb_context *ctx, const void *bytes, int byte_count) {
+    static const unsigned char empty[1] = {0};
+    scb_fn.result_blob(ctx, bytes ? bytes : (const void *)empty, bytes ? byte_count : 0, SCB_TRANSIENT);
+}
+
+void scb_result_error(scb_context *ctx, const char *message, int byte_count) {
+    scb_fn.result_error(ctx, message, byte_count);
+}
+void scb_result_error_toobig(scb_context *ctx) { scb_fn.result_error_toobig(ctx); }
+void scb_result_error_nomem(scb_context *ctx) { scb_fn.result_error_nomem(ctx); }
+
 void *scb_vfs_find(const char *name) {
     if (!atomic_load_explicit(&scb_loaded, memory_order_acquire)) return 0;
     return scb_fn.vfs_find(name);

@@ -87,6 +87,22 @@
     X(int, value_type, (void *)) \
     X(int64_t, value_int64, (void *)) \
     X(double, value_double, (void *)) \
+    X(const unsigned char *, value_text, (void *)) \
+    X(const void *, value_blob, (void *)) \
+    X(int, value_bytes, (void *)) \
+    X(int, create_function_v2, (scb_db *, const char *, int, int, void *, scb_function_fn, scb_function_fn, \
+                                scb_final_fn, scb_destroy_fn)) \
+    X(int, create_collation_v2, (scb_db *, const char *, int, void *, scb_compare_fn, scb_destroy_fn)) \
+    X(void *, user_data, (scb_context *)) \
+    X(void *, aggregate_context, (scb_context *, int)) \
+    X(void, result_null, (scb_context *)) \
+    X(void, result_int64, (scb_context *, int64_t)) \
+    X(void, result_double, (scb_context *, double)) \
+    X(void, result_text, (scb_context *, const char *, int, void (*)(void *))) \
+    X(void, result_blob, (scb_context *, const void *, int, void (*)(void *))) \
+    X(void, result_error, (scb_context *, const char *, int)) \
+    X(void, result_error_toobig, (scb_context *)) \
+    X(void, result_error_nomem, (scb_context *)) \
     X(void *, vfs_find, (const char *)) \
     X(int, vfs_register, (void *, int)) \
     X(int, vfs_unregister, (void *)) \

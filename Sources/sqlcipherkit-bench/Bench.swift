@@ -49,6 +49,7 @@ struct Bench {
             ("observers", runObservers),
             ("streaming", runStreaming),
             ("pool", runPool),
+            ("tracing", runTracing),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)

@@ -28,7 +28,7 @@ struct BenchOptions: Sendable {
     var only: Set<String> = []
 
     /// The workload families, in the order they run.
-    static let families = ["insert", "fetch", "entity", "open", "observers", "streaming", "pool"]
+    static let families = ["insert", "fetch", "entity", "open", "observers", "streaming", "pool", "tracing"]
 
     func runs(_ family: String) -> Bool {
         only.isEmpty || only.contains(family)
@@ -45,7 +45,7 @@ struct BenchOptions: Sendable {
           --quick         small sizes and few runs (a smoke run, not a measurement)
           --runs N        timed runs per workload (default 7; 3 with --quick)
           --only LIST     run only these workload families: insert, fetch, entity, open, observers,
-                          streaming, pool
+                          streaming, pool, tracing
           --library PATH  the SQLCipher library to load (default: $SQLCIPHERKIT_LIBRARY, then discovery)
         """
 

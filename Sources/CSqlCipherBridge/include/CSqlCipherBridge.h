@@ -224,6 +224,74 @@ int scb_column_bytes(scb_stmt *stmt, int index);
 void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Application-defined SQL functions and collations                                          */
+/* (https://sqlite.org/c3ref/create_function.html, https://sqlite.org/appfunc.html)          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Opaque handles: an sqlite3_context and an sqlite3_value of the loaded library. */
+typedef struct scb_context scb_context;
+typedef struct scb_value scb_value;
+
+/* A scalar function's body, or an aggregate's step: called with the call's arguments. */
+typedef void (*scb_function_fn)(scb_context *ctx, int argc, scb_value **argv);
+/* An aggregate's final step. */
+typedef void (*scb_final_fn)(scb_context *ctx);
+/* Releases the application data given at registration. */
+typedef void (*scb_destroy_fn)(void *app);
+/* A collation: negative, zero or positive as the first text sorts before, with or after the
+** second. The texts are UTF-8 and not NUL-terminated. */
+typedef int (*scb_compare_fn)(void *app, int a_len, const void *a, int b_len, const void *b);
+
+/*
+** sqlite3_create_function_v2 with text encoding SQLITE_UTF8 and `flags` or-ed in (for example
+** SQLITE_DETERMINISTIC 0x800, SQLITE_DIRECTONLY 0x80000, SQLITE_INNOCUOUS 0x200000; SQLite
+** versions that do not know a flag ignore it). A scalar function passes `func`, an aggregate
+** `step` and `final`; all three NULL deletes the function. Like SQLite, calls `destroy(app)`
+** when the function is replaced or deleted, when the connection closes, and when the
+** registration fails.
+*/
+int scb_create_function(scb_db *db, const char *name, int argc, int flags, void *app, scb_function_fn func,
+                        scb_function_fn step, scb_final_fn final, scb_destroy_fn destroy);
+/*
+** sqlite3_create_collation_v2 with SQLITE_UTF8. A NULL `compare` deletes the collation. Unlike
+** SQLite itself (whose sqlite3_create_collation_v2 never calls the destructor of a registration
+** that failed), calls `destroy(app)` when the registration fails too, so every registration
+** function of the bridge owns `app` the same way.
+*/
+int scb_create_collation(scb_db *db, const char *name, void *app, scb_compare_fn compare, scb_destroy_fn destroy);
+/* The application data of the function being called (sqlite3_user_data). */
+void *scb_user_data(scb_context *ctx);
+/*
+** The aggregate's memory for this call (sqlite3_aggregate_context): `bytes` zeroed bytes at the
+** first call of one aggregation, the same memory afterwards, NULL when it cannot be allocated
+** (or with `bytes` 0 when none was allocated yet).
+*/
+void *scb_aggregate_context(scb_context *ctx, int bytes);
+
+/* An argument's fundamental type (1 integer, 2 real, 3 text, 4 blob, 5 NULL) and value. Read
+** the text or blob first, then its byte count (https://sqlite.org/c3ref/value_blob.html). */
+int scb_value_type(scb_value *value);
+int64_t scb_value_int64(scb_value *value);
+double scb_value_double(scb_value *value);
+const unsigned char *scb_value_text(scb_value *value);
+const void *scb_value_blob(scb_value *value);
+int scb_value_bytes(scb_value *value);
+
+/* The call's result. Text and blobs are copied by SQLite (SQLITE_TRANSIENT); a NULL pointer with
+** zero bytes is an empty text or blob, never NULL. */
+void scb_result_null(scb_context *ctx);
+void scb_result_int64(scb_context *ctx, int64_t value);
+void scb_result_double(scb_context *ctx, double value);
+void scb_result_text(scb_context *ctx, const char *utf8, int byte_count);
+void scb_result_blob(scb_context *ctx, const void *bytes, int byte_count);
+/* Fails the call: the statement stops with SQLITE_ERROR and `message` (UTF-8, `byte_count` bytes). */
+void scb_result_error(scb_context *ctx, const char *message, int byte_count);
+/* Fails the call with SQLITE_TOOBIG ("string or blob too big"). */
+void scb_result_error_toobig(scb_context *ctx);
+/* Fails the call with SQLITE_NOMEM. */
+void scb_result_error_nomem(scb_context *ctx);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Low-level escape hatches for the package's own tests and benchmarks                        */
 /* ------------------------------------------------------------------------------------------ */
 

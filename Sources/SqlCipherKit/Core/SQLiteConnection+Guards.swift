@@ -99,12 +99,16 @@ final class SQLGuard {
     /// A database that ``SQLiteConnection/attachDidRun(_:)`` could not detach again; while it is
     /// set, every statement is refused.
     var unsafeAttachment: (schema: String, path: String, encrypted: Bool)?
+    /// Lower-cased names of the SQL functions added without `allowedInSchema`
+    /// (SQLiteConnection+Functions.swift): a trigger or view that calls one is refused.
+    var directOnlyFunctions: Set<String> = []
 
     enum Refusal {
         case pragma(name: String, value: String)
         case function(name: String)
         case transactionControl
         case attachment(schema: String, path: String, encrypted: Bool)
+        case functionInSchema(name: String)
 
         /// The typed error for a statement `sql` refused this way.
         func error(sql: String) -> SqlCipherError {
@@ -114,6 +118,7 @@ final class SQLGuard {
             case .transactionControl: return .transactionControlInBody(sql: sql)
             case let .attachment(schema, path, encrypted):
                 return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql)
+            case let .functionInSchema(name): return .functionNotAllowedInSchema(name: name, sql: sql)
             }
         }
     }
@@ -137,8 +142,12 @@ extension SQLiteConnection {
     /// it learns about the statement on the way. Runs for every action of every compile (cache
     /// misses, SQLite's own re-preparations, nested statements of `VACUUM` and `sqlcipher_export`):
     /// ordinary actions cost one switch.
+    ///
+    /// `context` is the innermost trigger or view the action comes from (nil for the statement's
+    /// own SQL): a function added without `allowedInSchema` is refused there, on every SQLite
+    /// version (SQLite 3.30 and later refuse it by themselves too, with `SQLITE_DIRECTONLY`).
     static func authorize(_ sqlGuard: SQLGuard, action: Int32, first: UnsafePointer<CChar>?,
-                          second: UnsafePointer<CChar>?) -> Int32 {
+                          second: UnsafePointer<CChar>?, context: UnsafePointer<CChar>? = nil) -> Int32 {
         if let attachment = sqlGuard.unsafeAttachment {
             sqlGuard.refused = .attachment(schema: attachment.schema, path: attachment.path, encrypted: attachment.encrypted)
             return deny
@@ -159,6 +168,11 @@ extension SQLiteConnection {
             return deny
         case functionAction:
             // The function's name is the second argument (https://sqlite.org/c3ref/c_alter_table.html).
+            if !sqlGuard.directOnlyFunctions.isEmpty, context != nil, let second,
+               sqlGuard.directOnlyFunctions.contains(FunctionKey.fold(String(cString: second))) {
+                sqlGuard.refused = .functionInSchema(name: String(cString: second))
+                return deny
+            }
             guard let second, strncasecmp(second, "sqlcipher", 9) == 0 else { return 0 }
             if sqlGuard.packageDepth > 0 {
                 sqlGuard.bypassed = true

@@ -15,7 +15,7 @@ extension SQLiteConnection {
     /// not in WAL mode reports not busy.
     @discardableResult
     func checkpoint(_ mode: String = "TRUNCATE") throws -> (busy: Bool, walFrames: Int, checkpointed: Int) {
-        let row = try query("PRAGMA main.wal_checkpoint(\(mode))").first
+        let row = try asInternal { try query("PRAGMA main.wal_checkpoint(\(mode))").first }
         let busy = row.flatMap { $0.get(0, as: Int.self) } ?? 0
         let frames = row.flatMap { $0.get(1, as: Int.self) } ?? -1
         let done = row.flatMap { $0.get(2, as: Int.self) } ?? -1

@@ -22,7 +22,7 @@ extension SQLiteConnection {
 
     /// Whether foreign-key constraints are enforced on this connection (https://sqlite.org/pragma.html#pragma_foreign_keys).
     func foreignKeysEnabled() throws -> Bool {
-        try scalar("PRAGMA foreign_keys") == .integer(1)
+        try asInternal { try scalar("PRAGMA foreign_keys") == .integer(1) }
     }
 
     /// Prepares `sql` and throws its error, without running it: compiling a statement also compiles
@@ -37,15 +37,17 @@ extension SQLiteConnection {
 
     /// The ids recorded in `_migrations`, in the order they were applied.
     func appliedMigrationIDs() throws -> [String] {
-        let exists = try query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
-        guard !exists.isEmpty else { return [] }
-        return try query(#"SELECT "id" FROM "_migrations" ORDER BY rowid"#).map { try $0.decode(0, as: String.self) }
+        try asInternal {
+            let exists = try query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
+            guard !exists.isEmpty else { return [] }
+            return try query(#"SELECT "id" FROM "_migrations" ORDER BY rowid"#).map { try $0.decode(0, as: String.self) }
+        }
     }
 
     /// Applies every migration of `migrations` not yet recorded, in order, each in its own transaction.
     func migrate(_ migrations: [any Migration], forceTableRebuild: Bool = false) throws {
         try checkMigrationList(migrations)
-        try execute(MigrationRunner.createTable)
+        try asInternal { _ = try execute(MigrationRunner.createTable) }
         let applied = try appliedMigrationIDs()
         let known = Set(migrations.map(\.id))
         let unknown = applied.filter { !known.contains($0) }
@@ -101,8 +103,8 @@ extension SQLiteConnection {
             do {
                 try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: enforced)
             } catch is MigrationRunner.NeedsForeignKeysOff {
-                try execute("PRAGMA foreign_keys = OFF")
-                defer { _ = try? execute("PRAGMA foreign_keys = ON") }
+                try asInternal { _ = try execute("PRAGMA foreign_keys = OFF") }
+                defer { asInternal { _ = try? execute("PRAGMA foreign_keys = ON") } }
                 guard try !foreignKeysEnabled() else {
                     throw SqlCipherError.invalidQuery(reason: "foreign keys could not be switched off for a table rebuild")
                 }
@@ -136,10 +138,12 @@ extension SQLiteConnection {
                 if context.needsForeignKeysOff { throw MigrationRunner.NeedsForeignKeysOff() }
                 switch direction {
                 case .up:
-                    try execute(#"INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)"#,
-                                [.text(migration.id), .text(DatabaseDateFormat.string(from: Date()))])
+                    try asInternal {
+                        _ = try execute(#"INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)"#,
+                                        [.text(migration.id), .text(DatabaseDateFormat.string(from: Date()))])
+                    }
                 case .down:
-                    try execute(#"DELETE FROM "_migrations" WHERE "id" = ?"#, [.text(migration.id)])
+                    try asInternal { _ = try execute(#"DELETE FROM "_migrations" WHERE "id" = ?"#, [.text(migration.id)]) }
                 }
                 if checkForeignKeys { try checkForeignKeyViolations() }
             }
@@ -153,7 +157,7 @@ extension SQLiteConnection {
     /// Throws ``SqlCipherError/foreignKeyViolation(table:rowid:parent:)`` for the first row that
     /// `PRAGMA foreign_key_check` reports (https://sqlite.org/pragma.html#pragma_foreign_key_check).
     func checkForeignKeyViolations() throws {
-        guard let row = try query("PRAGMA foreign_key_check").first else { return }
+        guard let row = try asInternal({ try query("PRAGMA foreign_key_check").first }) else { return }
         throw SqlCipherError.foreignKeyViolation(
             table: row.get(0, as: String.self) ?? "", rowid: row.get(1, as: Int64.self),
             parent: row.get(2, as: String.self) ?? "")

@@ -16,10 +16,11 @@ extension SQLiteConnection {
         // mapped to a typed error).
         // Otherwise it only watches: outside an analysis it returns at once, so ordinary compiles
         // pay a switch and a nil test per reported action.
-        scb_set_authorizer(handle, { context, action, first, second, _, _ in
+        scb_set_authorizer(handle, { context, action, first, second, _, source in
             guard let context else { return 0 }
             let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
-            let verdict = SQLiteConnection.authorize(tracker.sqlGuard, action: action, first: first, second: second)
+            let verdict = SQLiteConnection.authorize(tracker.sqlGuard, action: action, first: first, second: second,
+                                                     context: source)
             if verdict != 0 { return verdict }
             if tracker.compiling != nil {
                 tracker.compiling?.record(action: action, first: first, second: second)
@@ -160,12 +161,19 @@ extension SQLiteConnection {
     /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and
     /// hands the given columns of each row to `body` (NULL for a column the result lacks); false on
     /// error. For the package's own bookkeeping queries: live-query analysis and the ATTACH check.
+    /// Traced as internal statements (SQLiteConnection+Tracing.swift).
     func rows(_ sql: String, columns: [Int32], _ body: ([DatabaseValue]) -> Void) -> Bool {
         var raw: OpaquePointer?
         guard scb_prepare(handle, sql, -1, 0, &raw, nil) == 0, let raw else { return false }
-        defer { scb_finalize(raw) }
+        let trace = startRawTrace()
+        var rc: Int32 = 0
+        defer {
+            scb_finalize(raw)
+            trace?.finish(sql: TraceRedaction.text(of: sql), arguments: nil,
+                          outcome: rc == 101 ? .completed : .failed(code: rc & 0xFF))
+        }
         while true {
-            let rc = scb_step(raw)
+            rc = scb_step(raw)
             if rc == 101 { return true }
             guard rc == 100 else { return false }
             let count = scb_column_count(raw)

@@ -23,6 +23,9 @@ final class SQLiteConnection {
     /// Set on connections opened with `readOnly: true`: every statement that is not read-only
     /// (`sqlite3_stmt_readonly`) is refused before its first step (ReadOnlyOpening.swift).
     var refusesWrites = false
+    /// Tracers, SQL functions and collations, and what of them this connection applied
+    /// (ConnectionExtensions.swift, SQLiteConnection+Tracing.swift, SQLiteConnection+Functions.swift).
+    let extensionState = ExtensionState()
 
     /// SQLite open flags (https://sqlite.org/c3ref/open.html).
     static let readWrite: Int32 = 0x0000_0002
@@ -78,6 +81,7 @@ final class SQLiteConnection {
             changeTracker.sqlGuard.refused = nil
             return refused.error(sql: sql ?? "")
         }
+        if rc & 0xFF == 1, let failure = functionFailure(sql: sql) { return failure }
         let extended = scb_extended_errcode(handle)
         let message = String(cString: scb_errmsg(handle))
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql)
@@ -92,6 +96,7 @@ final class SQLiteConnection {
         // The length first: it costs nothing, and text too long for SQLite need not be scanned.
         let length = try CLength.sql(sql.utf8.count, sql: sql)
         try Self.refuseNUL(in: sql)
+        syncExtensionsIfChanged()
         var statement: OpaquePointer?
         var trailing = false
         let sqlGuard = changeTracker.sqlGuard

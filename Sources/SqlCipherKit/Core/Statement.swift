@@ -18,8 +18,10 @@ final class Statement {
     /// A number no other statement of the connection has, before or after (``ChangeTracker``
     /// recognises a statement run again by it; an object's address can be reused).
     let serial: UInt64
-    /// What live queries know about this statement (Statement+Observation.swift).
-    var observation = StatementObservation()
+    /// What live queries know about this statement (Statement+Observation.swift). Unchecked
+    /// exclusivity: read at every execution, only on the connection's domain, never across an
+    /// `inout` access (the dynamic check cost about 75 instructions per execution).
+    @exclusivity(unchecked) var observation = StatementObservation()
     /// When ``StatementCache`` last handed the statement out; orders evictions.
     var lastUse: UInt64 = 0
     /// What the SQL guards learned when the statement was compiled (SQLiteConnection+Guards.swift).
@@ -28,6 +30,18 @@ final class Statement {
     /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
     /// every execution binds every parameter again.
     private var holdsBufferBindings = false
+    /// The connection's tracers and SQL functions, tested with a plain load (ConnectionExtensions.swift).
+    let extensions: ExtensionState
+    /// The running execution's trace, while a tracer listens (SQLiteConnection+Tracing.swift).
+    /// Unchecked exclusivity, as for ``ExtensionState``: used only on the connection's domain.
+    @exclusivity(unchecked) var trace: ActiveTrace?
+    /// The values bound for the next or running execution, while a tracer asked for arguments.
+    @exclusivity(unchecked) var tracedArguments: [DatabaseValue?]?
+    /// The text trace events show (``TraceRedaction``), found at the first traced execution.
+    var tracedSQL: String?
+    /// Which functions the statement's own text calls, by folded name, found when first asked
+    /// (SQLiteConnection+Functions.swift).
+    var directCalls: [String: Bool] = [:]
 
     init(handle: OpaquePointer, sql: String, hasTrailingStatements: Bool, connection: SQLiteConnection) {
         self.handle = handle
@@ -35,11 +49,13 @@ final class Statement {
         self.hasTrailingStatements = hasTrailingStatements
         self.parameterCount = Int(scb_bind_parameter_count(handle))
         self.connection = connection
+        self.extensions = connection.extensionState
         connection.statementSerial &+= 1
         self.serial = connection.statementSerial
     }
 
     deinit {
+        if trace != nil { endTrace(.stoppedEarly) }
         scb_finalize(handle)
     }
 
@@ -59,6 +75,14 @@ final class Statement {
 
     /// Binds one value at a 1-based parameter index.
     func bind(_ value: DatabaseValue, at index: Int32) throws {
+        if extensions.capturesArguments { captureArgument(value, at: index) }
+        try bindValue(value, at: index)
+    }
+
+    /// ``bind(_:at:)`` without keeping the value for a tracer: for callers that keep all the
+    /// values of an execution at once (``ArgumentList``).
+    @inline(__always)
+    func bindValue(_ value: DatabaseValue, at index: Int32) throws {
         let rc: Int32
         switch value {
         case .null:
@@ -109,12 +133,20 @@ final class Statement {
     /// Resets the statement so that it can be reused from the cache, and drops the library's
     /// copies of bound text and blobs (https://sqlite.org/c3ref/clear_bindings.html).
     func reset() {
+        if trace != nil || tracedArguments != nil { resetTrace() }
         observation.started = false
         scb_reset(handle)
         if holdsBufferBindings {
             scb_clear_bindings(handle)
             holdsBufferBindings = false
         }
+    }
+
+    /// The tracing part of ``reset()``, out of line: only while a tracer listens.
+    @inline(never)
+    private func resetTrace() {
+        if trace != nil { endTrace(.stoppedEarly) }
+        tracedArguments = nil
     }
 
     /// The result's column names, as of the current preparation.
@@ -162,14 +194,45 @@ final class Statement {
     /// Steps once: true when a row is available, false when done.
     @inline(__always)
     func step() throws -> Bool {
-        if !observation.started { try connection.statementWillRun(self) }
-        let rc = scb_step(handle)
+        if !observation.started {
+            try connection.statementWillRun(self)
+            if extensions.needsAttention { connection.extensionsWillRun(self) }
+        }
+        let rc = extensions.tracksRunningStatement ? stepMarkingRunning() : scb_step(handle)
         if rc == 100 { return true }
+        return try ended(rc)
+    }
+
+    /// The end of an execution (`SQLITE_DONE`, or an error): the checks after it, its trace event.
+    /// Out of line, so that the inlined ``step()`` stays small in row loops.
+    @inline(never)
+    private func ended(_ rc: Int32) throws -> Bool {
         if rc == 101 {
-            if guardKind == .attach { try connection.attachDidRun(self) }
+            if guardKind == .attach {
+                do {
+                    try connection.attachDidRun(self)
+                } catch {
+                    // SQLITE_AUTH: the statement ran, and the package undid its effect.
+                    endTrace(.failed(code: 23))
+                    throw error
+                }
+            }
+            if trace != nil { endTrace(.completed) }
             return false
         }
-        throw connection.error(rc, sql: sql)
+        let error = connection.error(rc, sql: sql)
+        if trace != nil { endTrace(.failed(code: rc & 0xFF)) }
+        throw error
+    }
+
+    /// Steps with the statement recorded as the one running, for SQL functions that may only be
+    /// called from the statement's own text (SQLiteConnection+Functions.swift).
+    private func stepMarkingRunning() -> Int32 {
+        let calls = extensions.calls
+        let outer = calls.running
+        calls.running = self
+        defer { calls.running = outer }
+        return scb_step(handle)
     }
 
     /// Runs the statement to completion and collects every row.

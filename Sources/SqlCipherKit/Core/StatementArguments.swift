@@ -49,8 +49,14 @@ struct ArgumentList<Argument: StatementArgument>: StatementArguments {
     var count: Int { values.count }
 
     func bind(to statement: Statement) throws {
+        // One test per execution rather than per value: a tracer that shows arguments keeps them.
+        if statement.extensions.capturesArguments {
+            for offset in values.indices {
+                statement.captureArgument(Argument.statementValue(values, at: offset), at: Int32(truncatingIfNeeded: offset + 1))
+            }
+        }
         for offset in values.indices {
-            try statement.bind(Argument.statementValue(values, at: offset), at: Int32(truncatingIfNeeded: offset + 1))
+            try statement.bindValue(Argument.statementValue(values, at: offset), at: Int32(truncatingIfNeeded: offset + 1))
         }
     }
 

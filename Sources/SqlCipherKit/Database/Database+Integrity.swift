@@ -69,7 +69,9 @@ extension DatabaseAccess {
     /// - Parameter progress: Called with the checks done (see ``DatabaseProgress``); it must return quickly.
     /// - Throws: ``SqlCipherError/databaseClosed``; SQLite errors other than damage; `CancellationError`.
     public func verifyIntegrity(progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws -> IntegrityReport {
-        try await _withConnection(.write) { conn in try integrityReport(on: conn.core, progress: progress) }
+        try await _withConnection(.write) { conn in
+            try conn.core.asInternal { try integrityReport(on: conn.core, progress: progress) }
+        }
     }
 
     private func integrityReport(on core: SQLiteConnection,

@@ -52,7 +52,14 @@ extension Database {
         try performRekey(.rawKey(rawKey), progress: progress)
     }
 
+    /// Changes the key; every statement of the change is the package's own, marked internal in
+    /// traces (``TraceEvent``).
     func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+        guard let core = connection else { throw SqlCipherError.databaseClosed }
+        try core.asInternal { try rekeyBody(newKey, progress: progress) }
+    }
+
+    private func rekeyBody(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         guard isEncrypted else { throw SqlCipherError.notEncrypted }
         let core = try liveConnection()
         let material = try newKey.material()

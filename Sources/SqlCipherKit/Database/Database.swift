@@ -134,13 +134,16 @@ public actor Database {
     /// Opens with `key` (nil for a plaintext database): every public initialiser and each
     /// connection of a ``DatabasePool`` come here.
     /// `relay` makes this database the writer of a ``DatabasePool``, whose observations learn of
-    /// its commits through it. `poolReader` makes it a reader of one: `PRAGMA query_only` then
+    /// its commits through it; `extensions` is the pool's registry of tracers, functions and
+    /// collations, shared by all its connections. `poolReader` makes it a reader of one: `PRAGMA query_only` then
     /// backs up the pool's own refusal of writing statements on readers
     /// (https://sqlite.org/pragma.html#pragma_query_only).
     init(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
-         readOnly: Bool, relay: CommitRelay? = nil, poolReader: Bool = false) throws {
+         readOnly: Bool, relay: CommitRelay? = nil, poolReader: Bool = false,
+         extensions: ConnectionExtensions? = nil) throws {
         let opened = try DatabaseOpener.open(
-            path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
+            path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+            extensions: extensions, role: poolReader ? .reader : .writer)
         opened.connection.changeTracker.relay = relay
         if poolReader {
             do {

@@ -19,8 +19,14 @@ enum DatabaseOpener {
     ///
     /// With `readOnly`, the file must exist and hold a database; it is opened so that neither it
     /// nor its folder changes (ReadOnlyOpening.swift), and statements that write are refused.
+    ///
+    /// With `extensions`, the connection uses that registry (a pool's, shared by its connections)
+    /// from its first statement on, so its tracers see the opening statements (as internal ones)
+    /// and its functions and collations are there before the caller's first statement. `role` is
+    /// what its trace events report (a pool's readers: `.reader`).
     static func open(path: String, key: KeyMaterial?, journalMode: JournalMode,
-                     cipher: CipherSettings, readOnly: Bool = false) throws -> Opened {
+                     cipher: CipherSettings, readOnly: Bool = false, extensions: ConnectionExtensions? = nil,
+                     role: ConnectionRole = .writer) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = path == ":memory:"
@@ -68,6 +74,11 @@ enum DatabaseOpener {
             if !existed { created.append(path) }
         }
         do {
+            // Every statement of the opening is the package's own (trace events mark it).
+            connection.extensionState.internalDepth += 1
+            defer { connection.extensionState.internalDepth -= 1 }
+            connection.role = role
+            if let extensions { try extensions.apply(to: connection) }
             // Before the first read, so that a file locked by another connection is waited for
             // rather than reported busy at once.
             scb_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)

@@ -158,6 +158,21 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// digits, 67 or 99 bytes in all), which SQLCipher would use as a raw key, without key
     /// derivation. Nothing was opened or changed. Pass the key's bytes with `rawKey:` instead.
     case passphraseLooksLikeRawKey
+
+    // MARK: SQL functions and collations written in Swift
+
+    /// A SQL function or aggregate added with ``Database/add(function:)`` threw `message` while
+    /// `sql` ran (or one of its arguments did not convert to the type the function takes). SQLite
+    /// stopped the statement and undid what it had changed.
+    case functionFailed(name: String, message: String, sql: String)
+    /// A function, aggregate or collation could not be added or removed: its name is empty, too long
+    /// or holds NUL, SQLite already defines it, it starts with `sqlcipher`, its argument count is
+    /// out of range, or SQLite refused it (`reason` says which). Nothing changed.
+    case registrationFailed(name: String, reason: String)
+    /// `sql` would make the database's schema (a trigger, a view, a `CHECK` or `DEFAULT`
+    /// expression, an index on an expression, a generated column) call the function `name`, which
+    /// was added without `allowedInSchema`. Nothing was run.
+    case functionNotAllowedInSchema(name: String, sql: String)
 }
 
 extension SqlCipherError: CustomStringConvertible, LocalizedError {
@@ -333,6 +348,18 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "derivation, so it was refused and nothing was opened or changed. To use a raw key, pass its "
                 + "32 bytes with rawKey: (Database(path:rawKey:), Database(path:rawKey:salt:), DatabaseKey.rawKey(_:), "
                 + "or rekey(rawKey:)); otherwise choose another passphrase."
+        case let .functionFailed(name, message, sql):
+            return "The SQL function \(name)() failed while `\(sql)` ran: \(message). SQLite stopped the statement "
+                + "and undid its changes. Check the values the statement passes to \(name)(), or make the function "
+                + "handle them."
+        case let .registrationFailed(name, reason):
+            return "The SQL function or collation \"\(name)\" was not added or removed: \(reason). Nothing changed."
+        case let .functionNotAllowedInSchema(name, sql):
+            return "`\(sql)` would make the database's schema (a trigger, view, CHECK or DEFAULT expression, or an "
+                + "index on an expression) call \(name)(), which may only be called from SQL you run yourself, so it "
+                + "was not run. If \(name)() has no side effects and reveals nothing beyond its result, add it again "
+                + "with DatabaseFunction(..., allowedInSchema: true); otherwise do not use it in the schema (the "
+                + "schema of a file made by someone else may call it with arguments of their choosing)."
         }
     }
 

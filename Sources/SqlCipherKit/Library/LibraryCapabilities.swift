@@ -2,7 +2,7 @@ import CSqlCipherBridge
 import Synchronization
 
 /// What the loaded SQLCipher library can do, probed on the library itself rather than assumed from
-/// its version number: Debian's SQLCipher 3.4.1 (SQLite 3.15.2) lacks most of these, and builds of
+/// its version number: Debian's SQLCipher 3.4.1 (SQLite 3.15.2) lacks all of these, and builds of
 /// the same version can differ in their compile-time options (JSON, FTS5).
 ///
 /// ```swift
@@ -14,7 +14,8 @@ import Synchronization
 /// ```
 ///
 /// Each feature is probed once per process, on first use, by compiling one statement of it on a
-/// private in-memory database (and, for FTS5, creating a table there): nothing touches a file.
+/// private in-memory database (and, for FTS5, creating a table there; for the `cipher_*` pragmas,
+/// reading them on a keyed one): nothing touches a file.
 public struct LibraryCapabilities: Sendable, Equatable {
     /// A SQL feature that not every SQLite has.
     public enum Feature: String, Sendable, CaseIterable, Comparable {
@@ -32,6 +33,14 @@ public struct LibraryCapabilities: Sendable, Equatable {
         case json
         /// The FTS5 full-text search module (https://sqlite.org/fts5.html).
         case fts5
+        /// `PRAGMA cipher_compatibility` (SQLCipher 4.0.1): another major version's file format on
+        /// one connection, which ``CipherSettings/sqlcipher3`` and ``CipherSettings/sqlcipher4`` set.
+        case cipherCompatibility
+        /// `PRAGMA cipher_plaintext_header_size` (SQLCipher 4.0): files whose first bytes stay in the
+        /// clear (``CipherSettings/plaintextHeaderSize``).
+        case cipherPlaintextHeader
+        /// `PRAGMA cipher_settings` (SQLCipher 4.1): the open database's settings as pragmas.
+        case cipherSettings
 
         /// Orders features by their declaration, for stable reports.
         public static func < (lhs: Feature, rhs: Feature) -> Bool {
@@ -49,7 +58,17 @@ public struct LibraryCapabilities: Sendable, Equatable {
             case .windowFunctions: return ("SELECT row_number() OVER (ORDER BY a) FROM t", false)
             case .json: return ("SELECT json_extract('{\"k\":1}', '$.k')", false)
             case .fts5: return ("CREATE VIRTUAL TABLE f USING fts5(x)", true)
+            // Asked on a keyed database (``cipherProbe``): a library without the pragma ignores it.
+            case .cipherCompatibility: return ("PRAGMA cipher_hmac_algorithm", true)
+            case .cipherPlaintextHeader: return ("PRAGMA cipher_plaintext_header_size", true)
+            case .cipherSettings: return ("PRAGMA cipher_settings", true)
             }
+        }
+
+        /// Whether the feature is one of SQLCipher's pragmas, probed on a keyed database by the row
+        /// it answers (an unknown pragma answers nothing, without an error).
+        var isCipherPragma: Bool {
+            self == .cipherCompatibility || self == .cipherPlaintextHeader || self == .cipherSettings
         }
     }
 
@@ -70,11 +89,41 @@ public struct LibraryCapabilities: Sendable, Equatable {
         defer { scb_close_v2(db) }
         guard run(db, "CREATE TABLE t(a PRIMARY KEY, b)") else { return LibraryCapabilities(features: []) }
         var found: Set<Feature> = []
-        for feature in Feature.allCases {
+        for feature in Feature.allCases where !feature.isCipherPragma {
             let probe = feature.probe
             if probe.run ? run(db, probe.sql) : compiles(db, probe.sql) { found.insert(feature) }
         }
-        return LibraryCapabilities(features: found)
+        return LibraryCapabilities(features: found.union(cipherProbe()))
+    }
+
+    /// The `cipher_*` features, asked on a private keyed in-memory database. `cipher_compatibility`
+    /// counts only when setting it to 3 really switches the connection to SQLCipher 3's HMAC.
+    private static func cipherProbe() -> Set<Feature> {
+        var db: OpaquePointer?
+        guard scb_open_v2(":memory:", &db, 0x02 | 0x04 | 0x80, nil) == 0, let db else {
+            if let db { scb_close_v2(db) }
+            return []
+        }
+        defer { scb_close_v2(db) }
+        let key = Array("sqlcipherkit-capabilities-probe".utf8)
+        guard scb_key(db, key, Int32(key.count)) == 0 else { return [] }
+        var found: Set<Feature> = []
+        if firstText(db, Feature.cipherPlaintextHeader.probe.sql) != nil { found.insert(.cipherPlaintextHeader) }
+        if firstText(db, Feature.cipherSettings.probe.sql) != nil { found.insert(.cipherSettings) }
+        if run(db, "PRAGMA cipher_compatibility = 3"),
+           firstText(db, Feature.cipherCompatibility.probe.sql)?.uppercased() == "HMAC_SHA1" {
+            found.insert(.cipherCompatibility)
+        }
+        return found
+    }
+
+    /// The first column of the first row of `sql`, or nil without a row.
+    private static func firstText(_ db: OpaquePointer, _ sql: String) -> String? {
+        var statement: OpaquePointer?
+        guard scb_prepare(db, sql, -1, 0, &statement, nil) == 0, let statement else { return nil }
+        defer { scb_finalize(statement) }
+        guard scb_step(statement) == 100 else { return nil }
+        return scb_column_text(statement, 0).map { String(cString: $0) } ?? ""
     }
 
     private static func compiles(_ db: OpaquePointer, _ sql: String) -> Bool {
@@ -88,7 +137,9 @@ public struct LibraryCapabilities: Sendable, Equatable {
         var statement: OpaquePointer?
         guard scb_prepare(db, sql, -1, 0, &statement, nil) == 0, let statement else { return false }
         defer { scb_finalize(statement) }
-        return scb_step(statement) == 101
+        var rc = scb_step(statement)
+        while rc == 100 { rc = scb_step(statement) }
+        return rc == 101
     }
 }
 

@@ -55,7 +55,7 @@ extension DatabasePool {
             key.replace(with: secret)
             // The proof from a fresh connection, which then serves the next read.
             let reader = try Database(path: path, key: key.material(), journalMode: .wal, cipher: cipherSettings,
-                                      readOnly: false, poolReader: true)
+                                      readOnly: false, poolReader: true, extensions: extensions)
             await readers.adopt(reader)
         }
     }

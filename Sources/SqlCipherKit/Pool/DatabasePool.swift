@@ -49,6 +49,9 @@ public final class DatabasePool: DatabaseAccess {
     /// derived once (nil when it derives once, or has no passphrase).
     let derivationFallback: String?
     let writer: Database
+    /// The tracers, SQL functions and collations of every connection of the pool: registered
+    /// through the writer, picked up by each reader before its next statement.
+    let extensions: ConnectionExtensions
     let readers: ReaderSet
     let key: PoolKey?
     let relay = CommitRelay()
@@ -150,8 +153,9 @@ public final class DatabasePool: DatabaseAccess {
         }
         let key = secret.map(PoolKey.init)
         let relay = self.relay
+        let extensions = ConnectionExtensions()
         let writer = try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher,
-                                  readOnly: false, relay: relay)
+                                  readOnly: false, relay: relay, extensions: extensions)
         guard writer.journalMode == .wal else {
             Task { await writer.close() }
             throw SqlCipherError.poolRequiresWAL(path: path, journalMode: writer.journalMode.pragmaValue.lowercased())
@@ -164,10 +168,11 @@ public final class DatabasePool: DatabaseAccess {
         self.maximumReaderCount = maximumReaderCount
         self.derivationFallback = derivationFallback
         self.writer = writer
+        self.extensions = extensions
         self.key = key
         self.readers = ReaderSet(maximum: maximumReaderCount) {
             try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
-                         poolReader: true)
+                         poolReader: true, extensions: extensions)
         }
     }
 

@@ -12,6 +12,7 @@ struct BenchSmokeTests {
         "open.passphrase", "open.rawKey", "open.unencrypted",
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence",
+        "tracing.insert.off", "tracing.insert.on", "tracing.fetch.off", "tracing.fetch.on",
     ]
 
     /// The pool family's rows and the extras each must carry.
@@ -48,6 +49,11 @@ struct BenchSmokeTests {
         for name in ["stream.cursor", "stream.asyncSequence"] {
             let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
             #expect((extra["peakMemoryGrowthMiB"] as? Double).map { $0 >= 0 } == true, "\(name): \(extra)")
+        }
+        // The traced workloads carry their ratio to the same workload without a tracer.
+        for name in ["tracing.insert.on", "tracing.fetch.on"] {
+            let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
+            #expect((extra["encrypted.ratioToTracingOff"] as? Double).map { $0 > 0 } == true, "\(name): \(extra)")
         }
         let latency = try #require(byName["cancel.latency"]?["extra"] as? [String: Any])
         #expect((latency["medianMs"] as? Double ?? 0) > 0 && (latency["maxMs"] as? Double ?? 0) < 60_000, "\(latency)")

@@ -22,6 +22,17 @@ import Testing
             _ = try await db.query("SELECT json_extract('{\"k\":1}', '$.k')")
         case .fts5:
             try await db.execute("CREATE VIRTUAL TABLE notes USING fts5(body)")
+        case .cipherCompatibility:
+            // The SQLCipher 4 format named explicitly: `unsupported` on a library without the pragma.
+            _ = try Database(path: ":memory:", rawKey: rawKey(), cipher: .sqlcipher4)
+        case .cipherPlaintextHeader:
+            _ = try Database(path: ":memory:", rawKey: rawKey(), salt: Data(repeating: 7, count: 16),
+                             cipher: CipherSettings(plaintextHeaderSize: 32))
+        case .cipherSettings:
+            guard !(try await db.query("PRAGMA cipher_settings")).isEmpty else {
+                throw SqlCipherError.unsupported(feature: "PRAGMA cipher_settings", requires: "SQLCipher 4.1",
+                                                 loaded: (try loadedLibrary()).cipherVersion)
+            }
         }
     }
 
@@ -79,8 +90,11 @@ import Testing
         #expect(missing == capabilities.missing.map(\.rawValue))
         let warnings = try #require(report["warnings"] as? [String])
         #expect(warnings.isEmpty == isSQLCipher4())
+        // The warning explains how to install SQLCipher 4.
+        #expect(warnings.allSatisfy { $0.contains("apt-get install -t bookworm-backports libsqlcipher1") })
         let text = try runChild(productPath("sqlcipher-doctor"), [])
         #expect(text.stdout.contains("features"))
         #expect(text.stdout.contains("warning: SQLCipher 3") == !isSQLCipher4())
+        #expect(text.stdout.contains("libsqlcipher1") == !isSQLCipher4())
     }
 }

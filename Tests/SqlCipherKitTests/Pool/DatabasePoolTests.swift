@@ -414,3 +414,48 @@ struct DatabasePoolKeyDerivationTests {
         #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
     }
 }
+
+@Suite("DatabasePool extensions")
+struct DatabasePoolExtensionTests {
+    @Test func functionsAndCollationsReachEveryReaderAndTracesNameTheConnection() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.path("ext.db"), rawKey: rawKey(), maximumReaderCount: 3)
+        try await pool.execute("CREATE TABLE t(name TEXT)")
+        try await pool.execute("INSERT INTO t VALUES ('b'), ('A'), ('c')")
+        // Readers opened before the registration pick it up at their next statement.
+        _ = try await pool.query("SELECT 1")
+        try await pool.add(function: DatabaseFunction("twice", deterministic: true) { (x: String) in x + x })
+        try await pool.add(collation: DatabaseCollation("nocase_rev") { a, b in
+            let (x, y) = (a.lowercased(), b.lowercased())
+            return x == y ? .orderedSame : (x < y ? .orderedDescending : .orderedAscending)
+        })
+        let events = TraceCollector()
+        let token = try await pool.trace { events.append($0) }
+        try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    try await pool.read { conn in
+                        try conn.query("SELECT twice(name) FROM t ORDER BY name COLLATE nocase_rev")
+                            .compactMap { $0.get(0, as: String.self) }
+                    }
+                }
+            }
+            for try await names in group { #expect(names == ["cc", "bb", "AA"]) }
+        }
+        try await pool.execute("INSERT INTO t VALUES (twice('d'))")
+        token.cancel()
+        let seen = events.all
+        #expect(seen.contains { $0.connection == .reader && $0.sql.contains("twice(name)") })
+        #expect(seen.contains { $0.connection == .writer && $0.sql.contains("INSERT INTO t") })
+        #expect(!seen.contains { $0.connection == .reader && $0.sql.contains("INSERT") })
+        await pool.close()
+    }
+}
+
+/// Trace events gathered from any thread.
+final class TraceCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [TraceEvent] = []
+    func append(_ event: TraceEvent) { lock.withLock { events.append(event) } }
+    var all: [TraceEvent] { lock.withLock { events } }
+}
