@@ -197,6 +197,47 @@ import Testing
         }
     }
 
+    /// A pool rekeyed to a passphrase (keyed internally with the key derived from it) leaves a
+    /// file that SQLCipher's own derivation opens with that passphrase, and the old one fails.
+    @Test func aPassphraseRekeyOpensWithThePassphraseElsewhere() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("rk.db")
+        let pool = try DatabasePool(path: path, key: "old words")
+        try await pool.execute("CREATE TABLE t(a)")
+        try await pool.execute("INSERT INTO t VALUES (1)")
+        try await pool.rekey("new words")
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await pool.close()
+        let db = try Database(path: path, key: "new words")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await db.close()
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "old words") }
+    }
+
+    /// A plaintext-header file: the pool needs the salt with the raw key, and every reader uses it.
+    @Test func aPlaintextHeaderFileInAPool() async throws {
+        guard isSQLCipher4() else { return }   // plaintext headers are SQLCipher 4 only
+        let dir = TemporaryDirectory()
+        let path = dir.path("ph.db")
+        let settings = CipherSettings(plaintextHeaderSize: 32)
+        let salt = Data((0..<16).map { UInt8($0) &+ 100 })
+        let pool = try DatabasePool(path: path, rawKey: rawKey(), salt: salt, cipher: settings, maximumReaderCount: 3)
+        try await pool.execute("CREATE TABLE t(a)")
+        try await pool.execute("INSERT INTO t VALUES (1)")
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 { group.addTask { try await pool.read { conn in try conn.query("SELECT count(*) FROM t")[0].decode(0, as: Int.self) } } }
+            for try await value in group { #expect(value == 1) }
+        }
+        try await pool.rekey(rawKey: rawKey(2))
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await pool.close()
+        let header = try Data(FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 16) ?? Data())
+        #expect(header == Data("SQLite format 3\0".utf8))
+        let db = try Database(path: path, rawKey: rawKey(2), salt: salt, cipher: settings)
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await db.close()
+    }
+
     // MARK: Close, rekey, cancellation
 
     /// close() while a rekey waits for a running read must not leave the rekey waiting forever.
