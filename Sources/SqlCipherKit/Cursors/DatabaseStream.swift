@@ -65,6 +65,8 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                 do {
                     let query = try stream.query.get()
                     if lease == nil { lease = try await stream.source.lease() }
+                    // A pool closed since the last batch: its reader must not go on reading.
+                    if lease.unsafelyUnwrapped.isRevoked() { throw SqlCipherError.databaseClosed }
                     let database = lease.unsafelyUnwrapped.database
                     let batch = try await database.streamBatch(handle?.id, query: query, limit: stream.batchSize)
                     if handle == nil {
@@ -276,6 +278,9 @@ struct StreamSource: Sendable {
     struct Lease: Sendable {
         let database: Database
         let release: @Sendable () -> Void
+        /// Whether the connection may no longer be used (its pool was closed): a reader checked
+        /// out for a stream is not closed under it, so the stream asks before each batch.
+        var isRevoked: @Sendable () -> Bool = { false }
     }
 
     let lease: @Sendable () async throws -> Lease
@@ -288,7 +293,8 @@ struct StreamSource: Sendable {
             lease = {
                 guard !pool.isClosed else { throw SqlCipherError.databaseClosed }
                 let reader = try await pool.readers.checkout()
-                return Lease(database: reader, release: { pool.readers.checkin(reader) })
+                return Lease(database: reader, release: { pool.readers.checkin(reader) },
+                             isRevoked: { pool.isClosed })
             }
         default:
             lease = {

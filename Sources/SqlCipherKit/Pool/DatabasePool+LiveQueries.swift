@@ -134,11 +134,11 @@ final class PoolObservations: Sendable {
     func startWatching(_ pool: DatabasePool) {
         guard state.withLock({ $0.watch == nil }) else { return }
         let watch = ExternalChangeWatch.start { [weak pool] in
-            guard let pool, await pool.checkExternalChanges() else {
-                pool?.observations.watchEnded()
-                return false
-            }
-            return true
+            guard let pool else { return false }
+            if await pool.checkExternalChanges() { return true }
+            // Nothing was observed at the check; an observation that registered since found this
+            // watch still set and started none, so the watch goes on for it.
+            return !pool.observations.endWatch(unlessObservedIn: pool)
         }
         let started = state.withLock { state -> Bool in
             guard state.watch == nil else { return false }
@@ -158,10 +158,16 @@ final class PoolObservations: Sendable {
         }
     }
 
-    private func watchEnded() {
+    /// Forgets the watch, which is ending, unless an observation registered since its last check
+    /// (then it must go on: that observation's ``startWatching(_:)`` saw it running and started
+    /// none). True when the watch may end. Decided under the lock that ``startWatching(_:)`` takes,
+    /// so an observation either finds no watch and starts one, or is seen here.
+    fileprivate func endWatch(unlessObservedIn pool: DatabasePool) -> Bool {
         state.withLock { state in
+            guard pool.isClosed || pool.relay.count == 0 else { return false }
             state.watch = nil
             state.dataVersion = nil
+            return true
         }
     }
 

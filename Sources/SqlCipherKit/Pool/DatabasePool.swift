@@ -183,15 +183,23 @@ public final class DatabasePool: DatabaseAccess {
     // MARK: DatabaseAccess
 
     /// Routes a call: work that only reads to a reader (work that turns out to write runs again
-    /// on the writer), snapshots to a reader, everything else to the writer. After each call of
-    /// the writer, the observations its commits changed are woken (``CommitRelay``).
+    /// on the writer), snapshots to a reader, everything else to the writer. At the end of each
+    /// call of the writer, the observations its commits changed are woken (``CommitRelay``).
     public func _withConnection<T: Sendable>(_ access: _DatabaseAccessKind,
                                              _ work: @Sendable (borrowing Connection) throws -> T) async throws -> T {
         guard !closed.load(ordering: .acquiring) else { throw SqlCipherError.databaseClosed }
         switch access {
         case .write:
-            defer { relay.publish() }
-            return try await writer._withConnection(.write, work)
+            // Published on the writer's executor, before the next call of the writer can start:
+            // published after this call had returned, it could also wake observations staged by
+            // the next call's commit hook while that commit is not yet visible to readers, whose
+            // fetch would then find nothing new, and the next call's own publication nothing
+            // staged: a change lost for good.
+            let relay = self.relay
+            return try await writer._withConnection(.write) { conn in
+                defer { relay.publish() }
+                return try work(conn)
+            }
         case .snapshot:
             return try await readers.withReader { reader in try await reader._withConnection(.snapshot, work) }
         case .read:

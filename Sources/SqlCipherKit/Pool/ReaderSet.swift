@@ -105,7 +105,14 @@ final class ReaderSet: Sendable {
             state.busy -= 1
             if state.isClosed {
                 state.count -= 1
-                return (true, Resumes())
+                // A rekey that waits for this reader must still be woken (it then finds the
+                // pool closed), or it would wait forever.
+                var resumes = Resumes()
+                if state.isExclusive, state.busy == 0, let drain = state.drain {
+                    state.drain = nil
+                    resumes.drain = drain
+                }
+                return (true, resumes)
             }
             state.idle.append(reader)
             var resumes = Self.dispatch(&state, maximum: maximum)
@@ -124,14 +131,16 @@ final class ReaderSet: Sendable {
     /// rekey, after which no reader may use the old key.
     func exclusively<T>(_ body: () async throws -> T) async throws -> T {
         await enterExclusive()
-        let closed: [Database] = state.withLock { state in
+        defer { leaveExclusive() }
+        let (closed, isClosed) = state.withLock { state in
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
-            return idle
+            return (idle, state.isClosed)
         }
         for reader in closed { await reader.close() }
-        defer { leaveExclusive() }
+        // Closed while this section waited: the body (a rekey) must not run.
+        if isClosed { throw SqlCipherError.databaseClosed }
         return try await body()
     }
 
