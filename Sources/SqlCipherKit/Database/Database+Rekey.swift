@@ -54,9 +54,13 @@ extension Database {
 
     /// Changes the key; every statement of the change is the package's own, marked internal in
     /// traces (``TraceEvent``).
-    func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+    /// `afterwards` runs on the actor once the rekey succeeded, before any other call (a pool
+    /// wakes its observers there).
+    func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?,
+                      afterwards: (@Sendable () -> Void)? = nil) throws {
         guard let core = connection else { throw SqlCipherError.databaseClosed }
         try core.asInternal { try rekeyBody(newKey, progress: progress) }
+        afterwards?()
     }
 
     private func rekeyBody(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {

@@ -44,17 +44,22 @@ extension DatabasePool {
                        progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
         guard !isClosed else { throw SqlCipherError.databaseClosed }
         guard isEncrypted, let key else { throw SqlCipherError.notEncrypted }
+        let relay = self.relay
         try await readers.exclusively {
-            defer { relay.publish() }
             do {
-                try await writer.performRekey(newKey, progress: progress)
+                // Observers are woken on the writer's executor, before its next call can commit
+                // (see _withConnection(.write)).
+                try await writer.performRekey(newKey, progress: progress, afterwards: { relay.publish() })
             } catch {
                 await close()
                 throw error
             }
+            // The file has the new key now: a close that raced this rekey ends the pool, not the
+            // rekey, which succeeded (and whose new key is then not kept).
             key.replace(with: secret)
+            guard !isClosed, let material = try? key.material() else { return }
             // The proof from a fresh connection, which then serves the next read.
-            let reader = try Database(path: path, key: key.material(), journalMode: .wal, cipher: cipherSettings,
+            let reader = try Database(path: path, key: material, journalMode: .wal, cipher: cipherSettings,
                                       readOnly: false, poolReader: true, extensions: extensions)
             await readers.adopt(reader)
         }

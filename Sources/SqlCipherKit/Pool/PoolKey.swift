@@ -17,6 +17,8 @@ final class PoolKey: Sendable {
     }
 
     private let secret: Mutex<Secret?>
+    /// Set (under the lock of `secret`) by ``wipe()``: no key is kept after it.
+    private let isWiped = Atomic<Bool>(false)
 
     init(_ secret: Secret) {
         self.secret = Mutex(secret)
@@ -52,9 +54,14 @@ final class PoolKey: Sendable {
         }
     }
 
-    /// Replaces the key (after a rekey), zeroing the old bytes.
+    /// Replaces the key (after a rekey), zeroing the old bytes. After ``wipe()`` (a close that
+    /// raced the rekey) the new bytes are zeroed instead of kept.
     func replace(with new: Secret) {
         secret.withLock { secret in
+            if isWiped.load(ordering: .relaxed) {
+                Self.zero(new)
+                return
+            }
             Self.zero(secret)
             secret = new
         }
@@ -63,6 +70,7 @@ final class PoolKey: Sendable {
     /// Zeroes the bytes and forgets them.
     func wipe() {
         secret.withLock { secret in
+            isWiped.store(true, ordering: .relaxed)
             Self.zero(secret)
             secret = nil
         }

@@ -491,3 +491,36 @@ struct PoolReviewRow: Codable, Sendable, Entity {
     var id: Int64?
     var v: Int
 }
+
+@Suite("Adversarial review: close racing a pool rekey")
+struct PoolRekeyCloseRaceTests {
+    /// A close that arrives while the writer re-encrypts: the rekey either did not start (it
+    /// throws, the old key opens the file) or completed (it returns, the new key opens the file).
+    /// Never a thrown error with the file already under the new key.
+    @Test func aRekeyThatThrowsLeftTheOldKeyAndOneThatReturnedLeftTheNewOne() async throws {
+        for round in 0..<3 {
+            let dir = TemporaryDirectory()
+            let path = dir.path("race\(round).db")
+            let pool = try DatabasePool(path: path, rawKey: rawKey(1))
+            try await pool.execute("CREATE TABLE t(x)")
+            try await pool.transaction { conn in
+                for index in 0..<2000 { try conn.execute("INSERT INTO t VALUES (?)", String(repeating: "x", count: 100) + "\(index)") }
+            }
+            let started = DispatchSemaphore(value: 0)
+            let rekey = Task {
+                try await pool.rekey(rawKey: rawKey(2), progress: { _ in started.signal() })
+            }
+            #expect(await signalled(started))
+            await pool.close()
+            let outcome = await rekey.result
+            let newKeyOpens = (try? await Database(path: path, rawKey: rawKey(2)).query("SELECT count(*) FROM t")) != nil
+            let oldKeyOpens = (try? await Database(path: path, rawKey: rawKey(1)).query("SELECT count(*) FROM t")) != nil
+            switch outcome {
+            case .success:
+                #expect(newKeyOpens && !oldKeyOpens, "round \(round): the rekey returned but the file has the old key")
+            case .failure(let error):
+                #expect(oldKeyOpens && !newKeyOpens, "round \(round): the rekey threw \(error) but the file has the new key")
+            }
+        }
+    }
+}
