@@ -203,13 +203,22 @@ final class Statement {
     }
 
     /// The row the statement is positioned on (after a ``step()`` that returned true), as a
-    /// ``Row`` of its own. `columns` is read at the first call and then reused.
-    func currentRow(columns: inout RowColumns?) throws -> Row {
+    /// ``Row``. `columns` is read at the first call and then reused.
+    ///
+    /// The row is written into `reusable` when no ``Row`` of an earlier call still refers to it
+    /// (``RowStorage/refill(fill:text:blob:)``), else into a new storage that becomes `reusable`:
+    /// a loop that lets each row go before asking for the next allocates nothing per row, and a
+    /// row that is kept keeps its values.
+    @inline(__always)
+    func currentRow(reusing reusable: inout RowStorage?, columns: inout RowColumns?) throws -> Row {
         if columns == nil { columns = RowColumns(names: columnNames()) }
-        let table = columns.unsafelyUnwrapped
-        var builder = RowStorageBuilder()
-        try appendCurrentRow(to: &builder, width: table.names.count)
-        return Row(storage: builder.finish(columns: table), offset: 0)
+        if !isKnownUniquelyReferenced(&reusable) {
+            reusable = try RowStorage.singleRow(columns: columns.unsafelyUnwrapped)
+        }
+        let storage = reusable.unsafelyUnwrapped
+        let width = Int32(truncatingIfNeeded: storage.width)
+        storage.refill(fill: { scb_read_columns(handle, 0, width, $0, $1) }, text: text(at:), blob: blob(at:))
+        return Row(storage: storage, offset: 0)
     }
 
     @inline(__always)

@@ -22,7 +22,8 @@
 /// ```
 ///
 /// - Each element is a value of its own (a ``Row`` or a decoded entity): it stays valid after the
-///   cursor moves on.
+///   cursor moves on. A row you let go before calling ``next()`` again leaves its buffer to the
+///   next row, so a loop that does not keep rows allocates nothing per row.
 /// - A cursor is not a `Sequence`: Swift's `for … in` cannot throw, so an error in the middle of a
 ///   result would be lost. Use `while let element = try cursor.next()` or ``forEach(_:)``.
 /// - The cursor ends with its body: its statement is released when the body returns (or earlier,
@@ -115,16 +116,23 @@ extension Cursor where Element == Row {
     /// A cursor of rows over `statement`, ready to step.
     static func rows(_ statement: Statement, core: SQLiteConnection, body: UInt64) -> Cursor<Row> {
         var columns: RowColumns?
+        var reusable: RowStorage?
         return Cursor(statement: statement, core: core, body: body, read: { statement in
-            // The column table is shared by every row of the result.
-            try statement.currentRow(columns: &columns)
+            // The column table is shared by every row of the result, and the row's buffer is
+            // reused while the caller lets each row go before asking for the next.
+            try statement.currentRow(reusing: &reusable, columns: &columns)
         })
     }
 }
 
 extension Cursor where Element: Decodable {
-    /// A cursor that decodes each row of `statement` as `Element`.
+    /// A cursor that decodes each row of `statement` as `Element` (through ``RowDecodable`` when
+    /// `Element` adopts it).
     static func decoding(_ statement: Statement, core: SQLiteConnection, body: UInt64) -> Cursor<Element> {
+        if let rowType = Element.self as? any RowDecodable.Type {
+            return Cursor(statement: statement, core: core, body: body,
+                          read: RowDecodableReader.currentRowReader(rowType, as: Element.self))
+        }
         var context: RowDecodingContext?
         return Cursor(statement: statement, core: core, body: body, read: { statement in
             if context == nil {

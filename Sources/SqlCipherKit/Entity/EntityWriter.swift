@@ -71,14 +71,18 @@ struct EntitySaveSQL {
 
 /// Saves entities of one type on one connection.
 ///
-/// One writer serves a whole batch: it encodes every entity with one reused ``EntityEncoder`` and
-/// runs statements prepared once per column layout, binding values by position, so the per-entity
-/// cost is the encoding, the binds and the step. Every statement runs through
-/// ``Statement/step()``, so the change tracker sees each execution.
+/// One writer serves a whole batch: it encodes every entity with one reused ``EntityEncoder`` (or,
+/// for an entity that adopts ``RowEncodable``, one reused ``EntityColumns``) and runs statements
+/// prepared once per column layout, binding values by position, so the per-entity cost is the
+/// encoding, the binds and the step. Every statement runs through ``Statement/step()``, so the
+/// change tracker sees each execution.
 struct EntityWriter<T: Entity> {
     private let connection: SQLiteConnection
     private let useUpsert: Bool
     private let encoder: EntityEncoder
+    /// Set when `T` adopts ``RowEncodable``: the entity then writes into ``rowColumns``.
+    private let rowEncoding: RowEncodableColumns<T>?
+    private var rowColumns = EntityColumns()
     private let keyPath: WritableKeyPath<T, T.ID?>
     private let hasIntegerKey: Bool
 
@@ -101,6 +105,7 @@ struct EntityWriter<T: Entity> {
         case .updateThenInsert: useUpsert = false
         }
         encoder = EntityEncoder(entityName: String(describing: T.self))
+        rowEncoding = RowEncodableColumns.make(for: T.self)
         keyPath = T.primaryKey
         hasIntegerKey = T.ID.self is any BinaryInteger.Type
     }
@@ -108,17 +113,24 @@ struct EntityWriter<T: Entity> {
     /// Inserts or updates `entity`; returns it with its key set.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` and SQLite's errors.
     mutating func save(_ entity: T) throws -> T {
-        try encoder.encode(entity)
-        if encoder.layoutVersion != layoutVersion { try adoptLayout() }
+        if let rowEncoding {
+            try encodeColumns(entity, rowEncoding)
+        } else {
+            try encoder.encode(entity)
+        }
+        if currentLayoutVersion != layoutVersion { try adoptLayout() }
         guard let sql else { preconditionFailure("adoptLayout sets the SQL") }
         let keyIndex = sql.keyIndex
         let key = entity[keyPath: keyPath]?.databaseValue ?? .null
-        let encodedKey = encoder.values[keyIndex]
+        let values = currentValues
+        let encodedKey = values[keyIndex]
         guard encodedKey == key else {
             throw SqlCipherError.encodingFailed(
                 entity: encoder.entityName,
-                reason: "column \"\(encoder.columns[keyIndex])\" holds \(encodedKey) but the primaryKey "
-                    + "property holds \(key); make primaryKeyColumn name the primaryKey property's coding key")
+                reason: "column \"\(currentColumns[keyIndex])\" holds \(encodedKey) but the primaryKey "
+                    + "property holds \(key); make primaryKeyColumn name the primaryKey property's "
+                    + (rowEncoding == nil ? "coding key" : "column")
+            )
         }
 
         if key.isNull {
@@ -128,8 +140,8 @@ struct EntityWriter<T: Entity> {
                     reason: "its primary key is nil; SQLite assigns only integer keys, so set the \(T.ID.self) "
                         + "key before saving")
             }
-            let statement = try prepared(.insertWithoutKey, sql.insertWithoutKey, parameters: encoder.values.count - 1)
-            try run(statement, skippingKey: keyIndex)
+            let statement = try prepared(.insertWithoutKey, sql.insertWithoutKey, parameters: values.count - 1)
+            try run(statement, values, skippingKey: keyIndex)
             let rowid = connection.lastInsertRowID
             guard let id = T.ID.fromDatabaseValue(.integer(rowid)) else {
                 throw SqlCipherError.encodingFailed(
@@ -141,14 +153,14 @@ struct EntityWriter<T: Entity> {
             return saved
         }
 
-        let count = encoder.values.count
+        let count = values.count
         if useUpsert {
-            try run(prepared(.upsert, sql.upsert, parameters: count), skippingKey: nil)
+            try run(prepared(.upsert, sql.upsert, parameters: count), values, skippingKey: nil)
         } else if let updateSQL = sql.update {
             let statement = try prepared(.update, updateSQL, parameters: count)
-            try run(statement, skippingKey: keyIndex, thenKey: key)
+            try run(statement, values, skippingKey: keyIndex, thenKey: key)
             if connection.changes == 0 {
-                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), skippingKey: nil)
+                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), values, skippingKey: nil)
             }
         } else {
             let statement = try prepared(.exists, sql.exists, parameters: 1)
@@ -159,7 +171,7 @@ struct EntityWriter<T: Entity> {
                 found = try statement.step()
             }
             if !found {
-                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), skippingKey: nil)
+                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), values, skippingKey: nil)
             }
         }
         return entity
@@ -170,9 +182,32 @@ struct EntityWriter<T: Entity> {
         encoder.finish()
     }
 
+    /// Has a ``RowEncodable`` entity write its columns into ``rowColumns``.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``, as the `Encodable` path does.
+    private mutating func encodeColumns(_ entity: T, _ rowEncoding: RowEncodableColumns<T>) throws {
+        rowColumns.startEntity()
+        do {
+            try rowEncoding.encode(entity, &rowColumns)
+        } catch let error as SqlCipherError {
+            throw error
+        } catch {
+            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: String(describing: error))
+        }
+        if let problem = rowColumns.finishEntity() {
+            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: problem)
+        }
+    }
+
+    /// The column names of the entity just encoded, by either path.
+    private var currentColumns: [String] { rowEncoding == nil ? encoder.columns : rowColumns.names }
+    /// Its values, in the order of ``currentColumns``.
+    private var currentValues: [DatabaseValue] { rowEncoding == nil ? encoder.values : rowColumns.values }
+    /// The layout version of the path in use.
+    private var currentLayoutVersion: Int { rowEncoding == nil ? encoder.layoutVersion : rowColumns.layoutVersion }
+
     /// Finds the key column in the encoder's new layout and forgets the statements of the old one.
     private mutating func adoptLayout() throws {
-        let columns = encoder.columns
+        let columns = currentColumns
         let keyColumn = T.primaryKeyColumn
         let keyIndex = columns.firstIndex(of: keyColumn)
             ?? columns.firstIndex { $0.lowercased() == keyColumn.lowercased() }
@@ -185,7 +220,7 @@ struct EntityWriter<T: Entity> {
         }
         sql = try EntitySaveSQL(table: T.tableName.name, columns: columns, keyIndex: keyIndex)
         statements = Array(repeating: nil, count: Kind.allCases.count)
-        layoutVersion = encoder.layoutVersion
+        layoutVersion = currentLayoutVersion
     }
 
     /// The statement of `kind`, prepared (through the connection's cache) on first use.
@@ -204,11 +239,12 @@ struct EntityWriter<T: Entity> {
 
     /// Binds the encoded values in order (without the key's when `skippingKey` is set, then
     /// `thenKey` when given), runs the statement to completion and resets it.
-    private func run(_ statement: Statement, skippingKey: Int?, thenKey: DatabaseValue? = nil) throws {
+    private func run(_ statement: Statement, _ values: [DatabaseValue], skippingKey: Int?,
+                     thenKey: DatabaseValue? = nil) throws {
         defer { statement.reset() }
         var position: Int32 = 1
         var index = 0
-        for value in encoder.values {
+        for value in values {
             if index != skippingKey {
                 try statement.bind(value, at: position)
                 position += 1
