@@ -65,6 +65,43 @@ func fetchByIndex(_ db: Database) async throws -> FetchTotals {
     return FetchTotals(rows: rows.count, checksum: sum)
 }
 
+/// Every row through a cursor inside `db.read`, by column index: no `[Row]`, one row buffer reused.
+func cursorByIndex(_ db: Database) async throws -> FetchTotals {
+    try await db.read { conn in
+        let cursor = try conn.cursor(BenchSchema.selectSQL)
+        var rows = 0
+        var sum: Int64 = 0
+        while let row = try cursor.next() {
+            rows += 1
+            for column in 0..<10 { sum &+= Int64(row.get(column, as: Int.self) ?? 0) }
+        }
+        return FetchTotals(rows: rows, checksum: sum)
+    }
+}
+
+/// Every row through a cursor inside `db.read`, by column name.
+func cursorByName(_ db: Database) async throws -> FetchTotals {
+    try await db.read { conn in
+        let cursor = try conn.cursor(BenchSchema.selectSQL)
+        var rows = 0
+        var sum: Int64 = 0
+        while let row = try cursor.next() {
+            rows += 1
+            sum &+= Int64(row.get("id", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c1", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c2", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c3", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c4", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c5", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c6", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c7", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c8", as: Int.self) ?? 0)
+            sum &+= Int64(row.get("c9", as: Int.self) ?? 0)
+        }
+        return FetchTotals(rows: rows, checksum: sum)
+    }
+}
+
 /// Every row by column name, as a user reads a result.
 func fetchByName(_ db: Database) async throws -> FetchTotals {
     let rows = try await db.query(BenchSchema.selectSQL)

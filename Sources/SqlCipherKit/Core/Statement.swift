@@ -7,6 +7,7 @@ import Foundation
 /// prepared with `sqlite3_prepare_v2`/`v3`, so SQLite re-prepares them by itself after a schema
 /// change (https://sqlite.org/c3ref/prepare.html); column names are read at each execution for
 /// the same reason.
+@usableFromInline
 final class Statement {
     let handle: OpaquePointer
     let sql: String
@@ -18,15 +19,22 @@ final class Statement {
     /// A number no other statement of the connection has, before or after (``ChangeTracker``
     /// recognises a statement run again by it; an object's address can be reused).
     let serial: UInt64
+    // The variables below are touched at every execution (several at every step); the run-time
+    // exclusivity checks of class properties would cost more than they do. A statement is used
+    // only on its connection's isolation domain, and none of its methods re-enters another.
     /// What live queries know about this statement (Statement+Observation.swift).
+    @exclusivity(unchecked)
     var observation = StatementObservation()
     /// When ``StatementCache`` last handed the statement out; orders evictions.
+    @exclusivity(unchecked)
     var lastUse: UInt64 = 0
     /// What the SQL guards learned when the statement was compiled (SQLiteConnection+Guards.swift).
+    @exclusivity(unchecked)
     var guardKind = StatementGuardKind.ordinary
     /// Whether text or a blob is bound: SQLite holds a copy of it until the bindings are cleared,
     /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
     /// every execution binds every parameter again.
+    @exclusivity(unchecked)
     private var holdsBufferBindings = false
 
     init(handle: OpaquePointer, sql: String, hasTrailingStatements: Bool, connection: SQLiteConnection) {
@@ -160,7 +168,7 @@ final class Statement {
     }
 
     /// Steps once: true when a row is available, false when done.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func step() throws -> Bool {
         if !observation.started { try connection.statementWillRun(self) }
         let rc = scb_step(handle)

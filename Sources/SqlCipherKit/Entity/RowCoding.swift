@@ -288,8 +288,7 @@ enum RowDecodableReader {
     /// so nothing is allocated per row but the values themselves. The caller resets the statement.
     static func decode<R: RowDecodable, T>(_ type: R.Type, as: T.Type, statement: Statement) throws -> [T] {
         precondition(R.self == T.self, "RowDecodableReader opened another type than asked for")
-        var reusable: RowStorage?
-        var columns: RowColumns?
+        let state = RowReadState()
         // A buffer of our own rather than appending to `[R]`: in unspecialized generic code each
         // append looks up the array's metadata (as in RowDecoder.decode(_:statement:)).
         var capacity = 64
@@ -300,7 +299,7 @@ enum RowDecodableReader {
             buffer.deallocate()
         }
         while try statement.step() {
-            let entity = try decode(R.self, row: statement.currentRow(reusing: &reusable, columns: &columns))
+            let entity = try decode(R.self, row: state.currentRow(of: statement))
             if count == capacity {
                 let larger = UnsafeMutablePointer<R>.allocate(capacity: capacity * 2)
                 larger.moveInitialize(from: buffer, count: count)
@@ -322,10 +321,9 @@ enum RowDecodableReader {
     /// A reader of the current row of a statement as `R`, returned as `T` (`R` is `T`), for cursors.
     static func currentRowReader<R: RowDecodable, T>(_ type: R.Type, as: T.Type) -> (Statement) throws -> T {
         precondition(R.self == T.self, "RowDecodableReader opened another type than asked for")
-        var reusable: RowStorage?
-        var columns: RowColumns?
+        let state = RowReadState()
         return { statement in
-            let entity = try decode(R.self, row: statement.currentRow(reusing: &reusable, columns: &columns))
+            let entity = try decode(R.self, row: state.currentRow(of: statement))
             return unsafeBitCast(entity, to: T.self)
         }
     }

@@ -173,9 +173,11 @@ final class RowColumns: Sendable {
     }
 
     /// The index of the column called `name`, or nil.
-    @inlinable
+    @inlinable @inline(__always)
     func index(of name: String) -> Int? {
-        let guessed = guess.load(ordering: .relaxed)
+        // After the last column, the first: the next row is read from its start.
+        var guessed = guess.load(ordering: .relaxed)
+        if guessed >= nameBits.count { guessed = 0 }
         if StringBits.isAvailable && guessed < nameBits.count && nameBits[guessed] == StringBits(name)
             && isFirstOfName[guessed] {
             guess.store(guessed + 1, ordering: .relaxed)

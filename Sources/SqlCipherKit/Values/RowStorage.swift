@@ -32,6 +32,7 @@ final class RowStorage: @unchecked Sendable {
     @usableFromInline let bits: UnsafeMutablePointer<Int64>?
     /// The text and blob values, in the order their `bits` point to. Written again only by
     /// ``refill(fill:text:blob:)``.
+    @exclusivity(unchecked)
     @usableFromInline private(set) var objects: [DatabaseValue]
 
     fileprivate init(columns: RowColumns, valueCount: Int, kinds: UnsafeMutablePointer<UInt8>?,
@@ -58,7 +59,7 @@ final class RowStorage: @unchecked Sendable {
 
     /// The value at `index`, which the caller has checked: a ``Row`` checks its column index
     /// against ``width``, and its offset is a multiple of ``width`` below ``valueCount``.
-    @inlinable
+    @inlinable @inline(__always)
     func value(unchecked index: Int) -> DatabaseValue {
         let bits = self.bits.unsafelyUnwrapped[index]
         switch kinds.unsafelyUnwrapped[index] {
@@ -106,13 +107,14 @@ final class RowStorage: @unchecked Sendable {
     /// Writes the next row into a storage of ``singleRow(columns:)``, which the caller has just
     /// found uniquely referenced. `fill`, `text` and `blob` as for ``RowStorageBuilder/appendRow(width:fill:text:blob:)``.
     @inline(__always)
-    func refill(fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Void,
+    func refill(fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Int32,
                 text: (Int32) -> DatabaseValue, blob: (Int32) -> DatabaseValue) {
         guard width > 0 else { return }
         let kinds = self.kinds.unsafelyUnwrapped
         let bits = self.bits.unsafelyUnwrapped
-        fill(kinds, bits)
+        let objectCount = fill(kinds, bits)
         if !objects.isEmpty { objects.removeAll(keepingCapacity: true) }
+        guard objectCount > 0 else { return }
         for column in 0..<width {
             let kind = kinds[column]
             guard kind == 3 || kind == 4 else { continue }
@@ -166,23 +168,23 @@ struct RowStorageBuilder: ~Copyable {
 
     /// Appends one row, `width` columns wide; room must have been reserved.
     ///
-    /// `fill` writes the row's kinds and bits in place (``Statement`` has the bridge do it);
-    /// text and blobs are then asked of `text` and `blob` by column and kept in `objects`, their
-    /// slot in `bits` pointing there.
-    mutating func appendRow(width: Int, fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Void,
+    /// `fill` writes the row's kinds and bits in place (``Statement`` has the bridge do it) and
+    /// returns how many are text or blobs; those are then asked of `text` and `blob` by column and
+    /// kept in `objects`, their slot in `bits` pointing there.
+    mutating func appendRow(width: Int, fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Int32,
                             text: (Int32) -> DatabaseValue, blob: (Int32) -> DatabaseValue) {
         precondition(count + width <= capacity, "RowStorageBuilder.appendRow without reserve")
         guard width > 0 else { return }
         let rowKinds = kinds.unsafelyUnwrapped + count
         let rowBits = bits.unsafelyUnwrapped + count
-        fill(rowKinds, rowBits)
+        count += width
+        guard fill(rowKinds, rowBits) > 0 else { return }
         for column in 0..<width {
             let kind = rowKinds[column]
             guard kind == 3 || kind == 4 else { continue }
             rowBits[column] = Int64(objects.count)
             objects.append(kind == 3 ? text(Int32(column)) : blob(Int32(column)))
         }
-        count += width
     }
 
     /// The storage, which now owns the buffers.
