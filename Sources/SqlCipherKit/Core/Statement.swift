@@ -9,7 +9,7 @@ import Foundation
 /// the same reason.
 @usableFromInline
 final class Statement {
-    let handle: OpaquePointer
+    @usableFromInline let handle: OpaquePointer
     let sql: String
     /// Whether the SQL text holds more statements after this one.
     let hasTrailingStatements: Bool
@@ -66,6 +66,7 @@ final class Statement {
     }
 
     /// Binds one value at a 1-based parameter index.
+    @usableFromInline
     func bind(_ value: DatabaseValue, at index: Int32) throws {
         let rc: Int32
         switch value {

@@ -191,10 +191,12 @@ extension Cursor where Element == Row {
 extension Cursor where Element: Decodable {
     /// A cursor that decodes each row of `statement` as `Element` (through ``RowDecodable`` when
     /// `Element` adopts it).
-    static func decoding(_ statement: Statement, core: SQLiteConnection, body: UInt64) -> Cursor<Element> {
+    /// `release` runs when the cursor finishes, after its statement was reset.
+    static func decoding(_ statement: Statement, core: SQLiteConnection, body: UInt64,
+                         release: (() -> Void)? = nil) -> Cursor<Element> {
         if let rowType = Element.self as? any RowDecodable.Type {
             return Cursor(statement: statement, core: core, body: body,
-                          read: RowDecodableReader.currentRowReader(rowType, as: Element.self))
+                          read: RowDecodableReader.currentRowReader(rowType, as: Element.self), release: release)
         }
         var context: RowDecodingContext?
         return Cursor(statement: statement, core: core, body: body, read: { statement in
@@ -204,6 +206,9 @@ extension Cursor where Element: Decodable {
                     statement: statement)
             }
             return try RowDecoder.decodeCurrentRow(Element.self, context: context.unsafelyUnwrapped)
-        }, release: { context?.finish() })
+        }, release: {
+            context?.finish()
+            release?()
+        })
     }
 }
