@@ -47,6 +47,7 @@ struct Bench {
             ("entity", runEntityWrites),
             ("open", runOpen),
             ("observers", runObservers),
+            ("cache", runCache),
             ("streaming", runStreaming),
         ]
         for (family, run) in families where options.runs(family) {

@@ -29,7 +29,12 @@ struct BenchSmokeTests {
 
         let entries = try #require(report["workloads"] as? [[String: Any]])
         let byName = Dictionary(entries.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency"]))
+        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency", "cache.sqliteDefault", "cache.packageDefault"]))
+        // The page-cache rows compare encrypted with plaintext, without a floor.
+        for name in ["cache.sqliteDefault", "cache.packageDefault"] {
+            let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
+            #expect((extra["encryptedOverUnencrypted"] as? Double ?? 0) > 0, "\(name): \(extra)")
+        }
         // The streaming rows carry their memory growth; the cancellation row its latencies.
         for name in ["stream.cursor", "stream.asyncSequence"] {
             let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
