@@ -42,7 +42,7 @@ struct Bench {
                            selectedBy: Self.librarySelection(options)),
             machine: MachineInfo.current())
         let families: [(String, () async throws -> [WorkloadResult])] = [
-            ("insert", { [try await runInsert()] }),
+            ("insert", runInsert),
             ("fetch", runFetch),
             ("entity", runEntityWrites),
             ("open", runOpen),

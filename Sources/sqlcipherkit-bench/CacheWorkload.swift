@@ -29,23 +29,26 @@ extension Bench {
         }
         let expected = FetchTotals(rows: rows, checksum: BenchSchema.expectedChecksum(rows: rows))
         for (index, setting) in settings.enumerated() {
-            var trials: [Trial] = []
-            for encryption in Encryption.allCases {
+            func pass(_ encryption: Encryption) -> Trial {
                 let db = files[encryption]!
-                trials.append(Trial(name: encryption.rawValue, prepare: {
+                return Trial(prepare: {
                     try await db.execute("PRAGMA cache_size = \(setting.cacheSize ?? packageDefault)")
                     _ = try await cursorByIndex(db)  // fills the cache as far as it goes
                 }, body: {
                     let totals = try await cursorByIndex(db)
                     guard totals == expected else { throw BenchError("the cache pass read \(totals), expected \(expected)") }
-                }))
+                })
             }
-            let samples = try await measureInterleaved(trials, runs: options.runs)
-            for encryption in Encryption.allCases {
-                results[index][encryption] = CaseFigures(swift: samples[encryption.rawValue]!, floor: nil)
-            }
-            results[index].extra["encryptedOverUnencrypted"] = (samples["encrypted"]!.medianMilliseconds
-                / samples["unencrypted"]!.medianMilliseconds).rounded(places: 3)
+            // The plaintext pass is the encrypted pass's "floor": both run back to back each round.
+            let samples = try await measurePaired([
+                Pair(name: "pair", floor: pass(.unencrypted), swift: pass(.encrypted)),
+            ], runs: options.runs)
+            let paired = samples["pair"]!
+            results[index].encrypted = CaseFigures(PairedSamples(swift: paired.swift))
+            results[index].unencrypted = CaseFigures(PairedSamples(swift: paired.floor!))
+            results[index].extra["encryptedOverUnencrypted"] = median(paired.ratios).rounded(places: 3)
+            results[index].extra["encryptedOverUnencryptedMin"] = (paired.ratios.min() ?? 0).rounded(places: 3)
+            results[index].extra["encryptedOverUnencryptedMax"] = (paired.ratios.max() ?? 0).rounded(places: 3)
         }
         for (encryption, db) in files {
             _ = try await db.query("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -41,6 +41,28 @@
 public protocol RowDecodable {
     /// Reads a value from one row of a result.
     init(row: Row) throws
+
+    /// Decodes every row that `next` returns, in order. An implementation detail: do not
+    /// implement it. Its default implementation is inlinable, so the conforming type's module
+    /// compiles it for that type: the loop, the array and ``init(row:)`` are then specialized,
+    /// where the package's generic code would move each value through the type's metadata.
+    static func _decodeRows(_ next: () throws -> Row?) throws -> [Self]
+}
+
+extension RowDecodable {
+    /// Decodes every row that `next` returns with ``init(row:)``; see the requirement.
+    @inlinable
+    public static func _decodeRows(_ next: () throws -> Row?) throws -> [Self] {
+        var result: [Self] = []
+        while let row = try next() {
+            do {
+                result.append(try Self(row: row))
+            } catch let error as SqlCipherError {
+                throw RowDecodableReader.entityError(error, Self.self)
+            }
+        }
+        return result
+    }
 }
 
 /// A type that writes its own columns for `save`, without `Encoder`.
@@ -247,6 +269,7 @@ extension Optional: NestedOptional {
 /// The entry points are generic over `T: Decodable`, so they ask once per call whether `T` is
 /// also ``RowDecodable`` and, when it is, open that conformance in the generic functions below,
 /// where `R` is `T` itself: values of `R` are values of `T`, which `unsafeBitCast` only renames.
+@usableFromInline
 enum RowDecodableReader {
     /// Decodes `row` as `R`, reporting the row's own errors as the `Decodable` path does.
     @inline(__always)
@@ -260,6 +283,7 @@ enum RowDecodableReader {
 
     /// ``SqlCipherError/decodingFailed(entity:column:stored:expected:)`` for the errors of
     /// ``Row/decode(_:as:)-(String,_)``, which name no entity; other errors unchanged.
+    @usableFromInline
     static func entityError<R>(_ error: SqlCipherError, _ type: R.Type) -> SqlCipherError {
         switch error {
         case let .typeMismatch(column, stored, expected):
@@ -275,12 +299,8 @@ enum RowDecodableReader {
     /// Every row of a finished result decoded as `R`, returned as `[T]` (`R` is `T`).
     static func decode<R: RowDecodable, T>(_ type: R.Type, as: T.Type, rows: [Row]) throws -> [T] {
         precondition(R.self == T.self, "RowDecodableReader opened another type than asked for")
-        var result: [R] = []
-        result.reserveCapacity(rows.count)
-        for row in rows {
-            result.append(try decode(R.self, row: row))
-        }
-        return unsafeBitCast(result, to: [T].self)
+        var iterator = rows.makeIterator()
+        return unsafeBitCast(try R._decodeRows { iterator.next() }, to: [T].self)
     }
 
     /// Steps `statement` to the end and decodes each row as `R` as it comes, returned as `[T]`
@@ -288,34 +308,8 @@ enum RowDecodableReader {
     /// so nothing is allocated per row but the values themselves. The caller resets the statement.
     static func decode<R: RowDecodable, T>(_ type: R.Type, as: T.Type, statement: Statement) throws -> [T] {
         precondition(R.self == T.self, "RowDecodableReader opened another type than asked for")
-        let state = RowReadState()
-        // A buffer of our own rather than appending to `[R]`: in unspecialized generic code each
-        // append looks up the array's metadata (as in RowDecoder.decode(_:statement:)).
-        var capacity = 64
-        var count = 0
-        var buffer = UnsafeMutablePointer<R>.allocate(capacity: capacity)
-        defer {
-            buffer.deinitialize(count: count)
-            buffer.deallocate()
-        }
-        while try statement.step() {
-            let entity = try decode(R.self, row: state.currentRow(of: statement))
-            if count == capacity {
-                let larger = UnsafeMutablePointer<R>.allocate(capacity: capacity * 2)
-                larger.moveInitialize(from: buffer, count: count)
-                buffer.deallocate()
-                buffer = larger
-                capacity *= 2
-            }
-            (buffer + count).initialize(to: entity)
-            count += 1
-        }
-        let result = [R](unsafeUninitializedCapacity: count) { elements, initialized in
-            elements.baseAddress?.moveInitialize(from: buffer, count: count)
-            initialized = count
-        }
-        count = 0
-        return unsafeBitCast(result, to: [T].self)
+        let state = RowReadState(statement: statement)
+        return unsafeBitCast(try R._decodeRows(state.nextRow), to: [T].self)
     }
 
     /// A reader of the current row of a statement as `R`, returned as `T` (`R` is `T`), for cursors.

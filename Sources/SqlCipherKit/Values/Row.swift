@@ -69,26 +69,43 @@ public struct Row: Sendable, CustomStringConvertible {
     /// Ask for an optional type (`String?.self`) to accept NULL.
     /// - Throws: ``SqlCipherError/columnNotFound(name:available:)`` or
     ///   ``SqlCipherError/typeMismatch(column:stored:expected:)``.
+    ///
+    /// Inlined into the caller, as ``get(_:as:)-(String,_)`` is: an `init(row:)` that reads every
+    /// column this way converts each value without a generic call (``RowDecodable``).
+    @inlinable
     public func decode<T: DatabaseValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
-        guard let index = storage.columns.index(of: name) else {
-            throw SqlCipherError.columnNotFound(name: name, available: columnNames)
-        }
-        return try decode(index, as: type)
+        guard let index = storage.columns.index(of: name) else { throw missingColumn(name) }
+        let value = storage.value(unchecked: offset + index)
+        guard let converted = T.fromDatabaseValue(value) else { throw mismatch(index, value, T.self) }
+        return converted
     }
 
     /// The column at `index` converted to `T`.
     /// - Throws: ``SqlCipherError/columnIndexOutOfRange(index:count:)`` or
     ///   ``SqlCipherError/typeMismatch(column:stored:expected:)``.
+    @inlinable
     public func decode<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
-        guard index >= 0 && index < count else {
-            throw SqlCipherError.columnIndexOutOfRange(index: index, count: count)
-        }
-        let value = storage.value(at: offset + index)
-        guard let converted = T.fromDatabaseValue(value) else {
-            throw SqlCipherError.typeMismatch(
-                column: columnNames[index], stored: value.kindDescription, expected: String(describing: T.self))
-        }
+        guard index >= 0 && index < count else { throw indexOutOfRange(index) }
+        let value = storage.value(unchecked: offset + index)
+        guard let converted = T.fromDatabaseValue(value) else { throw mismatch(index, value, T.self) }
         return converted
+    }
+
+    // The errors of decode, out of line so that the inlined code stays small.
+
+    @usableFromInline
+    func missingColumn(_ name: String) -> SqlCipherError {
+        .columnNotFound(name: name, available: columnNames)
+    }
+
+    @usableFromInline
+    func indexOutOfRange(_ index: Int) -> SqlCipherError {
+        .columnIndexOutOfRange(index: index, count: count)
+    }
+
+    @usableFromInline
+    func mismatch(_ index: Int, _ value: DatabaseValue, _ type: Any.Type) -> SqlCipherError {
+        .typeMismatch(column: columnNames[index], stored: value.kindDescription, expected: String(describing: type))
     }
 
     /// The row decoded as `T`: an ``Entity`` or any `Decodable` type whose properties are

@@ -8,7 +8,8 @@ import Testing
 struct BenchSmokeTests {
     /// Every workload the benchmark must report.
     static let workloads = [
-        "insert", "fetch.byIndex", "fetch.byName", "fetch.entity", "entity.save", "entity.upsert",
+        "insert", "insert.prepared", "fetch.byIndex", "fetch.byName", "cursor.byIndex", "cursor.byName",
+        "fetch.entity", "fetch.entity.row", "entity.save", "entity.save.row", "entity.upsert",
         "open.passphrase", "open.rawKey", "open.unencrypted",
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence",
@@ -51,10 +52,19 @@ struct BenchSmokeTests {
                 #expect(swift > 0, "\(name): \(figures)")
                 let floor = try #require(figures["floorMedianMs"] as? Double, "\(name): \(figures)")
                 #expect(floor > 0, "\(name): \(figures)")
+                // The ratio is the median of the per-round paired ratios, within their spread.
                 let ratio = try #require(figures["ratioToFloor"] as? Double)
-                #expect(abs(ratio - swift / floor) <= 0.01 * ratio + 0.001, "\(name): \(figures)")
+                let low = try #require(figures["ratioMin"] as? Double), high = try #require(figures["ratioMax"] as? Double)
+                #expect(low <= ratio && ratio <= high, "\(name): \(figures)")
+                let perRound = try #require(figures["ratiosPerRun"] as? [Double])
+                #expect(perRound.count == entry["runs"] as? Int)
                 let runs = try #require(figures["swiftRunsMs"] as? [Double])
                 #expect(runs.count == entry["runs"] as? Int)
+                // Peak memory growth, where the kernel reports it (Linux: VmHWM).
+                if FileManager.default.fileExists(atPath: "/proc/self/clear_refs") {
+                    #expect((figures["swiftPeakMiB"] as? Double).map { $0 >= 0 } == true, "\(name): \(figures)")
+                    #expect((figures["floorPeakMiB"] as? Double).map { $0 >= 0 } == true, "\(name): \(figures)")
+                }
             }
         }
         // Workloads measured both ways carry the encryption overhead.
@@ -65,13 +75,18 @@ struct BenchSmokeTests {
         }
 
         let targets = try #require(report["targets"] as? [[String: Any]])
-        #expect(targets.count == 13, "7 targets, all but the raw-key opening for both variants: \(targets)")
+        #expect(targets.count == 25, "14 targets, all but the two opening ones and the cache one for both variants: \(targets)")
         for target in targets {
             let status = target["status"] as? String
             #expect(status == "PASS" || status == "MISS")
             let measured = try #require(target["measured"] as? Double)
             let limit = try #require(target["limit"] as? Double)
             #expect(status == (measured <= limit ? "PASS" : "MISS"))
+            if let spread = target["spread"] as? [Double] {
+                #expect(spread.count == 2 && spread[0] <= measured && measured <= spread[1], "\(target)")
+            } else {
+                #expect(target["unit"] as? String == "ms", "a ratio target without its spread: \(target)")
+            }
         }
     }
 
@@ -81,6 +96,8 @@ struct BenchSmokeTests {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains(try loadedLibrary().path))
         #expect(result.stdout.contains("opening with a raw key under 5 ms"))
+        #expect(result.stdout.contains("typed-statement insert <= 1.15x the C floor"))
+        #expect(result.stdout.contains("spread") && result.stdout.contains("peak MiB"))
         #expect(result.stdout.contains("Encryption overhead"))
     }
 
