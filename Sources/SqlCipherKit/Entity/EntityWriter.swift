@@ -81,7 +81,9 @@ struct EntityWriter<T: Entity> {
     private let useUpsert: Bool
     private let encoder: EntityEncoder
     /// Set when `T` adopts ``RowEncodable``: the entity then writes into ``rowColumns``.
-    private let rowEncoding: RowEncodableColumns<T>?
+    private let rowEncode: ((T, inout EntityColumns) throws -> Void)?
+    /// Whether ``rowEncode`` is set: a flag, so that choosing the path copies nothing.
+    private let usesRows: Bool
     private var rowColumns = EntityColumns()
     private let keyPath: WritableKeyPath<T, T.ID?>
     private let hasIntegerKey: Bool
@@ -105,7 +107,8 @@ struct EntityWriter<T: Entity> {
         case .updateThenInsert: useUpsert = false
         }
         encoder = EntityEncoder(entityName: String(describing: T.self))
-        rowEncoding = RowEncodableColumns.make(for: T.self)
+        rowEncode = RowEncodableColumns.make(for: T.self)?.encode
+        usesRows = rowEncode != nil
         keyPath = T.primaryKey
         hasIntegerKey = T.ID.self is any BinaryInteger.Type
     }
@@ -113,8 +116,8 @@ struct EntityWriter<T: Entity> {
     /// Inserts or updates `entity`; returns it with its key set.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` and SQLite's errors.
     mutating func save(_ entity: T) throws -> T {
-        if let rowEncoding {
-            try encodeColumns(entity, rowEncoding)
+        if usesRows {
+            try encodeColumns(entity)
         } else {
             try encoder.encode(entity)
         }
@@ -129,7 +132,7 @@ struct EntityWriter<T: Entity> {
                 entity: encoder.entityName,
                 reason: "column \"\(currentColumns[keyIndex])\" holds \(encodedKey) but the primaryKey "
                     + "property holds \(key); make primaryKeyColumn name the primaryKey property's "
-                    + (rowEncoding == nil ? "coding key" : "column")
+                    + (usesRows ? "column" : "coding key")
             )
         }
 
@@ -140,7 +143,7 @@ struct EntityWriter<T: Entity> {
                     reason: "its primary key is nil; SQLite assigns only integer keys, so set the \(T.ID.self) "
                         + "key before saving")
             }
-            let statement = try prepared(.insertWithoutKey, sql.insertWithoutKey, parameters: values.count - 1)
+            let statement = try prepared(.insertWithoutKey, parameters: values.count - 1)
             try run(statement, values, skippingKey: keyIndex)
             let rowid = connection.lastInsertRowID
             guard let id = T.ID.fromDatabaseValue(.integer(rowid)) else {
@@ -155,15 +158,19 @@ struct EntityWriter<T: Entity> {
 
         let count = values.count
         if useUpsert {
-            try run(prepared(.upsert, sql.upsert, parameters: count), values, skippingKey: nil)
-        } else if let updateSQL = sql.update {
-            let statement = try prepared(.update, updateSQL, parameters: count)
+            // Prepared first, then run: `run(prepared(...))` would copy the whole writer, since a
+            // mutating call may not happen while `self` is borrowed for `run`.
+            let statement = try prepared(.upsert, parameters: count)
+            try run(statement, values, skippingKey: nil)
+        } else if sql.update != nil {
+            let statement = try prepared(.update, parameters: count)
             try run(statement, values, skippingKey: keyIndex, thenKey: key)
             if connection.changes == 0 {
-                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), values, skippingKey: nil)
+                let insert = try prepared(.insertWithKey, parameters: count)
+                try run(insert, values, skippingKey: nil)
             }
         } else {
-            let statement = try prepared(.exists, sql.exists, parameters: 1)
+            let statement = try prepared(.exists, parameters: 1)
             let found: Bool
             do {
                 defer { statement.reset() }
@@ -171,7 +178,8 @@ struct EntityWriter<T: Entity> {
                 found = try statement.step()
             }
             if !found {
-                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), values, skippingKey: nil)
+                let insert = try prepared(.insertWithKey, parameters: count)
+                try run(insert, values, skippingKey: nil)
             }
         }
         return entity
@@ -184,10 +192,11 @@ struct EntityWriter<T: Entity> {
 
     /// Has a ``RowEncodable`` entity write its columns into ``rowColumns``.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``, as the `Encodable` path does.
-    private mutating func encodeColumns(_ entity: T, _ rowEncoding: RowEncodableColumns<T>) throws {
+    private mutating func encodeColumns(_ entity: T) throws {
         rowColumns.startEntity()
+        let encode = rowEncode.unsafelyUnwrapped
         do {
-            try rowEncoding.encode(entity, &rowColumns)
+            try encode(entity, &rowColumns)
         } catch let error as SqlCipherError {
             throw error
         } catch {
@@ -199,11 +208,11 @@ struct EntityWriter<T: Entity> {
     }
 
     /// The column names of the entity just encoded, by either path.
-    private var currentColumns: [String] { rowEncoding == nil ? encoder.columns : rowColumns.names }
+    private var currentColumns: [String] { usesRows ? rowColumns.names : encoder.columns }
     /// Its values, in the order of ``currentColumns``.
-    private var currentValues: [DatabaseValue] { rowEncoding == nil ? encoder.values : rowColumns.values }
+    private var currentValues: [DatabaseValue] { usesRows ? rowColumns.values : encoder.values }
     /// The layout version of the path in use.
-    private var currentLayoutVersion: Int { rowEncoding == nil ? encoder.layoutVersion : rowColumns.layoutVersion }
+    private var currentLayoutVersion: Int { usesRows ? rowColumns.layoutVersion : encoder.layoutVersion }
 
     /// Finds the key column in the encoder's new layout and forgets the statements of the old one.
     private mutating func adoptLayout() throws {
@@ -224,11 +233,24 @@ struct EntityWriter<T: Entity> {
     }
 
     /// The statement of `kind`, prepared (through the connection's cache) on first use.
-    private mutating func prepared(
-        _ kind: Kind, _ text: @autoclosure () -> String, parameters: Int
-    ) throws -> Statement {
+    ///
+    /// The text is made only on that first use, from ``sql``; no closure or copy of the writer
+    /// is made for the calls that find the statement.
+    private mutating func prepared(_ kind: Kind, parameters: Int) throws -> Statement {
         if let statement = statements[kind.rawValue] { return statement }
-        let sql = text()
+        return try prepare(kind, parameters: parameters)
+    }
+
+    private mutating func prepare(_ kind: Kind, parameters: Int) throws -> Statement {
+        guard let layout = self.sql else { preconditionFailure("adoptLayout sets the SQL") }
+        let sql: String
+        switch kind {
+        case .insertWithoutKey: sql = layout.insertWithoutKey
+        case .insertWithKey: sql = layout.insertWithKey
+        case .upsert: sql = layout.upsert
+        case .update: sql = layout.update ?? ""
+        case .exists: sql = layout.exists
+        }
         let statement = try connection.cachedStatement(sql)
         guard statement.parameterCount == parameters else {
             throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: parameters, sql: sql)

@@ -152,6 +152,22 @@ public struct EntityColumns {
         put(column, stored)
     }
 
+    /// Sets `column` to `value`, NULL for nil.
+    ///
+    /// The optional form of ``set(_:_:)-(_,Value)``: a nil needs no check, so a nil key (an
+    /// entity SQLite has not assigned one yet) costs a store.
+    @inlinable
+    public mutating func set<Wrapped: DatabaseValueConvertible>(_ column: String, _ value: Wrapped?) {
+        guard let value else {
+            put(column, .null)
+            return
+        }
+        let stored = value.databaseValue
+        // NULL from a value that is not nil: NaN, or an inner optional's nil (`.some(nil)`).
+        if case .null = stored { checkNull(column, Optional(value)) }
+        put(column, stored)
+    }
+
     /// Notes a value that became NULL but is not nil (NaN, or `.some(nil)`).
     @usableFromInline
     mutating func checkNull<Value>(_ column: String, _ value: Value) {
@@ -164,13 +180,16 @@ public struct EntityColumns {
         }
     }
 
-    /// Stores the value of `column`.
-    @usableFromInline
+    /// Stores the value of `column`. Inlined: a loop of saves sets the same names in the same
+    /// order, and the usual case is one identity comparison and one store.
+    @inlinable
     mutating func put(_ column: String, _ value: DatabaseValue) {
-        if count < names.count && Self.sameName(names[count], column) {
+        if count < names.count && count < values.count && StringBits.isAvailable
+            && StringBits(names[count]) == StringBits(column) {
             // The same name at the same position as in the previous entity; the names before
             // `count` differ from it (a layout has no repeats), so it is not set twice.
-            store(value)
+            values[count] = value
+            count += 1
         } else {
             putSlow(column, value)
         }
@@ -184,8 +203,14 @@ public struct EntityColumns {
         return SQLText.sameBytes(a, b)
     }
 
-    /// A column set twice (the last value wins), or a layout that differs from the previous one.
-    private mutating func putSlow(_ column: String, _ value: DatabaseValue) {
+    /// The same name by bytes rather than identity, a column set twice (the last value wins), or
+    /// a layout that differs from the previous one.
+    @usableFromInline
+    mutating func putSlow(_ column: String, _ value: DatabaseValue) {
+        if count < names.count && Self.sameName(names[count], column) {
+            store(value)
+            return
+        }
         if let index = names[..<count].firstIndex(where: { Self.sameName($0, column) }) {
             values[index] = value
             return
@@ -196,7 +221,6 @@ public struct EntityColumns {
         layoutVersion += 1
     }
 
-    @inline(__always)
     private mutating func store(_ value: DatabaseValue) {
         if count < values.count {
             values[count] = value
