@@ -30,7 +30,7 @@ import CSqlCipherBridge
 ///   its compiled statement is released with the body. (A lifetime tied to the body at compile
 ///   time needs the `~Escapable` lifetime annotations that Swift 6.3 offers only as an
 ///   experimental feature.)
-/// - Everything a statement run through ``Connection/execute(_:_:)`` goes through applies to each
+/// - Everything a statement run through ``Connection/execute(_:_:)-(String,_)`` goes through applies to each
 ///   execution: the SQL guards (a refused statement, such as `PRAGMA key`, throws already in
 ///   ``Connection/prepare(_:)``), the refusal of writes in ``Database/read(_:)`` and on read-only
 ///   databases, cancellation, and live-query tracking.

@@ -72,7 +72,7 @@ extension RowDecodable {
 /// in the same order each time (the order is where the columns' positions come from, so a batch
 /// prepares its statements once). See ``RowDecodable`` for an example.
 public protocol RowEncodable {
-    /// Sets the entity's columns, each with ``EntityColumns/set(_:_:)``.
+    /// Sets the entity's columns, each with ``EntityColumns/set(_:_:)-(_,Value)``.
     func encode(to columns: inout EntityColumns) throws
 }
 
