@@ -63,10 +63,11 @@ extension Bench {
         return [cursor, stream, cancel]
     }
 
-    /// Runs `body` once; returns how far the resident set rose above its value at the start, in
-    /// MiB: the kernel's peak (VmHWM, reset first), or, where it has none, samples every 5 ms.
+    /// Runs `body` once; returns how far the allocated bytes rose above their count at the start,
+    /// in MiB (``peakMemoryRun(_:)``), or, where the C library does not count them, how far the
+    /// resident set rose, from samples every 5 ms.
     private func peakGrowth(_ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
-        if PeakMemory.reset() != nil, let growth = try await timedRun(Trial(body: body)).peakGrowth {
+        if let growth = try await peakMemoryRun(Trial(body: body)) {
             return (Double(growth) / 1_048_576).rounded(places: 1)
         }
         let before = residentBytes()

@@ -1,3 +1,4 @@
+import CSqlCipherBenchFloor
 import Foundation
 
 /// One timed piece of work: a Swift workload or its C floor.
@@ -26,7 +27,8 @@ struct Samples {
     /// CPU time the whole process used during each run (user + system, every thread): steadier
     /// than wall-clock time on a busy machine, since time spent waiting for a core is left out.
     var cpuDurations: [Duration] = []
-    /// How far the resident set rose above its value at the start of each run (Linux), in bytes.
+    /// How far the allocated bytes rose during the memory run, one untimed run after the timed
+    /// ones (``peakMemoryRun(_:)``).
     var peakGrowth: [Int] = []
 
     /// The median, in milliseconds (the mean of the two middle runs for an even count).
@@ -86,44 +88,6 @@ extension Duration {
     }
 }
 
-/// The process's peak resident set, as the kernel tracks it: `VmHWM` of /proc/self/status, which
-/// writing `5` to /proc/self/clear_refs resets to the current resident set (Linux 4.0+,
-/// https://man7.org/linux/man-pages/man5/proc_pid_clear_refs.5.html). Exact and free of sampling,
-/// unlike polling the resident set from another thread.
-enum PeakMemory {
-    /// Resets the peak to the current resident set and returns that, in bytes; nil when the
-    /// kernel does not offer it.
-    ///
-    /// First hands the allocator's free pages back to the kernel (`malloc_trim`): memory freed
-    /// by an earlier run stays resident otherwise, and a run that reuses it would show no growth.
-    static func reset() -> Int? {
-        if let trim = mallocTrim { _ = trim(0) }
-        guard let file = fopen("/proc/self/clear_refs", "w") else { return nil }
-        let written = fputs("5", file)
-        fclose(file)
-        guard written >= 0 else { return nil }
-        return status("VmRSS:")
-    }
-
-    /// glibc's `malloc_trim`, found at run time (its header is not part of the Glibc module).
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-    }()
-
-    /// The peak resident set since the last ``reset()``, in bytes.
-    static func peak() -> Int? {
-        status("VmHWM:")
-    }
-
-    private static func status(_ field: String) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
-              let kib = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
-        return kib * 1024
-    }
-}
-
 /// One timed run of a trial.
 struct TimedRun {
     let wall: Duration
@@ -131,30 +95,89 @@ struct TimedRun {
     let peakGrowth: Int?
 }
 
-/// Runs `trial` once: prepares it, times its body (wall clock, CPU, peak memory growth), settles it.
+/// Runs `trial` once: prepares it, times its body (wall clock, CPU), settles it.
 func timedRun(_ trial: Trial) async throws -> TimedRun {
     let clock = ContinuousClock()
     try await trial.prepare()
-    let before = PeakMemory.reset()
     let cpuStart = processCPUTime()
     let start = clock.now
     try await trial.body()
     let elapsed = clock.now - start
     let cpu = processCPUTime() - cpuStart
-    let peak = PeakMemory.peak()
     try await trial.settle()
-    var growth: Int?
-    if let before, let peak { growth = max(0, peak - before) }
-    return TimedRun(wall: elapsed, cpu: cpu, peakGrowth: growth)
+    return TimedRun(wall: elapsed, cpu: cpu, peakGrowth: nil)
 }
 
-/// Times every pair `runs` times after `warmups` untimed rounds. In each round each pair's two
+/// Runs `trial` once, untimed, and returns how far the bytes the C allocator has handed out
+/// (``scbf_heap_in_use()``: Swift's objects and arrays, SQLite's page cache and buffers, the C
+/// floor's array) rose during its body above their count at the start; nil where the C library
+/// does not report it.
+///
+/// Apart from the timed runs, so that measuring costs them nothing: a thread of its own reads the
+/// count every 0.2 ms while the body runs. Allocated bytes rather than the resident set, which
+/// the allocator's reuse of freed pages makes depend on what ran before.
+func peakMemoryRun(_ trial: Trial) async throws -> Int? {
+    try await trial.prepare()
+    let before = scbf_heap_in_use()
+    guard before >= 0 else {
+        try await trial.body()
+        try await trial.settle()
+        return nil
+    }
+    let sampler = HeapSampler()
+    sampler.start()
+    try await trial.body()
+    let peak = max(sampler.stop(), Int(scbf_heap_in_use()))
+    try await trial.settle()
+    return max(0, peak - Int(before))
+}
+
+/// Samples ``scbf_heap_in_use()`` on a thread of its own (not the cooperative pool, which the
+/// measured work may occupy) and keeps the largest value.
+final class HeapSampler: @unchecked Sendable {
+    // Written by the sampling thread, read after it stopped (the lock orders both).
+    private let lock = NSLock()
+    private var running = true
+    private var largest = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    func start() {
+        let thread = Thread { [self] in
+            while true {
+                let value = Int(scbf_heap_in_use())
+                lock.lock()
+                largest = max(largest, value)
+                let keepGoing = running
+                lock.unlock()
+                if !keepGoing { break }
+                usleep(200)
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Stops sampling and returns the largest count seen, in bytes.
+    func stop() -> Int {
+        lock.lock()
+        running = false
+        lock.unlock()
+        done.wait()
+        lock.lock()
+        defer { lock.unlock() }
+        return largest
+    }
+}
+
+/// Times every pair `runs` times after `warmups` untimed rounds, then runs each side once more,
+/// untimed, for its memory (``peakMemoryRun(_:)``). In each round each pair's two
 /// trials run back to back, the floor first in even rounds and the Swift trial first in odd ones,
 /// so that both see the same moment of a busy machine and neither always inherits the other's
 /// aftermath; each round yields one Swift/floor ratio per pair. Pairs take turns within a
 /// round, so that slow drifts (other processes, the page cache, frequency changes) reach all.
 func measurePaired(_ pairs: [Pair], runs: Int, warmups: Int = 1) async throws -> [String: PairedSamples] {
     var samples: [String: PairedSamples] = [:]
+    var floorGrowth: [String: Int] = [:]
     for round in 0..<(warmups + runs) {
         for pair in pairs {
             var swiftRun: TimedRun
@@ -168,10 +191,16 @@ func measurePaired(_ pairs: [Pair], runs: Int, warmups: Int = 1) async throws ->
             }
             guard round >= warmups else { continue }
             var entry = samples[pair.name] ?? PairedSamples()
+            if round == warmups + runs - 1 {
+                // After the last timed round: each side's memory, in a run of its own.
+                if let growth = try await peakMemoryRun(pair.swift) { entry.swift.peakGrowth.append(growth) }
+                if let floor = pair.floor, let growth = try await peakMemoryRun(floor) { floorGrowth[pair.name] = growth }
+            }
             entry.swift.append(swiftRun)
             if let floorRun {
                 var floor = entry.floor ?? Samples(durations: [])
                 floor.append(floorRun)
+                if let growth = floorGrowth[pair.name] { floor.peakGrowth.append(growth) }
                 entry.floor = floor
                 entry.ratios.append(swiftRun.wall.milliseconds / max(floorRun.wall.milliseconds, 1e-9))
                 entry.cpuRatios.append(swiftRun.cpu.milliseconds / max(floorRun.cpu.milliseconds, 1e-9))
