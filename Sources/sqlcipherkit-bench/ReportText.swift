@@ -27,7 +27,8 @@ extension BenchReport {
         lines.append("Medians in milliseconds. ratio = SqlCipherKit / C floor (same loops in C, same loaded library), the")
         lines.append("median of per-round ratios, each from a Swift run and the floor run right before or after it;")
         lines.append("spread = the smallest and largest of those. Wall-clock time (ContinuousClock); CPU ratio = the")
-        lines.append("same in CPU time of the process. peak MiB = largest rise of the resident set during a run (VmHWM).")
+        lines.append("same in CPU time of the process. peak MiB = largest rise of the bytes malloc has handed out")
+        lines.append("(mallinfo2: Swift's objects, SQLite's pages and buffers, the C array) during one untimed run.")
         var table = [["workload", "rows", "variant", "SqlCipherKit", "C floor", "ratio", "spread", "CPU ratio",
                       "peak MiB", "C peak"]]
         for workload in workloads {
