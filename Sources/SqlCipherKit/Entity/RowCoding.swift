@@ -108,7 +108,19 @@ public struct EntityColumns {
     /// The first value that cannot be stored, reported after encoding.
     @usableFromInline var problem: String?
 
-    init() {}
+    /// Empty columns. `save` makes its own; make one to check what an `encode(to:)` writes:
+    ///
+    /// ```swift
+    /// var columns = EntityColumns()
+    /// try product.encode(to: &columns)
+    /// assert(columns["price"] == .real(9.99))
+    /// ```
+    public init() {}
+
+    /// The value set for `column` (matched byte for byte), or nil when it was not set.
+    public subscript(column: String) -> DatabaseValue? {
+        names[..<count].firstIndex { Self.sameName($0, column) }.map { values[$0] }
+    }
 
     /// Sets `column` to `value` stored as the `Codable` mapping of ``Entity`` stores one property
     /// whose type is not ``DatabaseValueConvertible``: a single-value type (an enum with a raw

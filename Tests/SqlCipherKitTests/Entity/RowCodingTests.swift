@@ -535,6 +535,19 @@ import Testing
         }
     }
 
+    @Test func anEncodeCanBeCheckedWithoutADatabase() throws {
+        var columns = EntityColumns()
+        ViaRow(Self.samples[1]).encode(to: &columns)
+        #expect(Array(columns.columnNames) == ["id"] + Self.columns)
+        #expect(columns["id"] == .null)
+        #expect(columns["uint"] == .text("9223372036854775808"))
+        #expect(columns["color"] == .text("red"))
+        #expect(columns["optionalAddress"] == .null)
+        #expect(columns["tags"] == .text("[]"))
+        #expect(columns["missing"] == nil)
+        #expect(columns["Color"] == nil, "names match byte for byte")
+    }
+
     @Test func rawValueEnumsAreConvertible() {
         #expect(Color.green.databaseValue == .text("green"))
         #expect(Color.fromDatabaseValue(.text("red")) == .red)
