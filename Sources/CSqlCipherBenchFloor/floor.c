@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 enum {
     FLOOR_OK = 0,
@@ -252,4 +255,13 @@ int scbf_fetch_by_name(scbf_db *db, const char *select_sql, const char *const *n
     }
     fn.finalize(stmt);
     return rc;
+}
+
+int64_t scbf_heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    return (int64_t)(info.uordblks + info.hblkhd);
+#else
+    return -1;
+#endif
 }

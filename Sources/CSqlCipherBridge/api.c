@@ -108,7 +108,8 @@ int scb_column_bytes(scb_stmt *stmt, int index) { return scb_fn.column_bytes(stm
 ** because no other thread uses the connection meanwhile, which the package guarantees by giving
 ** each connection one owner (SQLITE_OPEN_NOMUTEX).
 */
-void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits) {
+int scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits) {
+    int objects = 0;
     for (int index = 0; index < count; index++) {
         void *value = scb_fn.column_value(stmt, first + index);
         int kind = scb_fn.value_type(value);
@@ -119,10 +120,13 @@ void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds
             union { double real; int64_t bits; } pun;  /* C11 6.5.2.3: reads the same bytes */
             pun.real = scb_fn.value_double(value);
             payload = pun.bits;
+        } else if (kind == 3 || kind == 4) {
+            objects++;
         }
         kinds[index] = (unsigned char)kind;
         bits[index] = payload;
     }
+    return objects;
 }
 
 /*

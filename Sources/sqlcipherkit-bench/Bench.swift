@@ -42,11 +42,12 @@ struct Bench {
                            selectedBy: Self.librarySelection(options)),
             machine: MachineInfo.current())
         let families: [(String, () async throws -> [WorkloadResult])] = [
-            ("insert", { [try await runInsert()] }),
+            ("insert", runInsert),
             ("fetch", runFetch),
             ("entity", runEntityWrites),
             ("open", runOpen),
             ("observers", runObservers),
+            ("cache", runCache),
             ("streaming", runStreaming),
             ("pool", runPool),
             ("tracing", runTracing),

@@ -18,6 +18,8 @@ struct BenchOptions: Sendable {
     var writeRows = 50_000
     /// Rows read by the fetch workloads.
     var fetchRows = 200_000
+    /// Rows of the page-cache workload's table (its file fits the package's default cache).
+    var cacheRows = 100_000
     /// Rows of the streaming workload's table.
     var streamRows = 5_000_000
     /// Timed runs of the streaming workload (each reads every row three times).
@@ -28,7 +30,7 @@ struct BenchOptions: Sendable {
     var only: Set<String> = []
 
     /// The workload families, in the order they run.
-    static let families = ["insert", "fetch", "entity", "open", "observers", "streaming", "pool", "tracing"]
+    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing"]
 
     func runs(_ family: String) -> Bool {
         only.isEmpty || only.contains(family)
@@ -45,7 +47,7 @@ struct BenchOptions: Sendable {
           --quick         small sizes and few runs (a smoke run, not a measurement)
           --runs N        timed runs per workload (default 7; 3 with --quick)
           --only LIST     run only these workload families: insert, fetch, entity, open, observers,
-                          streaming, pool, tracing
+                          cache, streaming, pool, tracing
           --library PATH  the SQLCipher library to load (default: $SQLCIPHERKIT_LIBRARY, then discovery)
         """
 
@@ -92,6 +94,7 @@ struct BenchOptions: Sendable {
             options.writeRows = 2_000
             options.fetchRows = 5_000
             options.streamRows = 20_000
+            options.cacheRows = 5_000
             options.streamRuns = 1
         }
         if let runs {

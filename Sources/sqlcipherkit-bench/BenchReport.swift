@@ -6,32 +6,43 @@ struct CaseFigures: Encodable {
     let swiftMedianMs: Double
     /// The C floor's median, when the workload has a floor.
     let floorMedianMs: Double?
-    /// SqlCipherKit's median divided by the floor's.
+    /// The median of the per-round ratios SqlCipherKit / floor, each from a Swift run and the
+    /// floor run right before or after it (the paired method; docs/performance.md).
     let ratioToFloor: Double?
+    /// The smallest and largest per-round ratio: the spread the machine gave this figure.
+    let ratioMin: Double?
+    let ratioMax: Double?
+    /// Every round's ratio, in round order.
+    let ratiosPerRun: [Double]?
     let swiftRunsMs: [Double]
     let floorRunsMs: [Double]?
-    /// The same medians in CPU time of the whole process (user + system), and their ratio.
+    /// The medians in CPU time of the whole process (user + system), and the median of the
+    /// per-round CPU ratios.
     let swiftCpuMedianMs: Double
     let floorCpuMedianMs: Double?
     let cpuRatioToFloor: Double?
+    /// The largest rise of the process's resident set during one run over its value at the run's
+    /// start (VmHWM), in MiB; nil where the kernel does not report it.
+    let swiftPeakMiB: Double?
+    let floorPeakMiB: Double?
 
-    init(swift: Samples, floor: Samples?) {
+    init(_ paired: PairedSamples) {
+        let swift = paired.swift
+        let floor = paired.floor
         swiftMedianMs = swift.medianMilliseconds.rounded(places: 3)
         swiftRunsMs = swift.milliseconds.map { $0.rounded(places: 3) }
         floorMedianMs = floor.map { $0.medianMilliseconds.rounded(places: 3) }
         floorRunsMs = floor.map { $0.milliseconds.map { $0.rounded(places: 3) } }
-        if let floor, floor.medianMilliseconds > 0 {
-            ratioToFloor = (swift.medianMilliseconds / floor.medianMilliseconds).rounded(places: 3)
-        } else {
-            ratioToFloor = nil
-        }
+        let hasRatios = floor != nil && !paired.ratios.isEmpty
+        ratioToFloor = hasRatios ? median(paired.ratios).rounded(places: 3) : nil
+        ratioMin = hasRatios ? paired.ratios.min().map { $0.rounded(places: 3) } : nil
+        ratioMax = hasRatios ? paired.ratios.max().map { $0.rounded(places: 3) } : nil
+        ratiosPerRun = hasRatios ? paired.ratios.map { $0.rounded(places: 3) } : nil
         swiftCpuMedianMs = swift.cpuMedianMilliseconds.rounded(places: 3)
         floorCpuMedianMs = floor.map { $0.cpuMedianMilliseconds.rounded(places: 3) }
-        if let floor, floor.cpuMedianMilliseconds > 0 {
-            cpuRatioToFloor = (swift.cpuMedianMilliseconds / floor.cpuMedianMilliseconds).rounded(places: 3)
-        } else {
-            cpuRatioToFloor = nil
-        }
+        cpuRatioToFloor = hasRatios ? median(paired.cpuRatios).rounded(places: 3) : nil
+        swiftPeakMiB = swift.peakGrowthMiB
+        floorPeakMiB = floor?.peakGrowthMiB
     }
 }
 
@@ -107,10 +118,12 @@ struct TargetResult: Encodable {
     /// `x` (a ratio) or `ms`.
     let unit: String
     let measured: Double
+    /// The smallest and largest per-round value behind `measured`, when it is a median of rounds.
+    var spread: [Double]?
     var status: String { measured <= limit ? "PASS" : "MISS" }
 
     private enum CodingKeys: String, CodingKey {
-        case target, workload, variant, limit, unit, measured, status
+        case target, workload, variant, limit, unit, measured, spread, status
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -121,6 +134,7 @@ struct TargetResult: Encodable {
         try container.encode(limit, forKey: .limit)
         try container.encode(unit, forKey: .unit)
         try container.encode(measured, forKey: .measured)
+        try container.encodeIfPresent(spread, forKey: .spread)
         try container.encode(status, forKey: .status)
     }
 }

@@ -32,6 +32,63 @@ struct BenchEntity: Entity, Equatable {
     }
 }
 
+/// The benchmark row as an entity that reads and writes itself (RowCodable): the same table and
+/// columns as ``BenchEntity``, without Decoder and Encoder.
+struct BenchRowEntity: Entity, RowCodable, Equatable {
+    static let tableName = TableName(BenchSchema.table)
+    static let primaryKey: WritableKeyPath<BenchRowEntity, Int?> & Sendable = \.id
+
+    var id: Int?
+    var c1, c2, c3, c4, c5, c6, c7, c8, c9: Int
+
+    init(_ entity: BenchEntity) {
+        id = entity.id
+        (c1, c2, c3, c4, c5, c6, c7, c8, c9) =
+            (entity.c1, entity.c2, entity.c3, entity.c4, entity.c5, entity.c6, entity.c7, entity.c8, entity.c9)
+    }
+
+    init(row: Row) throws {
+        id = try row.decode("id")
+        c1 = try row.decode("c1")
+        c2 = try row.decode("c2")
+        c3 = try row.decode("c3")
+        c4 = try row.decode("c4")
+        c5 = try row.decode("c5")
+        c6 = try row.decode("c6")
+        c7 = try row.decode("c7")
+        c8 = try row.decode("c8")
+        c9 = try row.decode("c9")
+    }
+
+    func encode(to columns: inout EntityColumns) {
+        columns.set("id", id)
+        columns.set("c1", c1)
+        columns.set("c2", c2)
+        columns.set("c3", c3)
+        columns.set("c4", c4)
+        columns.set("c5", c5)
+        columns.set("c6", c6)
+        columns.set("c7", c7)
+        columns.set("c8", c8)
+        columns.set("c9", c9)
+    }
+
+    var checksum: Int64 {
+        Int64(id ?? 0) &+ Int64(c1) &+ Int64(c2) &+ Int64(c3) &+ Int64(c4) &+ Int64(c5) &+ Int64(c6)
+            &+ Int64(c7) &+ Int64(c8) &+ Int64(c9)
+    }
+}
+
+/// Every row as entities through the row protocol.
+func fetchRowEntities(_ db: Database) async throws -> FetchTotals {
+    let entities = try await db.fetch(BenchRowEntity.self)
+    var sum: Int64 = 0
+    for entity in entities {
+        sum &+= entity.checksum
+    }
+    return FetchTotals(rows: entities.count, checksum: sum)
+}
+
 /// Every row as entities through Codable.
 func fetchEntities(_ db: Database) async throws -> FetchTotals {
     let entities = try await db.fetch(BenchEntity.self)
@@ -44,18 +101,23 @@ func fetchEntities(_ db: Database) async throws -> FetchTotals {
 
 extension Bench {
     /// Entity writes: saving new entities (SQLite assigns the ids) and upserting existing ones,
-    /// each batch with one `db.save([T])` call (one transaction).
+    /// each batch with one `db.save([T])` call (one transaction), through Codable and through the
+    /// row protocol.
     func runEntityWrites() async throws -> [WorkloadResult] {
         let rows = options.writeRows
         var save = WorkloadResult(
             name: "entity.save",
-            description: "db.save([T]) of new entities (nil id, SQLite assigns it) in one call; "
+            description: "db.save([T]) of new Codable entities (nil id, SQLite assigns it) in one call; "
                 + "C: INSERT binding NULL for the id, one transaction, one prepared statement",
+            rows: rows, runs: options.runs)
+        var saveRow = WorkloadResult(
+            name: "entity.save.row",
+            description: "the same with an entity that adopts RowEncodable (encode(to: inout EntityColumns)); C: as above",
             rows: rows, runs: options.runs)
         let plan = BenchSchema.upsertPlan(for: library)
         var upsert = WorkloadResult(
             name: "entity.upsert",
-            description: "db.save([T]) of entities whose rows exist, with new values, in one call; C: "
+            description: "db.save([T]) of Codable entities whose rows exist, with new values, in one call; C: "
                 + (plan.insertSQL == nil ? "INSERT ... ON CONFLICT(id) DO UPDATE" : "UPDATE, then INSERT when it changed nothing")
                 + ", one transaction, prepared once",
             rows: rows, runs: options.runs)
@@ -64,40 +126,53 @@ extension Bench {
             let floorSave = try makeFloorTable(path("save-c-\(encryption)"), key: encryption.key)
             let dbSave = try await makeSwiftTable(path("save-swift-\(encryption)"), key: encryption.key)
             var newEntities: [BenchEntity] = []
-            let saveSamples = try await measureInterleaved([
-                Trial(name: "c", prepare: { try floorSave.execute(BenchSchema.deleteSQL) },
-                      body: { try floorSave.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows, nullID: true) }),
-                Trial(name: "swift", prepare: {
+            var newRowEntities: [BenchRowEntity] = []
+            func expectLastID(_ id: Int?) throws {
+                guard id == rows else {
+                    throw BenchError("db.save returned the id \(String(describing: id)) for the last entity; expected \(rows)")
+                }
+            }
+            let floorTrial = Trial(prepare: { try floorSave.execute(BenchSchema.deleteSQL) },
+                                   body: { try floorSave.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows, nullID: true) })
+            let saveSamples = try await measurePaired([
+                Pair(name: "codable", floor: floorTrial, swift: Trial(prepare: {
                     try await dbSave.execute(BenchSchema.deleteSQL)
                     newEntities = BenchEntity.batch(count: rows, salt: 0, assignIDs: false)
                 }, body: {
-                    let saved = try await dbSave.save(newEntities)
-                    guard saved.last?.id == rows else {
-                        throw BenchError("db.save returned the id \(String(describing: saved.last?.id)) for the last entity; "
-                            + "expected \(rows)")
-                    }
-                }),
+                    try expectLastID(try await dbSave.save(newEntities).last?.id)
+                })),
+                Pair(name: "row", floor: floorTrial, swift: Trial(prepare: {
+                    try await dbSave.execute(BenchSchema.deleteSQL)
+                    newRowEntities = BenchEntity.batch(count: rows, salt: 0, assignIDs: false).map(BenchRowEntity.init)
+                }, body: {
+                    try expectLastID(try await dbSave.save(newRowEntities).last?.id)
+                })),
             ], runs: options.runs)
             try await verifyRows(dbSave, count: rows, salt: 0, what: "the entity save")
             await dbSave.close()
-            save[encryption] = CaseFigures(swift: saveSamples["swift"]!, floor: saveSamples["c"]!)
+            save[encryption] = CaseFigures(saveSamples["codable"]!)
+            saveRow[encryption] = CaseFigures(saveSamples["row"]!)
 
             let floorUpsert = try makeFloorTable(path("upsert-c-\(encryption)"), key: encryption.key)
             try floorUpsert.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows)
             let dbUpsert = try await makeSwiftTable(path("upsert-swift-\(encryption)"), key: encryption.key)
             try await insertRows(dbUpsert, count: rows)
+            var floorSalt = 0
             var salt = 0
             var changed: [BenchEntity] = []
-            let upsertSamples = try await measureInterleaved([
-                Trial(name: "c", prepare: { salt += 1 },
-                      body: { try floorUpsert.upsertRows(plan, firstID: 1, count: rows, salt: salt) }),
-                Trial(name: "swift", prepare: { changed = BenchEntity.batch(count: rows, salt: salt, assignIDs: true) },
-                      body: { try await dbUpsert.save(changed) }),
+            let upsertSamples = try await measurePaired([
+                Pair(name: "upsert",
+                     floor: Trial(prepare: { floorSalt += 1 },
+                                  body: { try floorUpsert.upsertRows(plan, firstID: 1, count: rows, salt: floorSalt) }),
+                     swift: Trial(prepare: {
+                         salt += 1
+                         changed = BenchEntity.batch(count: rows, salt: salt, assignIDs: true)
+                     }, body: { try await dbUpsert.save(changed) })),
             ], runs: options.runs)
             try await verifyRows(dbUpsert, count: rows, salt: salt, what: "the entity upsert")
             await dbUpsert.close()
-            upsert[encryption] = CaseFigures(swift: upsertSamples["swift"]!, floor: upsertSamples["c"]!)
+            upsert[encryption] = CaseFigures(upsertSamples["upsert"]!)
         }
-        return [save, upsert]
+        return [save, saveRow, upsert]
     }
 }

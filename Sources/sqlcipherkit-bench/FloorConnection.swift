@@ -1,5 +1,6 @@
 import CSqlCipherBenchFloor
 import Foundation
+import SqlCipherKit
 
 /// A connection of the C floor (CSqlCipherBenchFloor): the benchmark loops written in C against
 /// the same loaded library, which SqlCipherKit's figures are divided by.
@@ -26,6 +27,9 @@ final class FloorConnection {
             throw BenchError("the C floor cannot open \(path): \(text(message)) (code \(rc))")
         }
         self.handle = handle
+        // The page cache SqlCipherKit's connections get, so that both sides decrypt the same
+        // pages: the floor measures the same work, not a smaller cache.
+        try execute("PRAGMA cache_size = -\(Database.defaultPageCacheKiB)")
     }
 
     deinit {

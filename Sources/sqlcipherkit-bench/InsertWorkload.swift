@@ -1,28 +1,39 @@
 import SqlCipherKit
 
 extension Bench {
-    /// Raw-SQL insert: `rows` rows of ten integers in one transaction, one prepared statement.
-    func runInsert() async throws -> WorkloadResult {
-        var result = WorkloadResult(
+    /// Inserts: `rows` rows of ten integers in one transaction, one prepared statement, through
+    /// raw SQL (existential arguments) and through a typed prepared statement.
+    func runInsert() async throws -> [WorkloadResult] {
+        let rows = options.writeRows
+        var raw = WorkloadResult(
             name: "insert",
             description: "INSERT of ten integer columns per row, all rows in one transaction with one prepared "
                 + "statement (Swift: db.transaction { conn.execute(sql, 10 arguments) } per row)",
-            rows: options.writeRows, runs: options.runs)
+            rows: rows, runs: options.runs)
+        var prepared = WorkloadResult(
+            name: "insert.prepared",
+            description: "the same rows through a typed prepared statement (db.transaction { let insert = "
+                + "conn.prepare(sql); insert.execute(10 integers) per row })",
+            rows: rows, runs: options.runs)
         for encryption in Encryption.allCases {
-            let rows = options.writeRows
             let floor = try makeFloorTable(path("insert-c-\(encryption)"), key: encryption.key)
             let db = try await makeSwiftTable(path("insert-swift-\(encryption)"), key: encryption.key)
-            let samples = try await measureInterleaved([
-                Trial(name: "c", prepare: { try floor.execute(BenchSchema.deleteSQL) },
-                      body: { try floor.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows) }),
-                Trial(name: "swift", prepare: { try await db.execute(BenchSchema.deleteSQL) },
-                      body: { try await insertRows(db, count: rows) }),
+            let floorTrial = Trial(prepare: { try floor.execute(BenchSchema.deleteSQL) },
+                                   body: { try floor.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows) })
+            let samples = try await measurePaired([
+                Pair(name: "raw", floor: floorTrial, swift: Trial(
+                    prepare: { try await db.execute(BenchSchema.deleteSQL) },
+                    body: { try await insertRows(db, count: rows) })),
+                Pair(name: "prepared", floor: floorTrial, swift: Trial(
+                    prepare: { try await db.execute(BenchSchema.deleteSQL) },
+                    body: { try await insertRowsPrepared(db, count: rows) })),
             ], runs: options.runs)
             try await verifyRows(db, count: rows, salt: 0, what: "the Swift insert")
             await db.close()
-            result[encryption] = CaseFigures(swift: samples["swift"]!, floor: samples["c"]!)
+            raw[encryption] = CaseFigures(samples["raw"]!)
+            prepared[encryption] = CaseFigures(samples["prepared"]!)
         }
-        return result
+        return [raw, prepared]
     }
 
     /// A new floor database in WAL mode (SqlCipherKit's default for new files) with the bench table.
@@ -58,6 +69,18 @@ func insertRows(_ db: Database, count: Int, salt: Int = 0) async throws {
         for id in 1...count {
             try conn.execute(sql, id, id &* 1 &+ salt, id &* 2 &+ salt, id &* 3 &+ salt, id &* 4 &+ salt,
                              id &* 5 &+ salt, id &* 6 &+ salt, id &* 7 &+ salt, id &* 8 &+ salt, id &* 9 &+ salt)
+        }
+    }
+}
+
+/// The insert workload through a typed prepared statement: prepared once in the body, ten
+/// integers bound per row without existential boxes.
+func insertRowsPrepared(_ db: Database, count: Int, salt: Int = 0) async throws {
+    try await db.transaction { conn in
+        let insert = try conn.prepare(BenchSchema.insertSQL)
+        for id in 1...count {
+            try insert.execute(id, id &* 1 &+ salt, id &* 2 &+ salt, id &* 3 &+ salt, id &* 4 &+ salt,
+                               id &* 5 &+ salt, id &* 6 &+ salt, id &* 7 &+ salt, id &* 8 &+ salt, id &* 9 &+ salt)
         }
     }
 }

@@ -3,11 +3,16 @@ import SqlCipherKit
 import Synchronization
 
 /// What the consumer tasks of one database have seen: the latest value of each observer.
+///
+/// A waiter is resumed by the observer whose value completes it, so that the time until every
+/// observer holds a value is measured to the delivery, not to the next poll.
 final class ObserverMonitor: Sendable {
     private struct State {
         var latest: [Int]
         var deliveries = 0
         var failure: String?
+        /// The value being waited for and the waiting continuation.
+        var waiter: (value: Int, continuation: CheckedContinuation<Void, any Error>)?
     }
 
     private let state: Mutex<State>
@@ -17,38 +22,60 @@ final class ObserverMonitor: Sendable {
     }
 
     func record(_ index: Int, _ value: Int) {
-        state.withLock {
-            $0.latest[index] = value
-            $0.deliveries += 1
+        let ready = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.latest[index] = value
+            state.deliveries += 1
+            guard let waiter = state.waiter, state.latest.allSatisfy({ $0 == waiter.value }) else { return nil }
+            state.waiter = nil
+            return waiter.continuation
         }
+        ready?.resume()
     }
 
     func fail(_ index: Int, _ error: any Error) {
-        state.withLock { $0.failure = "observer \(index) failed: \(error)" }
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.failure = "observer \(index) failed: \(error)"
+            defer { state.waiter = nil }
+            return state.waiter?.continuation
+        }
+        waiter?.resume(throwing: BenchError("observer \(index) failed: \(error)"))
     }
 
     var deliveries: Int { state.withLock { $0.deliveries } }
 
-    /// Waits until every observer holds `value`, or throws after `timeout`.
+    /// Returns as soon as every observer holds `value`; throws after `timeout`.
     func waitUntilAll(see value: Int, timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let (done, failure) = state.withLock { state in (state.latest.allSatisfy { $0 == value }, state.failure) }
-            if let failure { throw BenchError(failure) }
-            if done { return }
-            guard ContinuousClock.now < deadline else {
-                throw BenchError("observers did not all see \(value) within \(timeout): \(state.withLock { $0.latest })")
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled, let self else { return }
+            let waiter = self.state.withLock { state -> (CheckedContinuation<Void, any Error>, [Int])? in
+                defer { state.waiter = nil }
+                return state.waiter.map { ($0.continuation, state.latest) }
             }
-            try await Task.sleep(for: .microseconds(200))
+            waiter?.0.resume(throwing: BenchError("observers did not all see \(value) within \(timeout): \(waiter?.1 ?? [])"))
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome = state.withLock { state -> Result<Bool, BenchError> in
+                if let failure = state.failure { return .failure(BenchError(failure)) }
+                if state.latest.allSatisfy({ $0 == value }) { return .success(true) }
+                state.waiter = (value, continuation)
+                return .success(false)
+            }
+            switch outcome {
+            case .failure(let error): continuation.resume(throwing: error)
+            case .success(true): continuation.resume()
+            case .success(false): break
+            }
         }
     }
 }
 
 extension Bench {
     /// The insert workload on three databases: without observers, with observers of other tables,
-    /// and with observers of the written table (each a task iterating db.values(of:)). Timed is the
-    /// writer's transaction; for observers of the same table, the time until every one of them
-    /// has the new value is reported apart.
+    /// and with observers of the written table (each a task iterating db.values(of:)). Timed is
+    /// the writer's transaction and, for observers of the written table, the wait until every one
+    /// of them holds the new count: what a program waits for before its views show the write.
     func runObservers() async throws -> [WorkloadResult] {
         let rows = options.writeRows
         let count = options.observers
@@ -58,13 +85,13 @@ extension Bench {
             rows: rows, runs: options.runs)
         var other = WorkloadResult(
             name: "insert.observers.otherTables",
-            description: "the insert workload while \(count) tasks iterate db.values(of:) of \(count) other tables",
+            description: "the insert workload while \(count) tasks iterate db.values(of:) of \(count) other tables "
+                + "(extra: ratioToNoObservers, the median of each round's ratio to the unobserved insert)",
             rows: rows, runs: options.runs)
         var same = WorkloadResult(
             name: "insert.observers.sameTable",
             description: "the insert workload while \(count) tasks iterate db.values(of:) of the written table "
-                + "(SELECT count(*)); timed is the write; visibleToAll is from the start of the write until all "
-                + "\(count) consumers hold the new count",
+                + "(SELECT count(*)); timed from the start of the write until all \(count) consumers hold the new count",
             rows: rows, runs: options.runs)
 
         for encryption in Encryption.allCases {
@@ -86,26 +113,26 @@ extension Bench {
             try await sameMonitor.waitUntilAll(see: 0)
             let otherDeliveries = otherMonitor.deliveries
 
-            let clock = ContinuousClock()
-            var writeStart = clock.now
-            var visible: [Duration] = []
-            let samples = try await measureInterleaved([
-                Trial(name: "c", prepare: { try floor.execute(BenchSchema.deleteSQL) },
-                      body: { try floor.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows) }),
-                Trial(name: "none", prepare: { try await dbNone.execute(BenchSchema.deleteSQL) },
-                      body: { try await insertRows(dbNone, count: rows) }),
-                Trial(name: "other", prepare: { try await dbOther.execute(BenchSchema.deleteSQL) },
-                      body: { try await insertRows(dbOther, count: rows) }),
-                Trial(name: "same", prepare: {
+            let floorTrial = Trial(prepare: { try floor.execute(BenchSchema.deleteSQL) },
+                                   body: { try floor.insertRows(BenchSchema.insertSQL, firstID: 1, count: rows) })
+            let noneTrial = Trial(prepare: { try await dbNone.execute(BenchSchema.deleteSQL) },
+                                  body: { try await insertRows(dbNone, count: rows) })
+            let samples = try await measurePaired([
+                Pair(name: "none", floor: floorTrial, swift: noneTrial),
+                // Observers of other tables against the same write without observers, back to back.
+                Pair(name: "otherVsNone", floor: noneTrial, swift: Trial(
+                    prepare: { try await dbOther.execute(BenchSchema.deleteSQL) },
+                    body: { try await insertRows(dbOther, count: rows) })),
+                Pair(name: "other", floor: floorTrial, swift: Trial(
+                    prepare: { try await dbOther.execute(BenchSchema.deleteSQL) },
+                    body: { try await insertRows(dbOther, count: rows) })),
+                Pair(name: "same", floor: floorTrial, swift: Trial(prepare: {
                     try await dbSame.execute(BenchSchema.deleteSQL)
                     try await sameMonitor.waitUntilAll(see: 0)
                 }, body: {
-                    writeStart = clock.now
                     try await insertRows(dbSame, count: rows)
-                }, settle: {
                     try await sameMonitor.waitUntilAll(see: rows)
-                    visible.append(clock.now - writeStart)
-                }),
+                })),
             ], runs: options.runs)
 
             // Writes to other tables must wake nobody: a delivery here would mean a refetch was timed.
@@ -119,18 +146,16 @@ extension Bench {
             tasks.forEach { $0.cancel() }
             for db in [dbNone, dbOther, dbSame] { await db.close() }
 
-            let floorSamples = samples["c"]!
-            none[encryption] = CaseFigures(swift: samples["none"]!, floor: floorSamples)
-            other[encryption] = CaseFigures(swift: samples["other"]!, floor: floorSamples)
-            same[encryption] = CaseFigures(swift: samples["same"]!, floor: floorSamples)
-            let baseline = samples["none"]!.medianMilliseconds
-            other.extra["\(encryption.rawValue).ratioToNoObservers"] =
-                (samples["other"]!.medianMilliseconds / baseline).rounded(places: 3)
-            same.extra["\(encryption.rawValue).ratioToNoObservers"] =
-                (samples["same"]!.medianMilliseconds / baseline).rounded(places: 3)
-            // The first round was the untimed warm-up.
-            same.extra["\(encryption.rawValue).visibleToAllMedianMs"] =
-                Samples(durations: Array(visible.suffix(options.runs))).medianMilliseconds.rounded(places: 3)
+            none[encryption] = CaseFigures(samples["none"]!)
+            other[encryption] = CaseFigures(samples["other"]!)
+            same[encryption] = CaseFigures(samples["same"]!)
+            let otherVsNone = samples["otherVsNone"]!.ratios
+            other.extra["\(encryption.rawValue).ratioToNoObservers"] = median(otherVsNone).rounded(places: 3)
+            other.extra["\(encryption.rawValue).ratioToNoObserversMin"] = (otherVsNone.min() ?? 0).rounded(places: 3)
+            other.extra["\(encryption.rawValue).ratioToNoObserversMax"] = (otherVsNone.max() ?? 0).rounded(places: 3)
+            // The same table's figure against the unobserved write of the same rounds.
+            let sameRatios = zip(samples["same"]!.swift.milliseconds, samples["none"]!.swift.milliseconds).map { $0 / $1 }
+            same.extra["\(encryption.rawValue).ratioToNoObservers"] = median(sameRatios).rounded(places: 3)
         }
         return [none, other, same]
     }

@@ -23,16 +23,17 @@ extension Bench {
             // Kept open past the timed body, so that closing is not timed.
             var opened: [FloorConnection] = []
             var db: Database?
-            let samples = try await measureInterleaved([
-                Trial(name: "c", body: { opened.append(try FloorConnection(path: file, key: kind.key)) },
-                      settle: { opened.removeAll() }),
-                Trial(name: "swift", body: { db = try kind.key.openDatabase(file) }, settle: {
-                    await db?.close()
-                    db = nil
-                }),
+            let samples = try await measurePaired([
+                Pair(name: kind.name,
+                     floor: Trial(body: { opened.append(try FloorConnection(path: file, key: kind.key)) },
+                                  settle: { opened.removeAll() }),
+                     swift: Trial(body: { db = try kind.key.openDatabase(file) }, settle: {
+                         await db?.close()
+                         db = nil
+                     })),
             ], runs: kind.runs)
             var result = WorkloadResult(name: kind.name, description: kind.description, rows: nil, runs: kind.runs)
-            result[kind.key == .none ? .unencrypted : .encrypted] = CaseFigures(swift: samples["swift"]!, floor: samples["c"]!)
+            result[kind.key == .none ? .unencrypted : .encrypted] = CaseFigures(samples[kind.name]!)
             results.append(result)
         }
         return results

@@ -82,9 +82,13 @@ extension Bench {
         var result = WorkloadResult(
             name: "pool.open", description: "DatabasePool(path:key:) + one read on each of 4 readers at once, "
                 + "over Database(path:key:) + one read (same passphrase, default KDF)", rows: nil, runs: pool.count)
+        // Paired per run (the Database and the pool opened back to back), like the floor ratios.
+        let ratios = zip(pool, database).map { $0 / $1 }
         result.extra["databaseMedianMs"] = median(database)
         result.extra["poolMedianMs"] = median(pool)
-        result.extra["ratioToDatabase"] = median(pool) / median(database)
+        result.extra["ratioToDatabase"] = median(ratios)
+        result.extra["ratioToDatabaseMin"] = ratios.min() ?? 0
+        result.extra["ratioToDatabaseMax"] = ratios.max() ?? 0
         return result
     }
 
@@ -140,9 +144,12 @@ extension Bench {
         var result = WorkloadResult(
             name: "pool.readThroughput", description: "2 tasks x \(queries) aggregate reads of \(rows) rows, "
                 + "one Database against a pool", rows: rows, runs: pooled.count)
+        let speedups = zip(database, pooled).map { $0 / $1 }
         result.extra["databaseMedianMs"] = median(database)
         result.extra["poolMedianMs"] = median(pooled)
-        result.extra["speedup"] = median(database) / median(pooled)
+        result.extra["speedup"] = median(speedups)
+        result.extra["speedupMin"] = speedups.min() ?? 0
+        result.extra["speedupMax"] = speedups.max() ?? 0
         return result
     }
 
@@ -221,10 +228,4 @@ private final class Counter: @unchecked Sendable {
 
 private func milliseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-}
-
-private func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }

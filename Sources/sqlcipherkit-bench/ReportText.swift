@@ -24,21 +24,31 @@ extension BenchReport {
             lines.append("note: a \(build) build; the targets are for release builds (swift run -c release sqlcipherkit-bench)")
         }
         lines.append("")
-        lines.append("Medians in milliseconds; ratio = SqlCipherKit / C floor (same loops in C, same loaded library).")
-        lines.append("Wall-clock time (ContinuousClock); CPU = CPU time of the process during the same runs.")
-        var table = [["workload", "rows", "variant", "SqlCipherKit", "C floor", "ratio", "CPU ratio"]]
+        lines.append("Medians in milliseconds. ratio = SqlCipherKit / C floor (same loops in C, same loaded library), the")
+        lines.append("median of per-round ratios, each from a Swift run and the floor run right before or after it;")
+        lines.append("spread = the smallest and largest of those. Wall-clock time (ContinuousClock); CPU ratio = the")
+        lines.append("same in CPU time of the process. peak MiB = largest rise of the bytes malloc has handed out")
+        lines.append("(mallinfo2: Swift's objects, SQLite's pages and buffers, the C array) during one untimed run.")
+        var table = [["workload", "rows", "variant", "SqlCipherKit", "C floor", "ratio", "spread", "CPU ratio",
+                      "peak MiB", "C peak"]]
         for workload in workloads {
             for encryption in Encryption.allCases {
                 guard let figures = workload[encryption] else { continue }
+                var spread = "-"
+                if let low = figures.ratioMin, let high = figures.ratioMax {
+                    spread = String(format: "%.2f-%.2f", low, high)
+                }
                 table.append([
                     workload.name, workload.rows.map(String.init) ?? "-", encryption.rawValue,
                     format(figures.swiftMedianMs), figures.floorMedianMs.map(format) ?? "-",
-                    figures.ratioToFloor.map { String(format: "%.2fx", $0) } ?? "-",
+                    figures.ratioToFloor.map { String(format: "%.2fx", $0) } ?? "-", spread,
                     figures.cpuRatioToFloor.map { String(format: "%.2fx", $0) } ?? "-",
+                    figures.swiftPeakMiB.map { String(format: "%.1f", $0) } ?? "-",
+                    figures.floorPeakMiB.map { String(format: "%.1f", $0) } ?? "-",
                 ])
             }
         }
-        lines += render(table, rightAligned: [1, 3, 4, 5, 6])
+        lines += render(table, rightAligned: [1, 3, 4, 5, 6, 7, 8, 9])
 
         let overheads = workloads.compactMap { workload in workload.encryptionOverhead.map { (workload.name, $0) } }
         if !overheads.isEmpty {
@@ -65,12 +75,13 @@ extension BenchReport {
 
         lines.append("")
         lines.append("Targets:")
-        var targetTable = [["status", "target", "variant", "measured"]]
+        var targetTable = [["status", "target", "variant", "measured", "spread"]]
         for target in targets {
             let measured = target.unit == "ms" ? format(target.measured) + " ms" : String(format: "%.3fx", target.measured)
-            targetTable.append([target.status, target.target, target.variant, measured])
+            let spread = target.spread.map { String(format: "%.2f-%.2f", $0[0], $0[1]) } ?? "-"
+            targetTable.append([target.status, target.target, target.variant, measured, spread])
         }
-        lines += render(targetTable, rightAligned: [3])
+        lines += render(targetTable, rightAligned: [3, 4])
         if !missing.isEmpty {
             lines.append("")
             lines.append("Not measured:")

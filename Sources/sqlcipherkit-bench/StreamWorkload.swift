@@ -43,13 +43,14 @@ extension Bench {
             try check(await fetchByIndex(db), "the whole-result fetch")
         }
 
-        let samples = try await measureInterleaved([
-            Trial(name: "c.index", body: { try check(floor.fetchByIndex(BenchSchema.selectSQL), "the C fetch") }),
-            Trial(name: "swift.cursor", body: { try check(await streamByCursor(db), "the cursor") }),
-            Trial(name: "swift.stream", body: { try check(await streamBySequence(db), "the stream") }),
+        let floorTrial = Trial(body: { try check(floor.fetchByIndex(BenchSchema.selectSQL), "the C fetch") })
+        let samples = try await measurePaired([
+            Pair(name: "cursor", floor: floorTrial, swift: Trial(body: { try check(await streamByCursor(db), "the cursor") })),
+            Pair(name: "stream", floor: floorTrial,
+                 swift: Trial(body: { try check(await streamBySequence(db), "the stream") })),
         ], runs: options.streamRuns)
-        cursor.encrypted = CaseFigures(swift: samples["swift.cursor"]!, floor: samples["c.index"]!)
-        stream.encrypted = CaseFigures(swift: samples["swift.stream"]!, floor: samples["c.index"]!)
+        cursor.encrypted = CaseFigures(samples["cursor"]!)
+        stream.encrypted = CaseFigures(samples["stream"]!)
 
         var latencies: [Double] = []
         for _ in 0..<options.runs {
@@ -62,8 +63,13 @@ extension Bench {
         return [cursor, stream, cancel]
     }
 
-    /// Runs `body` while sampling the resident set; returns the largest growth seen, in MiB.
+    /// Runs `body` once; returns how far the allocated bytes rose above their count at the start,
+    /// in MiB (``peakMemoryRun(_:)``), or, where the C library does not count them, how far the
+    /// resident set rose, from samples every 5 ms.
     private func peakGrowth(_ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
+        if let growth = try await peakMemoryRun(Trial(body: body)) {
+            return (Double(growth) / 1_048_576).rounded(places: 1)
+        }
         let before = residentBytes()
         let sampler = Task {
             var peak = before

@@ -86,6 +86,14 @@ int scbf_fetch_by_index(scbf_db *db, const char *select_sql, int64_t *rows, int6
 int scbf_fetch_by_name(scbf_db *db, const char *select_sql, const char *const *names, int64_t *rows,
                        int64_t *checksum);
 
+/*
+** The bytes the C allocator has handed out and not taken back, over every arena: in-use chunks
+** plus chunks served by mmap (glibc's mallinfo2), for the benchmark's memory figures. SQLite and
+** Swift allocate through the same malloc, so both sides of the benchmark are counted alike.
+** Returns -1 where the C library does not report it.
+*/
+int64_t scbf_heap_in_use(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -219,9 +219,10 @@ int scb_column_bytes(scb_stmt *stmt, int index);
 ** the caller reads with scb_column_text, scb_column_blob and scb_column_bytes. Each value is
 ** fetched from the library once (its sqlite3_value), where a type call and then a value call
 ** would look the column up twice; the statement must be used by one thread at a time, as every
-** connection of this package is.
+** connection of this package is. Returns how many of the columns hold text or a blob, so that a
+** caller with none to fetch need not scan the kinds.
 */
-void scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits);
+int scb_read_columns(scb_stmt *stmt, int first, int count, unsigned char *kinds, int64_t *bits);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Application-defined SQL functions and collations                                          */

@@ -19,9 +19,13 @@ final class SQLiteConnection {
     let interruptGate = InterruptGate()
     /// The bodies (transaction, savepoint, read) running now, innermost last, and the cursors
     /// they opened (SQLiteConnection+Bodies.swift).
+    /// Read before every statement runs: no run-time exclusivity check (the connection has one
+    /// owner, and no method that touches it re-enters another that does).
+    @exclusivity(unchecked)
     var bodies = BodyStack()
     /// Set on connections opened with `readOnly: true`: every statement that is not read-only
     /// (`sqlite3_stmt_readonly`) is refused before its first step (ReadOnlyOpening.swift).
+    @exclusivity(unchecked)
     var refusesWrites = false
     /// Tracers, SQL functions and collations, and what of them this connection applied
     /// (ConnectionExtensions.swift, SQLiteConnection+Tracing.swift, SQLiteConnection+Functions.swift).

@@ -7,8 +7,9 @@ import Foundation
 /// prepared with `sqlite3_prepare_v2`/`v3`, so SQLite re-prepares them by itself after a schema
 /// change (https://sqlite.org/c3ref/prepare.html); column names are read at each execution for
 /// the same reason.
+@usableFromInline
 final class Statement {
-    let handle: OpaquePointer
+    @usableFromInline let handle: OpaquePointer
     let sql: String
     /// Whether the SQL text holds more statements after this one.
     let hasTrailingStatements: Bool
@@ -18,17 +19,22 @@ final class Statement {
     /// A number no other statement of the connection has, before or after (``ChangeTracker``
     /// recognises a statement run again by it; an object's address can be reused).
     let serial: UInt64
-    /// What live queries know about this statement (Statement+Observation.swift). Unchecked
-    /// exclusivity: read at every execution, only on the connection's domain, never across an
-    /// `inout` access (the dynamic check cost about 75 instructions per execution).
-    @exclusivity(unchecked) var observation = StatementObservation()
+    // The variables below are touched at every execution (several at every step); the run-time
+    // exclusivity checks of class properties would cost more than they do. A statement is used
+    // only on its connection's isolation domain, and none of its methods re-enters another.
+    /// What live queries know about this statement (Statement+Observation.swift).
+    @exclusivity(unchecked)
+    var observation = StatementObservation()
     /// When ``StatementCache`` last handed the statement out; orders evictions.
+    @exclusivity(unchecked)
     var lastUse: UInt64 = 0
     /// What the SQL guards learned when the statement was compiled (SQLiteConnection+Guards.swift).
+    @exclusivity(unchecked)
     var guardKind = StatementGuardKind.ordinary
     /// Whether text or a blob is bound: SQLite holds a copy of it until the bindings are cleared,
     /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
     /// every execution binds every parameter again.
+    @exclusivity(unchecked)
     private var holdsBufferBindings = false
     /// The connection's tracers and SQL functions, tested with a plain load (ConnectionExtensions.swift).
     let extensions: ExtensionState
@@ -74,6 +80,7 @@ final class Statement {
     }
 
     /// Binds one value at a 1-based parameter index.
+    @usableFromInline
     func bind(_ value: DatabaseValue, at index: Int32) throws {
         if extensions.capturesArguments { captureArgument(value, at: index) }
         try bindValue(value, at: index)
@@ -192,7 +199,7 @@ final class Statement {
     }
 
     /// Steps once: true when a row is available, false when done.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func step() throws -> Bool {
         if !observation.started {
             try connection.statementWillRun(self)
@@ -266,13 +273,22 @@ final class Statement {
     }
 
     /// The row the statement is positioned on (after a ``step()`` that returned true), as a
-    /// ``Row`` of its own. `columns` is read at the first call and then reused.
-    func currentRow(columns: inout RowColumns?) throws -> Row {
+    /// ``Row``. `columns` is read at the first call and then reused.
+    ///
+    /// The row is written into `reusable` when no ``Row`` of an earlier call still refers to it
+    /// (``RowStorage/refill(fill:text:blob:)``), else into a new storage that becomes `reusable`:
+    /// a loop that lets each row go before asking for the next allocates nothing per row, and a
+    /// row that is kept keeps its values.
+    @inline(__always)
+    func currentRow(reusing reusable: inout RowStorage?, columns: inout RowColumns?) throws -> Row {
         if columns == nil { columns = RowColumns(names: columnNames()) }
-        let table = columns.unsafelyUnwrapped
-        var builder = RowStorageBuilder()
-        try appendCurrentRow(to: &builder, width: table.names.count)
-        return Row(storage: builder.finish(columns: table), offset: 0)
+        if !isKnownUniquelyReferenced(&reusable) {
+            reusable = try RowStorage.singleRow(columns: columns.unsafelyUnwrapped)
+        }
+        let storage = reusable.unsafelyUnwrapped
+        let width = Int32(truncatingIfNeeded: storage.width)
+        storage.refill(fill: { scb_read_columns(handle, 0, width, $0, $1) }, text: text(at:), blob: blob(at:))
+        return Row(storage: storage, offset: 0)
     }
 
     @inline(__always)

@@ -13,7 +13,9 @@ import Foundation
 /// `sqlite3_key`, applies ``CipherSettings``, reads the schema to prove the key, and for a new
 /// encrypted file writes once and checks on disk that nothing readable was written.
 ///
-/// Each connection gets these defaults: a 5-second busy timeout, `PRAGMA foreign_keys = ON`,
+/// Each connection gets these defaults: a 5-second busy timeout, an 8 MiB page cache
+/// (`PRAGMA cache_size = -8192`, so that a working set that fits is decrypted once; see
+/// `docs/performance.md`), `PRAGMA foreign_keys = ON`,
 /// `PRAGMA temp_store = MEMORY` (no plaintext temporary files), and on SQLCipher 4.5.1+ its
 /// stderr log turned off (`PRAGMA cipher_log = off`, which is process-wide).
 public actor Database {

@@ -108,6 +108,9 @@ enum DatabaseOpener {
             }
 
             try connection.execute("PRAGMA foreign_keys = ON")
+            // A page read from the file is decrypted at each read; one in the cache is not
+            // (PageCache.swift, docs/performance.md).
+            try connection.execute("PRAGMA cache_size = -\(Database.defaultPageCacheKiB)")
 
             if encrypted && isNew && !inMemory {
                 try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)

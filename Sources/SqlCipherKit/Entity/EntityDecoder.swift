@@ -112,6 +112,9 @@ final class ContainerHolder<Key: CodingKey> {
 }
 
 /// Decodes an entity from one row, with the entity mapping of ``ColumnValueCoding``.
+///
+/// The static entry points below are where every decoding method of the package arrives; a type
+/// that adopts ``RowDecodable`` is handed to ``RowDecodableReader`` there instead of being decoded.
 struct RowDecoder: Decoder {
     let context: RowDecodingContext
 
@@ -121,6 +124,9 @@ struct RowDecoder: Decoder {
     /// Every row of `rows` (one result) decoded as `T`.
     /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)``.
     static func decode<T: Decodable>(_ type: T.Type, rows: [Row]) throws -> [T] {
+        if let rowType = T.self as? any RowDecodable.Type {
+            return try RowDecodableReader.decode(rowType, as: T.self, rows: rows)
+        }
         guard let first = rows.first else { return [] }
         let context = RowDecodingContext(entityName: String(describing: T.self), columns: first.storage.columns)
         defer { context.finish() }
@@ -140,6 +146,9 @@ struct RowDecoder: Decoder {
     /// whose schema changed is prepared again inside the first step.
     /// - Throws: ``SqlCipherError/decodingFailed(entity:column:stored:expected:)`` and SQLite's errors.
     static func decode<T: Decodable>(_ type: T.Type, statement: Statement) throws -> [T] {
+        if let rowType = T.self as? any RowDecodable.Type {
+            return try RowDecodableReader.decode(rowType, as: T.self, statement: statement)
+        }
         guard try statement.step() else { return [] }
         let context = RowDecodingContext(
             entityName: String(describing: T.self), columns: RowColumns(names: statement.columnNames()),

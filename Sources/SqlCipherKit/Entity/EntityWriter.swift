@@ -71,14 +71,20 @@ struct EntitySaveSQL {
 
 /// Saves entities of one type on one connection.
 ///
-/// One writer serves a whole batch: it encodes every entity with one reused ``EntityEncoder`` and
-/// runs statements prepared once per column layout, binding values by position, so the per-entity
-/// cost is the encoding, the binds and the step. Every statement runs through
-/// ``Statement/step()``, so the change tracker sees each execution.
+/// One writer serves a whole batch: it encodes every entity with one reused ``EntityEncoder`` (or,
+/// for an entity that adopts ``RowEncodable``, one reused ``EntityColumns``) and runs statements
+/// prepared once per column layout, binding values by position, so the per-entity cost is the
+/// encoding, the binds and the step. Every statement runs through ``Statement/step()``, so the
+/// change tracker sees each execution.
 struct EntityWriter<T: Entity> {
     private let connection: SQLiteConnection
     private let useUpsert: Bool
     private let encoder: EntityEncoder
+    /// Set when `T` adopts ``RowEncodable``: the entity then writes into ``rowColumns``.
+    private let rowEncode: ((T, inout EntityColumns) throws -> Void)?
+    /// Whether ``rowEncode`` is set: a flag, so that choosing the path copies nothing.
+    private let usesRows: Bool
+    private var rowColumns = EntityColumns()
     private let keyPath: WritableKeyPath<T, T.ID?>
     private let hasIntegerKey: Bool
 
@@ -101,6 +107,8 @@ struct EntityWriter<T: Entity> {
         case .updateThenInsert: useUpsert = false
         }
         encoder = EntityEncoder(entityName: String(describing: T.self))
+        rowEncode = RowEncodableColumns.make(for: T.self)?.encode
+        usesRows = rowEncode != nil
         keyPath = T.primaryKey
         hasIntegerKey = T.ID.self is any BinaryInteger.Type
     }
@@ -108,17 +116,24 @@ struct EntityWriter<T: Entity> {
     /// Inserts or updates `entity`; returns it with its key set.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` and SQLite's errors.
     mutating func save(_ entity: T) throws -> T {
-        try encoder.encode(entity)
-        if encoder.layoutVersion != layoutVersion { try adoptLayout() }
+        if usesRows {
+            try encodeColumns(entity)
+        } else {
+            try encoder.encode(entity)
+        }
+        if currentLayoutVersion != layoutVersion { try adoptLayout() }
         guard let sql else { preconditionFailure("adoptLayout sets the SQL") }
         let keyIndex = sql.keyIndex
         let key = entity[keyPath: keyPath]?.databaseValue ?? .null
-        let encodedKey = encoder.values[keyIndex]
+        let values = currentValues
+        let encodedKey = values[keyIndex]
         guard encodedKey == key else {
             throw SqlCipherError.encodingFailed(
                 entity: encoder.entityName,
-                reason: "column \"\(encoder.columns[keyIndex])\" holds \(encodedKey) but the primaryKey "
-                    + "property holds \(key); make primaryKeyColumn name the primaryKey property's coding key")
+                reason: "column \"\(currentColumns[keyIndex])\" holds \(encodedKey) but the primaryKey "
+                    + "property holds \(key); make primaryKeyColumn name the primaryKey property's "
+                    + (usesRows ? "column" : "coding key")
+            )
         }
 
         if key.isNull {
@@ -128,8 +143,8 @@ struct EntityWriter<T: Entity> {
                     reason: "its primary key is nil; SQLite assigns only integer keys, so set the \(T.ID.self) "
                         + "key before saving")
             }
-            let statement = try prepared(.insertWithoutKey, sql.insertWithoutKey, parameters: encoder.values.count - 1)
-            try run(statement, skippingKey: keyIndex)
+            let statement = try prepared(.insertWithoutKey, parameters: values.count - 1)
+            try run(statement, values, skippingKey: keyIndex)
             let rowid = connection.lastInsertRowID
             guard let id = T.ID.fromDatabaseValue(.integer(rowid)) else {
                 throw SqlCipherError.encodingFailed(
@@ -141,17 +156,21 @@ struct EntityWriter<T: Entity> {
             return saved
         }
 
-        let count = encoder.values.count
+        let count = values.count
         if useUpsert {
-            try run(prepared(.upsert, sql.upsert, parameters: count), skippingKey: nil)
-        } else if let updateSQL = sql.update {
-            let statement = try prepared(.update, updateSQL, parameters: count)
-            try run(statement, skippingKey: keyIndex, thenKey: key)
+            // Prepared first, then run: `run(prepared(...))` would copy the whole writer, since a
+            // mutating call may not happen while `self` is borrowed for `run`.
+            let statement = try prepared(.upsert, parameters: count)
+            try run(statement, values, skippingKey: nil)
+        } else if sql.update != nil {
+            let statement = try prepared(.update, parameters: count)
+            try run(statement, values, skippingKey: keyIndex, thenKey: key)
             if connection.changes == 0 {
-                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), skippingKey: nil)
+                let insert = try prepared(.insertWithKey, parameters: count)
+                try run(insert, values, skippingKey: nil)
             }
         } else {
-            let statement = try prepared(.exists, sql.exists, parameters: 1)
+            let statement = try prepared(.exists, parameters: 1)
             let found: Bool
             do {
                 defer { statement.reset() }
@@ -159,7 +178,8 @@ struct EntityWriter<T: Entity> {
                 found = try statement.step()
             }
             if !found {
-                try run(prepared(.insertWithKey, sql.insertWithKey, parameters: count), skippingKey: nil)
+                let insert = try prepared(.insertWithKey, parameters: count)
+                try run(insert, values, skippingKey: nil)
             }
         }
         return entity
@@ -170,9 +190,33 @@ struct EntityWriter<T: Entity> {
         encoder.finish()
     }
 
+    /// Has a ``RowEncodable`` entity write its columns into ``rowColumns``.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``, as the `Encodable` path does.
+    private mutating func encodeColumns(_ entity: T) throws {
+        rowColumns.startEntity()
+        let encode = rowEncode.unsafelyUnwrapped
+        do {
+            try encode(entity, &rowColumns)
+        } catch let error as SqlCipherError {
+            throw error
+        } catch {
+            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: String(describing: error))
+        }
+        if let problem = rowColumns.finishEntity() {
+            throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: problem)
+        }
+    }
+
+    /// The column names of the entity just encoded, by either path.
+    private var currentColumns: [String] { usesRows ? rowColumns.names : encoder.columns }
+    /// Its values, in the order of ``currentColumns``.
+    private var currentValues: [DatabaseValue] { usesRows ? rowColumns.values : encoder.values }
+    /// The layout version of the path in use.
+    private var currentLayoutVersion: Int { usesRows ? rowColumns.layoutVersion : encoder.layoutVersion }
+
     /// Finds the key column in the encoder's new layout and forgets the statements of the old one.
     private mutating func adoptLayout() throws {
-        let columns = encoder.columns
+        let columns = currentColumns
         let keyColumn = T.primaryKeyColumn
         let keyIndex = columns.firstIndex(of: keyColumn)
             ?? columns.firstIndex { $0.lowercased() == keyColumn.lowercased() }
@@ -185,15 +229,28 @@ struct EntityWriter<T: Entity> {
         }
         sql = try EntitySaveSQL(table: T.tableName.name, columns: columns, keyIndex: keyIndex)
         statements = Array(repeating: nil, count: Kind.allCases.count)
-        layoutVersion = encoder.layoutVersion
+        layoutVersion = currentLayoutVersion
     }
 
     /// The statement of `kind`, prepared (through the connection's cache) on first use.
-    private mutating func prepared(
-        _ kind: Kind, _ text: @autoclosure () -> String, parameters: Int
-    ) throws -> Statement {
+    ///
+    /// The text is made only on that first use, from ``sql``; no closure or copy of the writer
+    /// is made for the calls that find the statement.
+    private mutating func prepared(_ kind: Kind, parameters: Int) throws -> Statement {
         if let statement = statements[kind.rawValue] { return statement }
-        let sql = text()
+        return try prepare(kind, parameters: parameters)
+    }
+
+    private mutating func prepare(_ kind: Kind, parameters: Int) throws -> Statement {
+        guard let layout = self.sql else { preconditionFailure("adoptLayout sets the SQL") }
+        let sql: String
+        switch kind {
+        case .insertWithoutKey: sql = layout.insertWithoutKey
+        case .insertWithKey: sql = layout.insertWithKey
+        case .upsert: sql = layout.upsert
+        case .update: sql = layout.update ?? ""
+        case .exists: sql = layout.exists
+        }
         let statement = try connection.cachedStatement(sql)
         guard statement.parameterCount == parameters else {
             throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: parameters, sql: sql)
@@ -204,11 +261,12 @@ struct EntityWriter<T: Entity> {
 
     /// Binds the encoded values in order (without the key's when `skippingKey` is set, then
     /// `thenKey` when given), runs the statement to completion and resets it.
-    private func run(_ statement: Statement, skippingKey: Int?, thenKey: DatabaseValue? = nil) throws {
+    private func run(_ statement: Statement, _ values: [DatabaseValue], skippingKey: Int?,
+                     thenKey: DatabaseValue? = nil) throws {
         defer { statement.reset() }
         var position: Int32 = 1
         var index = 0
-        for value in encoder.values {
+        for value in values {
             if index != skippingKey {
                 try statement.bind(value, at: position)
                 position += 1

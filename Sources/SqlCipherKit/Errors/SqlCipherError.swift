@@ -120,8 +120,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case columnIndexOutOfRange(index: Int, count: Int)
     /// A stored value cannot be converted to the requested Swift type.
     case typeMismatch(column: String, stored: String, expected: String)
-    /// A ``Connection`` or a ``Cursor`` was used after the body that received or opened it
-    /// returned.
+    /// A ``Connection``, a ``Cursor`` or a ``PreparedStatement`` was used after the body that
+    /// received, opened or prepared it returned.
     case connectionNotUsable
     /// A statement that writes ran inside a read-only body (``Database/read(_:)``). Nothing was
     /// run.
@@ -312,8 +312,8 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .typeMismatch(column, stored, expected):
             return "Column \"\(column)\" holds \(stored), which cannot be read as \(expected)."
         case .connectionNotUsable:
-            return "This Connection or cursor belongs to a transaction, savepoint or read body that has ended; "
-                + "use it only inside the body. To read rows from outside a body, use db.stream(...)."
+            return "This Connection, cursor or prepared statement belongs to a transaction, savepoint or read body that "
+                + "has ended; use it only inside the body. To read rows from outside a body, use db.stream(...)."
         case let .readOnlyViolation(sql):
             return "`\(sql)` writes, but it ran inside a read-only body (db.read { ... }), so it was not run. "
                 + "Use db.transaction { ... } (or db.write on a pool) for statements that change the database."

@@ -182,6 +182,24 @@ extension Date: DatabaseValueConvertible {
     }
 }
 
+// MARK: Raw values
+
+extension DatabaseValueConvertible where Self: RawRepresentable, Self.RawValue: DatabaseValueConvertible {
+    /// The raw value's column value: an enum with a raw value is stored as its raw value, as the
+    /// `Codable` mapping of ``Entity`` stores it. Declare the conformance and nothing else:
+    ///
+    /// ```swift
+    /// enum Status: String, Codable, DatabaseValueConvertible { case draft, published }
+    /// let status = row.get("status", as: Status.self)
+    /// ```
+    @inlinable public var databaseValue: DatabaseValue { rawValue.databaseValue }
+
+    /// The case whose raw value the column holds; nil for a value no case has.
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        RawValue.fromDatabaseValue(value).flatMap(Self.init(rawValue:))
+    }
+}
+
 // MARK: Optional
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {

@@ -69,26 +69,43 @@ public struct Row: Sendable, CustomStringConvertible {
     /// Ask for an optional type (`String?.self`) to accept NULL.
     /// - Throws: ``SqlCipherError/columnNotFound(name:available:)`` or
     ///   ``SqlCipherError/typeMismatch(column:stored:expected:)``.
+    ///
+    /// Inlined into the caller, as ``get(_:as:)-(String,_)`` is: an `init(row:)` that reads every
+    /// column this way converts each value without a generic call (``RowDecodable``).
+    @inlinable
     public func decode<T: DatabaseValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
-        guard let index = storage.columns.index(of: name) else {
-            throw SqlCipherError.columnNotFound(name: name, available: columnNames)
-        }
-        return try decode(index, as: type)
+        guard let index = storage.columns.index(of: name) else { throw missingColumn(name) }
+        let value = storage.value(unchecked: offset + index)
+        guard let converted = T.fromDatabaseValue(value) else { throw mismatch(index, value, T.self) }
+        return converted
     }
 
     /// The column at `index` converted to `T`.
     /// - Throws: ``SqlCipherError/columnIndexOutOfRange(index:count:)`` or
     ///   ``SqlCipherError/typeMismatch(column:stored:expected:)``.
+    @inlinable
     public func decode<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
-        guard index >= 0 && index < count else {
-            throw SqlCipherError.columnIndexOutOfRange(index: index, count: count)
-        }
-        let value = storage.value(at: offset + index)
-        guard let converted = T.fromDatabaseValue(value) else {
-            throw SqlCipherError.typeMismatch(
-                column: columnNames[index], stored: value.kindDescription, expected: String(describing: T.self))
-        }
+        guard index >= 0 && index < count else { throw indexOutOfRange(index) }
+        let value = storage.value(unchecked: offset + index)
+        guard let converted = T.fromDatabaseValue(value) else { throw mismatch(index, value, T.self) }
         return converted
+    }
+
+    // The errors of decode, out of line so that the inlined code stays small.
+
+    @usableFromInline
+    func missingColumn(_ name: String) -> SqlCipherError {
+        .columnNotFound(name: name, available: columnNames)
+    }
+
+    @usableFromInline
+    func indexOutOfRange(_ index: Int) -> SqlCipherError {
+        .columnIndexOutOfRange(index: index, count: count)
+    }
+
+    @usableFromInline
+    func mismatch(_ index: Int, _ value: DatabaseValue, _ type: Any.Type) -> SqlCipherError {
+        .typeMismatch(column: columnNames[index], stored: value.kindDescription, expected: String(describing: type))
     }
 
     /// The row decoded as `T`: an ``Entity`` or any `Decodable` type whose properties are
@@ -122,9 +139,18 @@ public struct Row: Sendable, CustomStringConvertible {
 /// integer; a lookup packs the wanted name once and compares integers, reading the remaining bytes
 /// only for longer names. Rows are usually read column after column, so the column after the last
 /// one found is tried first. Wide results use a dictionary of the ASCII-folded names instead.
+///
+/// Before all that, the guessed column is compared by the bits of the two `String` values
+/// (``StringBits``), inlined in the caller: a name of up to 15 UTF-8 bytes is stored inside the
+/// `String` itself, the same bits for the same bytes however the string was made, so a literal
+/// such as `"price"` matches its column with one comparison of two words. Equal bits always mean
+/// equal bytes (the same inline bytes, or the same immutable storage); unequal bits prove nothing
+/// and fall through to the byte comparison.
 @usableFromInline
 final class RowColumns: Sendable {
     @usableFromInline let names: [String]
+    /// Each name's ``StringBits``, for the identity test of ``index(of:)``.
+    @usableFromInline let nameBits: [StringBits]
     /// Each name's first eight bytes, little-endian and zero-padded.
     private let prefixes: [UInt64]
     /// Each name's length in bytes.
@@ -132,10 +158,10 @@ final class RowColumns: Sendable {
     /// Each name's bytes, read only for names longer than eight bytes and for case folding.
     private let bytes: [[UInt8]]
     /// Whether no earlier column has exactly the same name: only those may answer a guess.
-    private let isFirstOfName: [Bool]
+    @usableFromInline let isFirstOfName: [Bool]
     /// The column after the one last found, tried first. Shared by every reader of the result;
     /// a stale or racing value only costs a scan.
-    private let guess = Atomic<Int>(0)
+    @usableFromInline let guess = Atomic<Int>(0)
     /// ASCII-folded name bytes to the indices of the columns that fold to them, in column order;
     /// only for results wider than ``linearScanLimit``.
     private let folded: [[UInt8]: [Int]]?
@@ -145,6 +171,7 @@ final class RowColumns: Sendable {
 
     init(names: [String]) {
         self.names = names
+        nameBits = names.map(StringBits.init)
         let bytes = names.map { Array($0.utf8) }
         self.bytes = bytes
         prefixes = bytes.map { name in name.withUnsafeBufferPointer { Self.pack($0) } }
@@ -163,8 +190,22 @@ final class RowColumns: Sendable {
     }
 
     /// The index of the column called `name`, or nil.
-    @usableFromInline
+    @inlinable @inline(__always)
     func index(of name: String) -> Int? {
+        // After the last column, the first: the next row is read from its start.
+        var guessed = guess.load(ordering: .relaxed)
+        if guessed >= nameBits.count { guessed = 0 }
+        if StringBits.isAvailable && guessed < nameBits.count && nameBits[guessed] == StringBits(name)
+            && isFirstOfName[guessed] {
+            guess.store(guessed + 1, ordering: .relaxed)
+            return guessed
+        }
+        return lookUp(name)
+    }
+
+    /// ``index(of:)`` past its identity test.
+    @usableFromInline
+    func lookUp(_ name: String) -> Int? {
         var name = name
         return name.withUTF8 { key in
             let prefix = Self.pack(key)
@@ -223,5 +264,33 @@ final class RowColumns: Sendable {
     /// The bytes with A-Z turned into a-z.
     private static func asciiLowercased<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         bytes.map { $0 &- 65 < 26 ? $0 | 0x20 : $0 }
+    }
+}
+
+/// The two machine words of a `String` value, compared as an identity test: equal bits are the
+/// same string (the same inline bytes of a small string, or the same storage object); unequal
+/// bits may still be equal strings. Never dereferenced, so no retain is taken.
+@usableFromInline
+struct StringBits: Equatable, Sendable {
+    @usableFromInline let first: UInt64
+    @usableFromInline let second: UInt64
+
+    /// Whether `String` is two 64-bit words here (every 64-bit platform Swift supports). Where it
+    /// is not, the identity test is skipped, which only costs the slower lookup.
+    @inlinable
+    static var isAvailable: Bool { MemoryLayout<String>.size == 16 }
+
+    @inlinable
+    init(_ string: String) {
+        if Self.isAvailable {
+            (first, second) = unsafeBitCast(string, to: (UInt64, UInt64).self)
+        } else {
+            (first, second) = (0, 0)
+        }
+    }
+
+    @inlinable
+    static func == (lhs: StringBits, rhs: StringBits) -> Bool {
+        lhs.first == rhs.first && lhs.second == rhs.second
     }
 }

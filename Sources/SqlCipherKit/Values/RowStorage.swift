@@ -14,7 +14,13 @@ import Foundation
 /// copied.
 ///
 /// Immutable once built, hence `@unchecked Sendable`: the buffers are never written after
-/// ``RowStorageBuilder/finish(columns:)``, and they are freed only in `deinit`.
+/// ``RowStorageBuilder/finish(columns:)``, and they are freed only in `deinit`. The one exception
+/// is a storage of one row made by ``singleRow(columns:)`` for a cursor or a row-by-row decode:
+/// its owner writes the next row into it (``refill(fill:text:blob:)``) only while
+/// `isKnownUniquelyReferenced` says that no ``Row`` of the previous row is left anywhere, so no
+/// one can see the change; as soon as a caller keeps a row, the next row gets a storage of its own.
+/// That is how a cursor reads rows without one allocation per row, yet every ``Row`` it returned
+/// keeps its values.
 @usableFromInline
 final class RowStorage: @unchecked Sendable {
     @usableFromInline let columns: RowColumns
@@ -24,8 +30,10 @@ final class RowStorage: @unchecked Sendable {
     @usableFromInline let valueCount: Int
     @usableFromInline let kinds: UnsafeMutablePointer<UInt8>?
     @usableFromInline let bits: UnsafeMutablePointer<Int64>?
-    /// The text and blob values, in the order their `bits` point to.
-    @usableFromInline let objects: [DatabaseValue]
+    /// The text and blob values, in the order their `bits` point to. Written again only by
+    /// ``refill(fill:text:blob:)``.
+    @exclusivity(unchecked)
+    @usableFromInline private(set) var objects: [DatabaseValue]
 
     fileprivate init(columns: RowColumns, valueCount: Int, kinds: UnsafeMutablePointer<UInt8>?,
                      bits: UnsafeMutablePointer<Int64>?, objects: [DatabaseValue]) {
@@ -51,7 +59,7 @@ final class RowStorage: @unchecked Sendable {
 
     /// The value at `index`, which the caller has checked: a ``Row`` checks its column index
     /// against ``width``, and its offset is a multiple of ``width`` below ``valueCount``.
-    @inlinable
+    @inlinable @inline(__always)
     func value(unchecked index: Int) -> DatabaseValue {
         let bits = self.bits.unsafelyUnwrapped[index]
         switch kinds.unsafelyUnwrapped[index] {
@@ -70,7 +78,49 @@ final class RowStorage: @unchecked Sendable {
     /// Splits the buffers into rows.
     func rows() -> [Row] {
         guard width > 0 else { return [] }
-        return stride(from: 0, to: valueCount, by: width).map { Row(storage: self, offset: $0) }
+        let count = valueCount / width
+        return [Row](unsafeUninitializedCapacity: count) { rows, initialized in
+            var offset = 0
+            for index in 0..<count {
+                (rows.baseAddress.unsafelyUnwrapped + index).initialize(to: Row(storage: self, offset: offset))
+                offset &+= width
+            }
+            initialized = count
+        }
+    }
+
+    /// An empty storage of one row of `columns`, for ``refill(fill:text:blob:)``.
+    /// - Throws: SQLITE_NOMEM, as ``RowStorageBuilder/reserve(_:)`` does.
+    static func singleRow(columns: RowColumns) throws -> RowStorage {
+        let width = columns.names.count
+        guard width > 0 else { return RowStorage(columns: columns, valueCount: 0, kinds: nil, bits: nil, objects: []) }
+        guard let kinds = malloc(width)?.assumingMemoryBound(to: UInt8.self) else {
+            throw RowStorageBuilder.outOfMemory(width)
+        }
+        guard let bits = malloc(width * MemoryLayout<Int64>.stride)?.assumingMemoryBound(to: Int64.self) else {
+            free(kinds)
+            throw RowStorageBuilder.outOfMemory(width)
+        }
+        return RowStorage(columns: columns, valueCount: width, kinds: kinds, bits: bits, objects: [])
+    }
+
+    /// Writes the next row into a storage of ``singleRow(columns:)``, which the caller has just
+    /// found uniquely referenced. `fill`, `text` and `blob` as for ``RowStorageBuilder/appendRow(width:fill:text:blob:)``.
+    @inline(__always)
+    func refill(fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Int32,
+                text: (Int32) -> DatabaseValue, blob: (Int32) -> DatabaseValue) {
+        guard width > 0 else { return }
+        let kinds = self.kinds.unsafelyUnwrapped
+        let bits = self.bits.unsafelyUnwrapped
+        let objectCount = fill(kinds, bits)
+        if !objects.isEmpty { objects.removeAll(keepingCapacity: true) }
+        guard objectCount > 0 else { return }
+        for column in 0..<width {
+            let kind = kinds[column]
+            guard kind == 3 || kind == 4 else { continue }
+            bits[column] = Int64(objects.count)
+            objects.append(kind == 3 ? text(Int32(column)) : blob(Int32(column)))
+        }
     }
 }
 
@@ -97,7 +147,9 @@ struct RowStorageBuilder: ~Copyable {
     ///   memory is exhausted.
     mutating func reserve(_ extra: Int) throws {
         guard count + extra > capacity else { return }
-        let wanted = max(count + extra, capacity * 2, 1024)
+        // A small first allocation: most results of `query` are a few rows (a lookup by key, a
+        // count), and realloc grows large ones in place or by remapping pages.
+        let wanted = max(count + extra, capacity * 2, 64)
         guard let grownKinds = realloc(kinds, wanted)?.assumingMemoryBound(to: UInt8.self) else {
             throw Self.outOfMemory(wanted)
         }
@@ -109,30 +161,30 @@ struct RowStorageBuilder: ~Copyable {
         capacity = wanted
     }
 
-    private static func outOfMemory(_ values: Int) -> SqlCipherError {
+    static func outOfMemory(_ values: Int) -> SqlCipherError {
         .sqlite(code: 7, extendedCode: 7, message: "out of memory while reading a result of \(values) values; "
                 + "fetch fewer rows at a time (LIMIT and OFFSET, or a narrower WHERE)", sql: nil)
     }
 
     /// Appends one row, `width` columns wide; room must have been reserved.
     ///
-    /// `fill` writes the row's kinds and bits in place (``Statement`` has the bridge do it);
-    /// text and blobs are then asked of `text` and `blob` by column and kept in `objects`, their
-    /// slot in `bits` pointing there.
-    mutating func appendRow(width: Int, fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Void,
+    /// `fill` writes the row's kinds and bits in place (``Statement`` has the bridge do it) and
+    /// returns how many are text or blobs; those are then asked of `text` and `blob` by column and
+    /// kept in `objects`, their slot in `bits` pointing there.
+    mutating func appendRow(width: Int, fill: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<Int64>) -> Int32,
                             text: (Int32) -> DatabaseValue, blob: (Int32) -> DatabaseValue) {
         precondition(count + width <= capacity, "RowStorageBuilder.appendRow without reserve")
         guard width > 0 else { return }
         let rowKinds = kinds.unsafelyUnwrapped + count
         let rowBits = bits.unsafelyUnwrapped + count
-        fill(rowKinds, rowBits)
+        count += width
+        guard fill(rowKinds, rowBits) > 0 else { return }
         for column in 0..<width {
             let kind = rowKinds[column]
             guard kind == 3 || kind == 4 else { continue }
             rowBits[column] = Int64(objects.count)
             objects.append(kind == 3 ? text(Int32(column)) : blob(Int32(column)))
         }
-        count += width
     }
 
     /// The storage, which now owns the buffers.

@@ -8,7 +8,8 @@ import Testing
 struct BenchSmokeTests {
     /// Every workload the benchmark must report.
     static let workloads = [
-        "insert", "fetch.byIndex", "fetch.byName", "fetch.entity", "entity.save", "entity.upsert",
+        "insert", "insert.prepared", "fetch.byIndex", "fetch.byName", "cursor.byIndex", "cursor.byName",
+        "fetch.entity", "fetch.entity.row", "entity.save", "entity.save.row", "entity.upsert",
         "open.passphrase", "open.rawKey", "open.unencrypted",
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence",
@@ -39,11 +40,22 @@ struct BenchSmokeTests {
 
         let entries = try #require(report["workloads"] as? [[String: Any]])
         let byName = Dictionary(entries.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency"] + Self.poolWorkloads.keys))
+        #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency", "cache.sqliteDefault", "cache.packageDefault"]
+            + Self.poolWorkloads.keys))
         // The pool rows carry their figures as extras, compared within the same run.
         for (name, keys) in Self.poolWorkloads {
             let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
             for key in keys { #expect((extra[key] as? Double).map { $0 > 0 } == true, "\(name).\(key): \(extra)") }
+        }
+        // A [Row] result is held in memory, a cursor's row is not (5,000 rows of ten integers:
+        // at least 5,000 x 10 x 9 bytes).
+        let wholeResult = try #require((byName["fetch.byIndex"]?["encrypted"] as? [String: Any])?["swiftPeakMiB"] as? Double)
+        let cursorRow = try #require((byName["cursor.byIndex"]?["encrypted"] as? [String: Any])?["swiftPeakMiB"] as? Double)
+        #expect(wholeResult >= 0.4 && cursorRow < wholeResult, "[Row] \(wholeResult) MiB, cursor \(cursorRow) MiB")
+        // The page-cache rows compare encrypted with plaintext, without a floor.
+        for name in ["cache.sqliteDefault", "cache.packageDefault"] {
+            let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
+            #expect((extra["encryptedOverUnencrypted"] as? Double ?? 0) > 0, "\(name): \(extra)")
         }
         // The streaming rows carry their memory growth; the cancellation row its latencies.
         for name in ["stream.cursor", "stream.asyncSequence"] {
@@ -66,10 +78,19 @@ struct BenchSmokeTests {
                 #expect(swift > 0, "\(name): \(figures)")
                 let floor = try #require(figures["floorMedianMs"] as? Double, "\(name): \(figures)")
                 #expect(floor > 0, "\(name): \(figures)")
+                // The ratio is the median of the per-round paired ratios, within their spread.
                 let ratio = try #require(figures["ratioToFloor"] as? Double)
-                #expect(abs(ratio - swift / floor) <= 0.01 * ratio + 0.001, "\(name): \(figures)")
+                let low = try #require(figures["ratioMin"] as? Double), high = try #require(figures["ratioMax"] as? Double)
+                #expect(low <= ratio && ratio <= high, "\(name): \(figures)")
+                let perRound = try #require(figures["ratiosPerRun"] as? [Double])
+                #expect(perRound.count == entry["runs"] as? Int)
                 let runs = try #require(figures["swiftRunsMs"] as? [Double])
                 #expect(runs.count == entry["runs"] as? Int)
+                // Peak memory: the allocator's bytes in use (glibc's mallinfo2), for both sides.
+                #if os(Linux)
+                #expect((figures["swiftPeakMiB"] as? Double).map { $0 >= 0 } == true, "\(name): \(figures)")
+                #expect((figures["floorPeakMiB"] as? Double).map { $0 >= 0 } == true, "\(name): \(figures)")
+                #endif
             }
         }
         // Workloads measured both ways carry the encryption overhead.
@@ -80,13 +101,18 @@ struct BenchSmokeTests {
         }
 
         let targets = try #require(report["targets"] as? [[String: Any]])
-        #expect(targets.count == 16, "7 targets, all but the raw-key opening for both variants, and 3 pool targets: \(targets)")
+        #expect(targets.count == 28, "14 targets, all but the two opening ones and the cache one for both variants, and 3 pool targets: \(targets)")
         for target in targets {
             let status = target["status"] as? String
             #expect(status == "PASS" || status == "MISS")
             let measured = try #require(target["measured"] as? Double)
             let limit = try #require(target["limit"] as? Double)
             #expect(status == (measured <= limit ? "PASS" : "MISS"))
+            if let spread = target["spread"] as? [Double] {
+                #expect(spread.count == 2 && spread[0] <= measured && measured <= spread[1], "\(target)")
+            } else {
+                #expect(target["unit"] as? String == "ms", "a ratio target without its spread: \(target)")
+            }
         }
     }
 
@@ -96,6 +122,8 @@ struct BenchSmokeTests {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains(try loadedLibrary().path))
         #expect(result.stdout.contains("opening with a raw key under 5 ms"))
+        #expect(result.stdout.contains("typed-statement insert <= 1.15x the C floor"))
+        #expect(result.stdout.contains("spread") && result.stdout.contains("peak MiB"))
         #expect(result.stdout.contains("Encryption overhead"))
     }
 
