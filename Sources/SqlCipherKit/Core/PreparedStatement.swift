@@ -65,27 +65,14 @@ public struct PreparedStatement: ~Copyable {
     ///   SQLite's errors (a constraint, for example).
     @inlinable @discardableResult
     public func execute<each Value: DatabaseValueConvertible>(_ values: repeat each Value) throws -> Int {
-        let statement = try compiled.begin(argumentCount: PackCount.of(repeat each values))
-        do {
-            var index: Int32 = 0
-            repeat try statement.bindArgument(each values, after: &index)
-        } catch {
-            compiled.abandon(statement)
-            throw error
-        }
+        let statement = try bound(repeat each values)
         return try compiled.run(statement)
     }
 
     /// Runs the statement with an array of arguments; returns the number of rows changed.
     @discardableResult
     public func execute(arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
-        let statement = try compiled.begin(argumentCount: arguments.count)
-        do {
-            try ArgumentList(arguments).bind(to: statement)
-        } catch {
-            compiled.abandon(statement)
-            throw error
-        }
+        let statement = try bound(arguments: arguments)
         return try compiled.run(statement)
     }
 
@@ -96,26 +83,13 @@ public struct PreparedStatement: ~Copyable {
     /// ```
     @inlinable
     public func query<each Value: DatabaseValueConvertible>(_ values: repeat each Value) throws -> [Row] {
-        let statement = try compiled.begin(argumentCount: PackCount.of(repeat each values))
-        do {
-            var index: Int32 = 0
-            repeat try statement.bindArgument(each values, after: &index)
-        } catch {
-            compiled.abandon(statement)
-            throw error
-        }
+        let statement = try bound(repeat each values)
         return try compiled.rows(statement)
     }
 
     /// Runs the query with an array of arguments and returns its rows.
     public func query(arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
-        let statement = try compiled.begin(argumentCount: arguments.count)
-        do {
-            try ArgumentList(arguments).bind(to: statement)
-        } catch {
-            compiled.abandon(statement)
-            throw error
-        }
+        let statement = try bound(arguments: arguments)
         return try compiled.rows(statement)
     }
 
@@ -129,14 +103,7 @@ public struct PreparedStatement: ~Copyable {
     public func fetch<T: Decodable, each Value: DatabaseValueConvertible>(
         _ type: T.Type, _ values: repeat each Value
     ) throws -> [T] {
-        let statement = try compiled.begin(argumentCount: PackCount.of(repeat each values))
-        do {
-            var index: Int32 = 0
-            repeat try statement.bindArgument(each values, after: &index)
-        } catch {
-            compiled.abandon(statement)
-            throw error
-        }
+        let statement = try bound(repeat each values)
         return try compiled.decode(type, statement)
     }
 
@@ -151,14 +118,7 @@ public struct PreparedStatement: ~Copyable {
     /// The cursor ends with the body the statement was prepared in.
     @inlinable
     public func cursor<each Value: DatabaseValueConvertible>(_ values: repeat each Value) throws -> Cursor<Row> {
-        let statement = try compiled.begin(argumentCount: PackCount.of(repeat each values))
-        do {
-            var index: Int32 = 0
-            repeat try statement.bindArgument(each values, after: &index)
-        } catch {
-            compiled.abandon(statement)
-            throw error
-        }
+        let statement = try bound(repeat each values)
         return compiled.rowCursor(statement)
     }
 
@@ -167,6 +127,15 @@ public struct PreparedStatement: ~Copyable {
     public func cursor<T: Decodable, each Value: DatabaseValueConvertible>(
         _ type: T.Type, _ values: repeat each Value
     ) throws -> Cursor<T> {
+        let statement = try bound(repeat each values)
+        return compiled.decodingCursor(type, statement)
+    }
+
+    /// The statement, begun for one run with `values` bound: the one place every typed method
+    /// binds, inlined and specialized in the caller. A binding that fails leaves the statement
+    /// reset for the next run.
+    @inlinable @inline(__always)
+    func bound<each Value: DatabaseValueConvertible>(_ values: repeat each Value) throws -> Statement {
         let statement = try compiled.begin(argumentCount: PackCount.of(repeat each values))
         do {
             var index: Int32 = 0
@@ -175,7 +144,19 @@ public struct PreparedStatement: ~Copyable {
             compiled.abandon(statement)
             throw error
         }
-        return compiled.decodingCursor(type, statement)
+        return statement
+    }
+
+    /// ``bound(_:)`` for an array of arguments.
+    func bound(arguments: [(any DatabaseValueConvertible)?]) throws -> Statement {
+        let statement = try compiled.begin(argumentCount: arguments.count)
+        do {
+            try ArgumentList(arguments).bind(to: statement)
+        } catch {
+            compiled.abandon(statement)
+            throw error
+        }
+        return statement
     }
 }
 
