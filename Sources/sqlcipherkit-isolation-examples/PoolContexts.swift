@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SqlCipherKit
 
@@ -6,22 +7,26 @@ import SqlCipherKit
 // the reason given in Contexts.swift. Each also runs reads beside a held write, which only a pool
 // can do.
 
-/// Reads on the pool while a transaction holds its writer: the reads must not wait for it.
+/// Reads on the pool while a transaction holds its writer: the reads must not wait for it, and
+/// must not see its uncommitted row. The transaction is held until the read is done (or 20 s, when
+/// the read waited for the writer, which the example then reports).
 func readsBesideAWrite(_ pool: DatabasePool, context: String) async throws {
     let writing = AsyncGate()
+    let readDone = DispatchSemaphore(value: 0)
     let write = Task {
         try await pool.transaction { conn in
             try conn.execute("INSERT INTO customers(name, orders) VALUES (?, 0)", "Eve")
             writing.open()
-            usleep(300_000)
+            return readDone.wait(timeout: .now() + 20) == .success
         }
     }
     await writing.wait()
     let names = try await pool.read { conn in
         try conn.query("SELECT name FROM customers ORDER BY name").compactMap { $0.get("name", as: String.self) }
     }
+    readDone.signal()
     if names.contains("Eve") { throw ExampleFailure(context: context, what: "a read saw an uncommitted row") }
-    try await write.value
+    if try await !write.value { throw ExampleFailure(context: context, what: "the read waited for the writer") }
     try await pool.execute("DELETE FROM customers WHERE name = 'Eve'")
 }
 
