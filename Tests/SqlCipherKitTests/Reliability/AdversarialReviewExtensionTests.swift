@@ -112,4 +112,29 @@ import Testing
         }
         #expect(try await db.query("SELECT count(*) FROM dst")[0].get(0, as: Int.self) == 0)
     }
+
+    /// Hostile results, a removed function under a cached statement, an inconsistent collation, and
+    /// a function added to a pool used on its readers.
+    @Test func hostileFunctionResultsRemovalCollationAndPool() async throws {
+        let directory = TemporaryDirectory()
+        let db = try Database(path: directory.path("hostile.db"), rawKey: rawKey(10))
+        let nan = DatabaseFunction("adv_nan") { (_: Int) in Double.nan }
+        let bytes = DatabaseFunction("adv_bytes") { (_: Int) in DatabaseValue.blob(Data([0xFF, 0xFE, 0x00, 0x41])) }
+        try await db.add(function: nan)
+        try await db.add(function: bytes)
+        let row = try await db.query("SELECT adv_nan(1), adv_bytes(1), CAST(adv_bytes(1) AS TEXT)")[0]
+        #expect(row[0] == .null || row.get(0, as: Double.self)?.isNaN == true)
+        #expect(row[1] == .blob(Data([0xFF, 0xFE, 0x00, 0x41])))
+        _ = try await db.query("SELECT adv_nan(1)")  // cached
+        try await db.remove(function: nan)
+        await #expect(throws: SqlCipherError.self) { _ = try await db.query("SELECT adv_nan(1)") }
+        try await db.add(collation: DatabaseCollation("adv_liar") { _, _ in .orderedAscending })
+        try await db.execute("CREATE TABLE words(w TEXT)")
+        try await db.execute("INSERT INTO words VALUES ('b'), ('a'), ('c'), ('a')")
+        #expect(try await db.query("SELECT w FROM words ORDER BY w COLLATE adv_liar").count == 4)
+        let pool = try DatabasePool(path: directory.path("pool.db"), rawKey: rawKey(11))
+        try await pool.add(function: DatabaseFunction("adv_twice", deterministic: true) { (x: Int) in x * 2 })
+        let doubled = try await pool.read { conn in try conn.query("SELECT adv_twice(21)")[0].get(0, as: Int.self) }
+        #expect(doubled == 42)
+    }
 }
