@@ -117,12 +117,13 @@ extension Statement {
             text = TraceRedaction.text(of: sql)
             tracedSQL = text
         }
-        // The package's own statements and ATTACH (whose KEY can be bound) never show values; nor
+        // The package's own statements, ATTACH (whose KEY can be bound) and `VACUUM INTO ?` (whose
+        // destination can be a `key=` URI; TraceRedaction.hidesArguments) never show values; nor
         // does an execution whose every value was not seen (bound before a tracer asked for them,
         // or bound as raw bytes: keys).
         var shown: [DatabaseValue]?
         if !active.isInternal && guardKind != .attach, let arguments, arguments.count == parameterCount,
-           !arguments.contains(where: { $0 == nil }) {
+           !arguments.contains(where: { $0 == nil }), !TraceRedaction.hidesArguments(of: sql) {
             shown = arguments.map { $0.unsafelyUnwrapped }
         }
         active.finish(sql: text, arguments: shown, outcome: outcome)

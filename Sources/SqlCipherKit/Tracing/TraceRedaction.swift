@@ -78,6 +78,16 @@ enum TraceRedaction {
         return false
     }
 
+    /// Whether the values bound to `sql` must never be shown, even to a tracer that asked for
+    /// arguments: `ATTACH` (its file and `KEY` can be bound), `VACUUM INTO ?` (the destination can
+    /// be a `file:` URI with `key=`), and key-family pragmas. Text whose tokens do not close hides them too.
+    static func hidesArguments(of sql: String) -> Bool {
+        guard mayHoldKey(sql) else { return false }
+        guard let tokens = SQLTokenizer.tokenize(sql) else { return true }
+        guard let head = tokens.first else { return false }
+        return head.isKeyword("ATTACH") || head.isKeyword("VACUUM") || (head.isKeyword("PRAGMA") && isKeyPragma(tokens))
+    }
+
     private static func isLiteral(_ token: SQLTokenizer.Token) -> Bool {
         token.kind == .string || token.kind == .blob || token.kind == .number
     }
