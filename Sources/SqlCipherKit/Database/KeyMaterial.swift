@@ -1,3 +1,4 @@
+import CSqlCipherBridge
 import Foundation
 
 /// Key bytes on their way to `sqlite3_key`, held in one buffer that is zeroed when used.
@@ -89,7 +90,7 @@ final class KeyMaterial {
         }
         func nibble(_ byte: UInt8) -> UInt8 { byte <= 57 ? byte - 48 : (byte | 0x20) - 87 }
         var raw = [UInt8](repeating: 0, count: 48)
-        defer { raw.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        defer { raw.zeroKeyBytes() }
         for index in 0..<48 {
             raw[index] = nibble(bytes[2 + 2 * index]) << 4 | nibble(bytes[3 + 2 * index])
         }
@@ -126,13 +127,21 @@ final class KeyMaterial {
     }
 
     deinit {
-        bytes.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            // memset_s is not on Linux; a volatile-style loop through a raw pointer keeps the
-            // stores from being removed as dead.
-            let pointer = base.assumingMemoryBound(to: UInt8.self)
-            for index in 0..<raw.count { pointer[index] = 0 }
-            withExtendedLifetime(raw) {}
-        }
+        bytes.zeroKeyBytes()
+    }
+}
+
+/// Zeroes memory that held key bytes with ``scb_kdf_zero`` (volatile stores, in C), which the
+/// optimizer cannot remove as dead even when the memory is freed right after: the one way the
+/// package clears a key.
+func zeroKeyBytes(_ memory: UnsafeMutableRawBufferPointer) {
+    guard let base = memory.baseAddress else { return }
+    scb_kdf_zero(base, memory.count)
+}
+
+extension [UInt8] {
+    /// Zeroes the array's bytes in place (see ``zeroKeyBytes(_:)``).
+    mutating func zeroKeyBytes() {
+        withUnsafeMutableBytes { SqlCipherKit.zeroKeyBytes($0) }
     }
 }

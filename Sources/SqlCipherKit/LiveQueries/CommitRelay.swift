@@ -33,7 +33,6 @@ final class CommitRelay: Sendable {
         let entry: Entry
         /// The tables the last complete fetch read; everything while a fetch runs.
         var region = TableRegion.everything
-        var isFetching = false
     }
 
     private struct State {
@@ -83,7 +82,6 @@ final class CommitRelay: Sendable {
     func fetchWillStart(_ id: UInt64) {
         state.withLock { state in
             guard state.observed[id] != nil else { return }
-            state.observed[id]?.isFetching = true
             state.observed[id]?.region = .everything
             if state.unpublishedCommits > 0 { state.staged.insert(id) }
         }
@@ -93,7 +91,6 @@ final class CommitRelay: Sendable {
     func fetchDidEnd(_ id: UInt64, region: TableRegion?) {
         state.withLock { state in
             guard state.observed[id] != nil else { return }
-            state.observed[id]?.isFetching = false
             state.observed[id]?.region = region ?? .everything
         }
     }

@@ -27,8 +27,8 @@ extension DatabasePool: ObservationHost {
         observations.insert(observation, id: id)
         observations.startWatching(self)
         do {
-            let value: Value = try await fetch(observation, id: id) { core in
-                try observation.withLive { try ($0 as! LiveObservation<Value>).fetchValue(on: core) }
+            let value = try await fetch(id: id) { core in
+                try observation.withLive { live in (try live.fetchValue(on: core), live.region) }
             }
             return (id, value)
         } catch {
@@ -38,14 +38,12 @@ extension DatabasePool: ObservationHost {
     }
 
     func fetchObserved<Value>(_ id: UInt64, as type: Value.Type) async throws -> ObservedFetch<Value> {
-        guard let observation = observations[id], let live = observation.live as? LiveObservation<Value> else {
-            return .ended
-        }
+        guard let observation = observations[id] as? PoolObservation<Value> else { return .ended }
         // Lowered before the fetch: a commit after it raises the flag again.
-        live.signal?.clearDirty()
+        observation.signal?.clearDirty()
         do {
-            let value: Value? = try await fetch(observation, id: id) { core in
-                try observation.withLive { try ($0 as! LiveObservation<Value>).fetchIfChanged(on: core) }
+            let value = try await fetch(id: id) { core in
+                try observation.withLive { live in (try live.fetchIfChanged(on: core), live.region) }
             }
             return value.map(ObservedFetch.changed) ?? .unchanged
         } catch {
@@ -60,25 +58,22 @@ extension DatabasePool: ObservationHost {
     }
 
     /// Fetches on a reader, in one read transaction, telling the relay when the snapshot may be
-    /// taken and which tables the fetch read.
-    private func fetch<T: Sendable>(_ observation: PoolObservation, id: UInt64,
-                                    _ body: @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    /// taken and which tables the fetch read (`body` returns them with its value).
+    private func fetch<T: Sendable>(id: UInt64,
+                                    _ body: @Sendable (SQLiteConnection) throws -> (T, TableRegion)) async throws -> T {
         relay.fetchWillStart(id)
         do {
-            let value = try await _withConnection(.snapshot) { conn in
+            let (value, region) = try await _withConnection(.snapshot) { conn in
                 let core = conn.core
                 return try core.inSavepoint(readOnly: true) { try body(core) }
             }
-            relay.fetchDidEnd(id, region: observation.region)
+            relay.fetchDidEnd(id, region: region)
             return value
         } catch {
             relay.fetchDidEnd(id, region: nil)
             throw error
         }
     }
-
-    /// How many observations the pool has (for tests).
-    var liveObservationCount: Int { relay.count }
 
     /// One check of the pool's watch for other connections' commits: runs on the writer (whose
     /// `data_version` changes only for commits not its own). Returns false once nothing is observed.
@@ -92,34 +87,35 @@ extension DatabasePool: ObservationHost {
 
 /// One observation of a pool: its ``LiveObservation`` (the last result, to tell an unchanged
 /// fetch), used by one fetch at a time on whichever reader runs it.
-final class PoolObservation: @unchecked Sendable {
+final class PoolObservation<Value: Sendable>: @unchecked Sendable {
     // Accessed only under `lock`: fetches of one observation come one after the other from its
     // consumer, but on different readers (threads).
     private let lock = Mutex(())
-    let live: any ObservationEntry
-    init(_ live: any ObservationEntry) { self.live = live }
+    private let live: LiveObservation<Value>
+    init(_ live: LiveObservation<Value>) { self.live = live }
 
-    func withLive<T>(_ body: (any ObservationEntry) throws -> T) throws -> T {
+    func withLive<T>(_ body: (LiveObservation<Value>) throws -> T) rethrows -> T {
         try lock.withLock { _ in try body(live) }
     }
 
-    /// The tables the last fetch read.
-    var region: TableRegion { (try? withLive { $0.region }) ?? .everything }
+    /// The consumer's signal (held weakly, as the tracker of a ``Database`` holds it).
+    var signal: ObservationSignal? { withLive { $0.signal } }
 }
 
 /// The observations of a pool, and its watch for other connections' commits.
 final class PoolObservations: Sendable {
     private struct State {
-        var entries: [UInt64: PoolObservation] = [:]
+        /// `PoolObservation<Value>` of each observation's own value type.
+        var entries: [UInt64: AnyObject & Sendable] = [:]
         var watch: ExternalChangeWatch?
         var dataVersion: Int?
     }
 
     private let state = Mutex(State())
 
-    subscript(id: UInt64) -> PoolObservation? { state.withLock { $0.entries[id] } }
+    subscript(id: UInt64) -> (AnyObject & Sendable)? { state.withLock { $0.entries[id] } }
 
-    func insert(_ observation: PoolObservation, id: UInt64) {
+    func insert(_ observation: AnyObject & Sendable, id: UInt64) {
         state.withLock { $0.entries[id] = observation }
     }
 

@@ -29,12 +29,12 @@ extension DatabasePool {
     /// Changes the pool's key to a raw 32-byte key. See ``rekey(_:progress:)-(String,_)``.
     public func rekey(rawKey: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
         _ = try KeyMaterial(rawKey: rawKey)
-        try await rekey(to: .rawKey(rawKey), secret: .raw(key: SecretBytes(rawKey), salt: keptSalt()), progress: progress)
+        try await rekey(to: .rawKey(rawKey), secret: .raw(key: SecretBytes(rawKey), salt: key?.salt), progress: progress)
     }
 
     private func rekey(passphrase: [UInt8], progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
         var passphrase = passphrase
-        defer { passphrase.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        defer { passphrase.zeroKeyBytes() }
         let material = try KeyMaterial(passphrase: passphrase)
         let (newKey, secret) = try Self.rekeyTarget(passphrase: passphrase, material: material, pool: self)
         try await rekey(to: newKey, secret: secret, progress: progress)
@@ -63,12 +63,6 @@ extension DatabasePool {
                                       readOnly: false, poolReader: true, extensions: extensions)
             await readers.adopt(reader)
         }
-    }
-
-    /// The salt the pool was opened with, kept with a new raw key (a file with a plaintext header
-    /// does not store it).
-    private func keptSalt() -> SecretBytes? {
-        key?.salt
     }
 
     /// What the writer is rekeyed with and what readers are keyed with afterwards: the new key

@@ -114,7 +114,7 @@ public final class DatabasePool: DatabaseAccess {
     /// passphrase fails both and throws the first error.
     private convenience init(path: String, passphrase: [UInt8], cipher: CipherSettings, maximumReaderCount: Int) throws {
         var passphrase = passphrase
-        defer { passphrase.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } } }
+        defer { passphrase.zeroKeyBytes() }
         let material = try KeyMaterial(passphrase: passphrase)
         let library = try SqlCipherLibrary.shared
         var fallbackReason: String?

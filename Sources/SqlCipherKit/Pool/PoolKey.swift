@@ -46,7 +46,8 @@ final class PoolKey: Sendable {
         secret.withLock { if case .passphrase? = $0 { return true } else { return false } }
     }
 
-    /// The salt kept with a raw key, if one was given.
+    /// The salt kept with a raw key, if one was given: a rekey to a new raw key keeps it, since a
+    /// file with a plaintext header does not store its salt.
     var salt: SecretBytes? {
         secret.withLock { secret in
             if case .raw(_, let salt)? = secret, let salt { return SecretBytes(salt.collection) }
@@ -108,8 +109,7 @@ final class SecretBytes: @unchecked Sendable {
     }
 
     func zero() {
-        // memset through a raw pointer: the stores are not removed as dead.
-        memset(buffer.baseAddress!, 0, buffer.count)
+        zeroKeyBytes(buffer)
     }
 
     deinit {
@@ -118,14 +118,9 @@ final class SecretBytes: @unchecked Sendable {
     }
 }
 
-extension UnsafeMutableRawBufferPointer {
-    /// The first `count` bytes, as a collection for ``KeyMaterial``.
-    fileprivate var bytes: UnsafeMutableBufferPointer<UInt8> { assumingMemoryBound(to: UInt8.self) }
-}
-
 extension SecretBytes {
     /// The bytes, for ``KeyMaterial/init(passphrase:)`` (which copies them into its own storage).
     fileprivate var collection: UnsafeMutableBufferPointer<UInt8> {
-        UnsafeMutableBufferPointer(rebasing: buffer.bytes[0..<count])
+        UnsafeMutableBufferPointer(rebasing: buffer.assumingMemoryBound(to: UInt8.self)[0..<count])
     }
 }

@@ -103,24 +103,20 @@ final class ReaderSet: Sendable {
     func checkin(_ reader: Database) {
         let (closeIt, resumes) = state.withLock { state -> (Bool, Resumes) in
             state.busy -= 1
+            var resumes = Resumes()
             if state.isClosed {
                 state.count -= 1
-                // A rekey that waits for this reader must still be woken (it then finds the
-                // pool closed), or it would wait forever.
-                var resumes = Resumes()
-                if state.isExclusive, state.busy == 0, let drain = state.drain {
-                    state.drain = nil
-                    resumes.drain = drain
-                }
-                return (true, resumes)
+            } else {
+                state.idle.append(reader)
+                resumes = Self.dispatch(&state, maximum: maximum)
             }
-            state.idle.append(reader)
-            var resumes = Self.dispatch(&state, maximum: maximum)
+            // A rekey waiting for the last busy reader is woken, also after a close (it then
+            // finds the pool closed), or it would wait forever.
             if state.isExclusive, state.busy == 0, let drain = state.drain {
                 state.drain = nil
                 resumes.drain = drain
             }
-            return (false, resumes)
+            return (state.isClosed, resumes)
         }
         resumes.run()
         if closeIt { Task { await reader.close() } }
