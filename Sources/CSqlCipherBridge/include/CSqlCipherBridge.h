@@ -140,6 +140,20 @@ int scb_open_v2(const char *filename, scb_db **db, int flags, const char *vfs);
 int scb_close_v2(scb_db *db);
 int scb_key(scb_db *db, const void *key, int key_len);
 int scb_rekey(scb_db *db, const void *key, int key_len);
+/*
+** sqlite3_rekey of the main database, watched: before each read of a page from the database file,
+** `check(context, page)` is called on the calling thread with the page's number (1-based, from
+** `page_size`). When it returns nonzero, that read fails, SQLCipher rolls the rekey's transaction
+** back and the file keeps its old key and contents; `*stopped` is then set to 1 (else 0).
+** Pages found in the page cache are not read, so `check` is not called for them. SQLCipher
+** leaves the connection's write key changed after a stopped (as after any failed) rekey: close
+** the connection. Without a file to watch (an in-memory database) the rekey runs unwatched.
+** Returns sqlite3_rekey's result code, which SQLCipher reports as SQLITE_OK even for a rekey
+** that was rolled back.
+*/
+typedef int (*scb_rekey_check_fn)(void *context, int64_t page);
+int scb_rekey_watched(scb_db *db, const void *key, int key_len, int page_size, scb_rekey_check_fn check,
+                      void *context, int *stopped);
 /* Keys one attached schema by name; SQLITE_MISUSE when the library lacks sqlite3_key_v2. */
 int scb_key_v2(scb_db *db, const char *schema, const void *key, int key_len);
 int scb_extended_result_codes(scb_db *db, int on);

@@ -124,6 +124,13 @@ final class InterruptGate: Sendable {
         return false
     }
 
+    /// The check the progress handler makes inside a ``watching(cancellable:interval:sample:_:)``
+    /// scope, for work that SQLite runs without calling that handler (a rekey rewrites pages
+    /// without running a statement): the work's own callback asks it. False outside a scope.
+    func pollWatchedWork() -> Bool {
+        watchOpen.load(ordering: .relaxed) && pollWatch()
+    }
+
     /// Runs a long package operation's `body` (SQL on this gate's connection) under watch:
     /// `sample` is called from the progress handler at most every `interval`, and, when
     /// `cancellable`, a statement is interrupted as soon as the current task is cancelled and the
@@ -132,7 +139,10 @@ final class InterruptGate: Sendable {
     func watching<T>(cancellable: Bool, interval: Duration = .milliseconds(50), sample: (@Sendable () -> Void)?,
                      _ body: () throws -> T) throws -> T {
         watchInterrupted.store(false, ordering: .relaxed)
-        watch.withLock { $0 = Watch(cancellable: cancellable, sample: sample, interval: interval, lastSample: .now) }
+        // The first sample is due at once (the work has started); later ones every `interval`.
+        watch.withLock {
+            $0 = Watch(cancellable: cancellable, sample: sample, interval: interval, lastSample: .now - interval)
+        }
         watchOpen.store(true, ordering: .relaxed)
         defer {
             watchOpen.store(false, ordering: .relaxed)

@@ -248,6 +248,13 @@ final class SQLiteConnection {
         try query(sql, arguments).first.map { $0.count > 0 ? $0[0] : .null }
     }
 
+    /// The first value of `sql` as an integer, or nil. Integer pragmas may answer with text:
+    /// SQLCipher 4 answers `PRAGMA page_size` with the number as text.
+    func integer(_ sql: String) throws -> Int? {
+        let value = try scalar(sql)
+        return value.flatMap { Int.fromDatabaseValue($0) ?? String.fromDatabaseValue($0).flatMap { Int($0) } }
+    }
+
     // MARK: Transactions
 
     /// Whether a transaction is open (https://sqlite.org/c3ref/get_autocommit.html).

@@ -294,7 +294,7 @@ struct Exporter {
         let foreignKeys = try source.scalar("PRAGMA foreign_keys").flatMap { Int.fromDatabaseValue($0) } ?? 0
         if foreignKeys != 0 { try source.execute("PRAGMA foreign_keys = OFF") }
         defer { if foreignKeys != 0 { source.interruptGate.shielded { _ = try? source.execute("PRAGMA foreign_keys = ON") } } }
-        let pageSize = max(1, try source.scalar("PRAGMA main.page_size").flatMap { Int64.fromDatabaseValue($0) } ?? 4096)
+        let pageSize = Int64(max(1, try source.integer("PRAGMA main.page_size") ?? 4096))
         do {
             try attach(target, key: key)
             do {

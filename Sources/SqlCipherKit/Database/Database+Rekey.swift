@@ -1,5 +1,6 @@
 import CSqlCipherBridge
 import Foundation
+import Synchronization
 
 extension Database {
     /// Re-encrypts the database with a new passphrase (`sqlite3_rekey`).
@@ -17,11 +18,19 @@ extension Database {
     /// (`wal_checkpoint(TRUNCATE)`) before and after. Close every other connection to the file
     /// first: one still holding the old key cannot read what the rekey wrote.
     ///
-    /// `progress` hears the database's pages twice: 0 before the rewrite and the total once the
-    /// new key is proven, because SQLCipher's `sqlite3_rekey` rewrites every page without calling
-    /// back. For the same reason a rekey cannot be cancelled: interrupting the rewrite halfway is
-    /// what SQLCipher cannot recover from cleanly, so the call runs to its end even when its task
-    /// is cancelled (a cancellation only stops the calls that follow).
+    /// `progress` hears the pages rewritten so far, from 0 to the total once the new key is
+    /// proven. SQLCipher's `sqlite3_rekey` calls nothing back, so SqlCipherKit watches it read the
+    /// file page by page (the page cache is emptied first, so that every page but the first is
+    /// read).
+    ///
+    /// Cancelling the calling task stops the rekey:
+    /// - before the rewrite starts, the call throws `CancellationError` with nothing changed,
+    ///   and this Database stays open;
+    /// - during the rewrite, at the next page read, SQLCipher rolls its transaction back as after
+    ///   a crash: the file keeps the old key and every byte of its contents. SQLCipher leaves the
+    ///   connection's keys half-changed after a rewrite that did not finish, so this Database is
+    ///   closed, and the call throws `CancellationError`; open the file again with the old key;
+    /// - once the last page has been read, the rekey completes.
     ///
     /// - Parameters:
     ///   - passphrase: The new passphrase.
@@ -32,8 +41,8 @@ extension Database {
     ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
     ///   ``rekey(rawKey:progress:)``);
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
-    ///   transaction, or the new key does not open it afterwards. After any failure the file opens
-    ///   with the old key.
+    ///   transaction, or the new key does not open it afterwards; `CancellationError` (see above).
+    ///   After any failure the file opens with the old key.
     public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         try performRekey(.passphrase(passphrase), progress: progress)
     }
@@ -99,6 +108,13 @@ extension Database {
         if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
         let reporter = try Exporter.pageReporter(of: core, progress)
         reporter?.start()
+        // The last moment to stop with nothing changed and this Database still open.
+        try Task.checkCancellation()
+        let pageSize = Int32(clamping: try core.integer("PRAGMA main.page_size") ?? 0)
+        // The rewrite can only be watched, and stopped, where it reads a page from the file
+        // (scb_rekey_watched); pages left in the cache would be rewritten unseen. Releasing them
+        // costs at most the cache's size in reads (8 MiB by default).
+        _ = try? core.execute("PRAGMA shrink_memory")
 
         // The exclusive lock is taken before the key changes, so a busy or locked file fails here
         // with the connection untouched. The rewrite then runs inside that lock.
@@ -107,13 +123,21 @@ extension Database {
         } catch {
             throw SqlCipherError.rekeyFailed(path: path, reason: "the database is busy or locked (\(error))")
         }
-        let rc = material.withBytes { bytes in
-            scb_rekey(core.handle, bytes.baseAddress, Int32(bytes.count))
+        let watch = RekeyWatch(gate: core.interruptGate)
+        var sample: (@Sendable () -> Void)?
+        if let reporter { sample = { reporter.report(watch.pagesRead) } }
+        var stopped: Int32 = 0
+        let rc = try core.interruptGate.watching(cancellable: true, sample: sample) { () -> Int32 in
+            material.withBytes { bytes in
+                watch.rekey(core.handle, key: bytes, pageSize: pageSize, stopped: &stopped)
+            }
         }
-        let committed = (try? core.execute("COMMIT")) != nil
+        let committed = stopped == 0 && (try? core.execute("COMMIT")) != nil
         if !committed && core.isInTransaction { _ = try? core.execute("ROLLBACK") }
 
         do {
+            // Stopped: SQLCipher rolled the rewrite back, as after a crash.
+            if stopped != 0 { throw CancellationError() }
             guard rc == 0 else { throw core.error(rc, sql: nil) }
             guard committed else {
                 throw SqlCipherError.rekeyFailed(path: path, reason: "the rewrite could not be committed")
@@ -122,10 +146,12 @@ extension Database {
             try verifyKey(verifyMaterial, against: core)
             reporter?.finish()
         } catch {
-            // SQLCipher leaves this connection's keys in an unknown state after a failed rekey: a
-            // write through it could mix keys in one file. Close it; the file itself still opens
-            // with the old key because the rewrite is one transaction that did not take effect.
+            // SQLCipher leaves this connection's keys in an unknown state after a failed or
+            // stopped rekey (the new key for writing, the old one for reading): a write through it
+            // could mix keys in one file. Close it; the file itself still opens with the old key
+            // because the rewrite is one transaction that did not take effect.
             close()
+            if error is CancellationError { throw error }
             let reason: String
             if case let SqlCipherError.rekeyFailed(_, inner) = error { reason = inner } else { reason = "\(error)" }
             throw SqlCipherError.rekeyFailed(
@@ -168,5 +194,35 @@ extension Data {
             index = next
         }
         self.init(bytes)
+    }
+}
+
+/// What the rewrite of a rekey has read so far, and whether it must stop: asked by the bridge
+/// before each page it reads from the file (`scb_rekey_watched`), on the thread running the rekey.
+final class RekeyWatch: Sendable {
+    private let gate: InterruptGate
+    private let highest = Atomic<Int64>(0)
+
+    init(gate: InterruptGate) { self.gate = gate }
+
+    /// The highest page number read: SQLCipher rewrites pages in order, so the pages done.
+    var pagesRead: Int64 { highest.load(ordering: .relaxed) }
+
+    /// Records a read of `page`; true when the rekey must stop (its task was cancelled).
+    func reading(page: Int64) -> Bool {
+        if page > highest.load(ordering: .relaxed) { highest.store(page, ordering: .relaxed) }
+        return gate.pollWatchedWork()
+    }
+
+    /// Runs `scb_rekey_watched` on `handle` with this watch asked before each read.
+    func rekey(_ handle: OpaquePointer, key: UnsafeRawBufferPointer, pageSize: Int32, stopped: inout Int32) -> Int32 {
+        let check: scb_rekey_check_fn = { context, page in
+            guard let context else { return 0 }
+            return Unmanaged<RekeyWatch>.fromOpaque(context).takeUnretainedValue().reading(page: page) ? 1 : 0
+        }
+        return withExtendedLifetime(self) {
+            scb_rekey_watched(handle, key.baseAddress, Int32(key.count), pageSize, check,
+                              Unmanaged.passUnretained(self).toOpaque(), &stopped)
+        }
     }
 }

@@ -308,13 +308,7 @@ enum DatabaseOpener {
             try create.bind(.text(probe.markerText), at: 2)
             try create.run()
         }
-        // SQLCipher 4 answers `PRAGMA page_size` as cipher_page_size, with the number as text.
-        let pageSize: Int
-        switch try connection.scalar("PRAGMA page_size") {
-        case .integer(let value)?: pageSize = Int(value)
-        case .text(let text)?: pageSize = Int(text) ?? 0
-        default: pageSize = 0
-        }
+        let pageSize = try connection.integer("PRAGMA page_size") ?? 0
         let pageCount = Int(try pageCount(connection))
         try proveCiphertext(path: path, probe: probe, pageSize: pageSize, pageCount: pageCount,
                             plaintextHeaderSize: cipher.plaintextHeaderSize ?? 0)

@@ -15,7 +15,8 @@ import Synchronization
 /// ``Database/exportDecrypted(to:progress:)``,
 /// ``Database/upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``,
 /// ``Database/rekey(_:progress:)-(String,_)`` and ``Database/verifyIntegrity(progress:)``) call the
-/// closure first with `completed == 0`, then at most about every 50 ms while they work, and last
+/// closure first with `completed == 0`, then soon after the work starts and at most about every
+/// 50 ms while it goes on, and last
 /// with `completed == total` when the work succeeded. The values never go down, and `total` does
 /// not change during one operation. An operation that fails or is cancelled stops reporting
 /// without reaching the total.

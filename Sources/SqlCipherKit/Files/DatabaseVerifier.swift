@@ -289,9 +289,9 @@ private struct VerificationRun {
     // MARK: Checks
 
     private mutating func runChecks(_ connection: SQLiteConnection) {
-        pageSize = Self.integer(connection, "PRAGMA page_size")
-        pageCount = Self.integer(connection, "PRAGMA page_count")
-        userVersion = Self.integer(connection, "PRAGMA user_version")
+        pageSize = try? connection.integer("PRAGMA page_size")
+        pageCount = try? connection.integer("PRAGMA page_count")
+        userVersion = try? connection.integer("PRAGMA user_version")
         let reporter = ProgressReporter(total: library.cipherVersionIsAtLeast(4, 2) ? 3 : 2, unit: .checks, progress)
         reporter?.start()
         defer { reporter?.finish() }
@@ -495,11 +495,6 @@ private struct VerificationRun {
         }
     }
 
-    /// An integer pragma's value. Some pragmas answer with text (`page_size` does on 4.6.1).
-    static func integer(_ connection: SQLiteConnection, _ sql: String) -> Int? {
-        guard let value = try? connection.scalar(sql) else { return nil }
-        return Int.fromDatabaseValue(value) ?? String.fromDatabaseValue(value).flatMap { Int($0) }
-    }
 
     /// The page number in a `cipher_integrity_check` line ("HMAC verification failed for page 8",
     /// "page 8 has an invalid size of 2048 bytes ...").

@@ -13,10 +13,12 @@ extension DatabasePool {
     /// Writes wait behind the rekey on the writer. With a passphrase, the new key is derived once,
     /// as when opening.
     ///
-    /// When the rekey fails, the file still opens with the old key and the pool is closed (as a
-    /// ``Database`` closes itself): open it again with the old key.
+    /// `progress` and cancellation work as for ``Database/rekey(_:progress:)-(String,_)``. When the
+    /// rewrite fails or is stopped by a cancellation, the file still opens with the old key and
+    /// the pool is closed (as that ``Database`` closes itself): open it again with the old key. A
+    /// rekey refused before the rewrite starts leaves the pool open and its key unchanged.
     /// - Throws: ``SqlCipherError/notEncrypted``, ``SqlCipherError/rekeyFailed(path:reason:)``,
-    ///   ``SqlCipherError/databaseClosed``.
+    ///   ``SqlCipherError/databaseClosed``, `CancellationError`.
     public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
         try await rekey(passphrase: Array(passphrase.utf8), progress: progress)
     }
@@ -51,7 +53,9 @@ extension DatabasePool {
                 // (see _withConnection(.write)).
                 try await writer.performRekey(newKey, progress: progress, afterwards: { relay.publish() })
             } catch {
-                await close()
+                // A writer that closed itself is in the state a failed or stopped rewrite leaves;
+                // one that refused to start (a cancelled task, an open transaction) is intact.
+                if await writer.isClosed { await close() }
                 throw error
             }
             // The file has the new key now: a close that raced this rekey ends the pool, not the

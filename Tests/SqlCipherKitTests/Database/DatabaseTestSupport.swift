@@ -83,6 +83,6 @@ func fill(_ db: Database, rows: Int, size: Int = 100, marker: String = "") async
 }
 
 /// The number of rows of table `t`.
-func countRows(_ db: Database, table: String = "t") async throws -> Int {
+func countRows(_ db: some DatabaseAccess, table: String = "t") async throws -> Int {
     try await db.query("SELECT count(*) FROM \(table)")[0].decode(0, as: Int.self)
 }

@@ -12,16 +12,22 @@ import Testing
     /// Collects reports; cancels the task it is called on at the first report when asked.
     final class Recorder: Sendable {
         let reports = Mutex<[DatabaseProgress]>([])
-        let cancelAtFirst: Bool
-        init(cancelAtFirst: Bool = false) { self.cancelAtFirst = cancelAtFirst }
+        /// Cancels the task at the first report for which this is true.
+        let cancelWhen: @Sendable (DatabaseProgress) -> Bool
+        init(cancelAtFirst: Bool = false) {
+            let cancel = cancelAtFirst
+            self.cancelWhen = { _ in cancel }
+        }
+        init(cancelWhen: @escaping @Sendable (DatabaseProgress) -> Bool) { self.cancelWhen = cancelWhen }
 
         var closure: @Sendable (DatabaseProgress) -> Void {
             { progress in
-                let first = self.reports.withLock { reports in
+                let cancel = self.reports.withLock { reports -> Bool in
+                    let cancelledBefore = reports.contains(where: self.cancelWhen)
                     reports.append(progress)
-                    return reports.count == 1
+                    return !cancelledBefore && self.cancelWhen(progress)
                 }
-                if first && self.cancelAtFirst { withUnsafeCurrentTask { $0?.cancel() } }
+                if cancel { withUnsafeCurrentTask { $0?.cancel() } }
             }
         }
 
@@ -102,15 +108,17 @@ import Testing
         #expect(try await countRows(db) == Self.rows)
     }
 
-    @Test func rekeyReportsTheStartAndTheEnd() async throws {
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func rekeyReportsThePagesItRewrites(mode: JournalMode) async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("rekey.db")
-        let db = try await makeEncrypted(path)
+        let db = try await makeEncrypted(path, mode: mode)
         let pages = try await pageCount(db)
         let recorder = Recorder()
         try await db.rekey("new key", progress: recorder.closure)
         recorder.expectComplete(total: pages, unit: .pages)
-        #expect(recorder.all.map(\.completed) == [0, pages])
+        // The rewrite was watched: at least one report between the start and the end.
+        #expect(recorder.all.count >= 3, "\(recorder.all.map(\.completed))")
         await db.close()
         #expect(try await countRows(try Database(path: path, key: "new key", cipher: fastCipher)) == Self.rows)
     }
@@ -251,17 +259,88 @@ import Testing
         #expect(try await countRows(try Database(path: path, key: "legacy", cipher: .sqlcipher3)) == Self.rows)
     }
 
-    @Test func rekeyIsNotCancelledHalfway() async throws {
+    /// Cancelled at the first report after the start: the rewrite has begun, and stops at its next
+    /// page read. A cache of 10 pages makes SQLite spill rewritten pages early (to the file in
+    /// rollback mode, to the WAL in WAL mode), so the rollback has real work to undo.
+    @Test(arguments: [JournalMode.rollback, .wal], [false, true])
+    func aRekeyCancelledMidwayLeavesTheFileWithItsOldKeyAndContents(mode: JournalMode, smallCache: Bool) async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("rekey.db")
-        let db = try await makeEncrypted(path)
+        let db = try await makeEncrypted(path, mode: mode)
+        if smallCache { try await db.execute("PRAGMA cache_size = 10") }
+        if mode == .wal { _ = try await db.query("PRAGMA wal_checkpoint(TRUNCATE)") }
+        let pages = try await pageCount(db)
+        let before = try #require(FileManager.default.contents(atPath: path))
+        let recorder = Recorder(cancelWhen: { $0.completed > 0 })
+        let task = Task { try await db.rekey("new key", progress: recorder.closure) }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let reports = recorder.all.map(\.completed)
+        #expect(reports.count >= 2 && reports.allSatisfy { $0 < pages }, "\(reports) of \(pages)")
+
+        // SQLCipher leaves the connection's keys half-changed: the Database closed itself.
+        #expect(await db.isClosed)
+        await #expect(throws: SqlCipherError.databaseClosed) { _ = try await db.query("SELECT 1") }
+        // Rolled back at once: no journal is left for the next connection to replay. Pages that
+        // the small cache spilled into the file in rollback mode come back from the journal,
+        // where SQLCipher stores them encrypted again with the old key and a fresh IV: the same
+        // contents in other bytes. Every other case leaves the file's bytes as they were.
+        #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
+        if !(mode == .rollback && smallCache) {
+            #expect(FileManager.default.contents(atPath: path) == before)
+        }
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "new key", cipher: fastCipher) }
+        let reopened = try Database(path: path, key: "progress", journalMode: mode, cipher: fastCipher)
+        #expect(try await countRows(reopened) == Self.rows)
+        #expect(try await reopened.verifyIntegrity().isOK)
+        // And the key can then be changed.
+        try await reopened.rekey("new key")
+        await reopened.close()
+        #expect(try await countRows(try Database(path: path, key: "new key", cipher: fastCipher)) == Self.rows)
+    }
+
+    @Test func aRekeyCancelledBeforeTheRewriteChangesNothingAndKeepsTheDatabaseOpen() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("rekey.db")
+        let db = try await makeEncrypted(path, mode: .rollback)
+        let before = try #require(FileManager.default.contents(atPath: path))
         let recorder = Recorder(cancelAtFirst: true)
         let task = Task { try await db.rekey("new key", progress: recorder.closure) }
-        // The task is cancelled at the first report, and the rekey still runs to its end.
-        try await task.value
-        recorder.expectComplete(unit: .pages)
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(recorder.all.map(\.completed) == [0])
+        #expect(!(await db.isClosed))
+        #expect(try await countRows(db) == Self.rows)
+        #expect(FileManager.default.contents(atPath: path) == before)
+
+        // A task cancelled before the call does not start it either.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await db.rekey("new key")
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+        try await db.rekey("new key")
         await db.close()
         #expect(try await countRows(try Database(path: path, key: "new key", cipher: fastCipher)) == Self.rows)
-        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "progress", cipher: fastCipher) }
+    }
+
+    /// A pool's rekey stopped midway closes the pool; one stopped before the rewrite leaves it
+    /// open with its old key.
+    @Test func aPoolRekeyCancelledMidwayClosesThePoolAndKeepsTheOldKey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        try await makeEncrypted(path).close()
+        let pool = try DatabasePool(path: path, key: "progress", cipher: fastCipher)
+        #expect(try await countRows(pool) == Self.rows)
+
+        let early = Recorder(cancelAtFirst: true)
+        let first = Task { try await pool.rekey("new key", progress: early.closure) }
+        await #expect(throws: CancellationError.self) { try await first.value }
+        #expect(try await countRows(pool) == Self.rows)
+
+        let midway = Recorder(cancelWhen: { $0.completed > 0 })
+        let second = Task { try await pool.rekey("new key", progress: midway.closure) }
+        await #expect(throws: CancellationError.self) { try await second.value }
+        await #expect(throws: SqlCipherError.databaseClosed) { _ = try await pool.query("SELECT 1") }
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "new key", cipher: fastCipher) }
+        #expect(try await countRows(try DatabasePool(path: path, key: "progress", cipher: fastCipher)) == Self.rows)
     }
 }
