@@ -119,8 +119,10 @@ extension Database {
             try Exporter.lockExclusively(source, path: path, journalMode: opened.journalMode)
             reporter = try Exporter(source: source, sourcePath: path, library: opened.library)
                 .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode, progress: progress)
-            // The last moment to stop: after it the original is replaced.
+            // The last moment to stop: after it the original is replaced. Until here the original
+            // was only read; now its WAL moves into it, so that none is left beside the new file.
             try Task.checkCancellation()
+            if opened.journalMode == .wal { try Exporter.leaveWAL(source, path: path) }
         } catch {
             try? Exporter.removeDatabaseFiles(temporary)
             Exporter.unlock(source, journalMode: opened.journalMode)
@@ -194,7 +196,7 @@ extension Database {
             reporter = try Exporter.pageReporter(of: source.connection, progress)
             reporter?.start()
             try Task.checkCancellation()
-            try Exporter.lockExclusively(source.connection, path: path, journalMode: source.journalMode)
+            try Exporter.lockExclusively(source.connection, path: path, journalMode: source.journalMode, movingWAL: true)
             try FileManager.default.copyItem(atPath: path, toPath: temporary)
             let migrating = try SQLiteConnection(path: temporary)
             defer { migrating.close() }
@@ -430,38 +432,59 @@ struct Exporter {
         }
     }
 
-    /// Makes `connection` the only user of its file until it closes: a WAL file is switched to a
-    /// rollback journal (which SQLite refuses while any other connection has the file open, and
-    /// which moves the WAL into the file), then the exclusive lock is taken and kept
-    /// (`locking_mode = EXCLUSIVE`), so that nobody writes to the original while it is copied.
-    /// Waits at most a second for other connections.
-    static func lockExclusively(_ connection: SQLiteConnection, path: String, journalMode: JournalMode) throws {
-        func inUse(_ detail: String) -> SqlCipherError {
-            .conversionFailed(
-                source: path, target: path,
-                reason: "another connection is using the file (\(detail)); close every connection to it first")
-        }
+    /// Makes `connection` the only user of its file until it closes: the exclusive lock is taken
+    /// and kept (`locking_mode = EXCLUSIVE`), so that nobody reads or writes the original while it
+    /// is copied. Waits at most a second for other connections.
+    ///
+    /// A WAL file stays in WAL mode unless `movingWAL`: leaving it changes the header (the change
+    /// counters and the format bytes), which a cancelled operation must not do, so callers that
+    /// read through the connection switch only once they cannot be stopped any more
+    /// (``leaveWAL(_:path:)``). A caller that copies the file's bytes needs the WAL moved into the
+    /// file first: switching to a rollback journal does that, and SQLite refuses it while any
+    /// other connection has the file open.
+    static func lockExclusively(_ connection: SQLiteConnection, path: String, journalMode: JournalMode,
+                                movingWAL: Bool = false) throws {
         scb_busy_timeout(connection.handle, 1000)
-        if journalMode == .wal {
-            let mode: String?
-            do {
-                mode = try connection.scalar("PRAGMA journal_mode = DELETE").flatMap { String.fromDatabaseValue($0) }
-            } catch {
-                throw inUse("\(error)")
-            }
-            guard mode?.lowercased() == "delete" else { throw inUse("it stays in WAL mode") }
-        }
+        if journalMode == .wal && movingWAL { try leaveWAL(connection, path: path) }
         try connection.execute("PRAGMA locking_mode = EXCLUSIVE")
         do {
             try connection.execute("BEGIN EXCLUSIVE")
             try connection.execute("COMMIT")
         } catch {
-            throw inUse("\(error)")
+            throw fileInUse(path, "\(error)")
         }
     }
 
-    /// Undoes ``lockExclusively(_:path:journalMode:)`` after a failure: the original gets its
-    /// journal mode back.
+    /// Switches a WAL file to a rollback journal (`DELETE`): the WAL moves into the file and is
+    /// removed, so that nothing of it is left beside a file about to be replaced.
+    ///
+    /// The switch writes the header through a rollback journal. In exclusive locking mode SQLite
+    /// keeps that journal (zeroed) until the connection closes, and a crash before then would
+    /// leave it beside the file, where it blocks the next conversion; so the switch runs in
+    /// normal locking mode, and a connection that held the file exclusively takes it back.
+    static func leaveWAL(_ connection: SQLiteConnection, path: String) throws {
+        let exclusive = (try? connection.scalar("PRAGMA locking_mode")).flatMap { String.fromDatabaseValue($0) }?
+            .lowercased() == "exclusive"
+        if exclusive { try connection.execute("PRAGMA locking_mode = NORMAL") }
+        let mode: String?
+        do {
+            mode = try connection.scalar("PRAGMA journal_mode = DELETE").flatMap { String.fromDatabaseValue($0) }
+        } catch {
+            throw fileInUse(path, "\(error)")
+        }
+        guard mode?.lowercased() == "delete" else { throw fileInUse(path, "it stays in WAL mode") }
+        if exclusive { try lockExclusively(connection, path: path, journalMode: .rollback) }
+    }
+
+    private static func fileInUse(_ path: String, _ detail: String) -> SqlCipherError {
+        .conversionFailed(
+            source: path, target: path,
+            reason: "another connection is using the file (\(detail)); close every connection to it first")
+    }
+
+    /// Undoes ``lockExclusively(_:path:journalMode:movingWAL:)`` and ``leaveWAL(_:path:)`` after a
+    /// failure: the lock is released and a WAL file gets its journal mode back (a no-op for one
+    /// that never left it, which then keeps every byte).
     static func unlock(_ connection: SQLiteConnection, journalMode: JournalMode) {
         _ = try? connection.execute("PRAGMA locking_mode = NORMAL")
         if journalMode == .wal { _ = try? connection.query("PRAGMA journal_mode = WAL") }
