@@ -495,7 +495,6 @@ private struct VerificationRun {
         }
     }
 
-
     /// The page number in a `cipher_integrity_check` line ("HMAC verification failed for page 8",
     /// "page 8 has an invalid size of 2048 bytes ...").
     static func pageNumber(_ line: String) -> Int? {
