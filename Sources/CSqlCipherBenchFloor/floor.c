@@ -39,6 +39,7 @@ static struct {
     int (*open_v2)(const char *, floor_db **, int, const char *);
     int (*close_v2)(floor_db *);
     int (*key)(floor_db *, const void *, int);
+    int (*rekey)(floor_db *, const void *, int);
     int (*exec)(floor_db *, const char *, void *, void *, char **);
     const char *(*errmsg)(floor_db *);
     int (*changes)(floor_db *);
@@ -68,6 +69,7 @@ int scbf_load(char *message, size_t message_len) {
         {"sqlite3_open_v2", (void **)&fn.open_v2},
         {"sqlite3_close_v2", (void **)&fn.close_v2},
         {"sqlite3_key", (void **)&fn.key},
+        {"sqlite3_rekey", (void **)&fn.rekey},
         {"sqlite3_exec", (void **)&fn.exec},
         {"sqlite3_errmsg", (void **)&fn.errmsg},
         {"sqlite3_changes", (void **)&fn.changes},
@@ -123,6 +125,8 @@ void scbf_close(scbf_db *db) {
 }
 
 int scbf_exec(scbf_db *db, const char *sql) { return fn.exec(db, sql, NULL, NULL, NULL); }
+
+int scbf_rekey(scbf_db *db, const void *key, int key_len) { return fn.rekey(db, key, key_len); }
 
 const char *scbf_errmsg(scbf_db *db) { return fn.errmsg(db); }
 

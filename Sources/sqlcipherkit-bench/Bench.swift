@@ -51,6 +51,7 @@ struct Bench {
             ("streaming", runStreaming),
             ("pool", runPool),
             ("tracing", runTracing),
+            ("rekey", runRekey),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)

@@ -30,7 +30,7 @@ struct BenchOptions: Sendable {
     var only: Set<String> = []
 
     /// The workload families, in the order they run.
-    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing"]
+    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing", "rekey"]
 
     func runs(_ family: String) -> Bool {
         only.isEmpty || only.contains(family)
@@ -47,7 +47,7 @@ struct BenchOptions: Sendable {
           --quick         small sizes and few runs (a smoke run, not a measurement)
           --runs N        timed runs per workload (default 7; 3 with --quick)
           --only LIST     run only these workload families: insert, fetch, entity, open, observers,
-                          cache, streaming, pool, tracing
+                          cache, streaming, pool, tracing, rekey
           --library PATH  the SQLCipher library to load (default: $SQLCIPHERKIT_LIBRARY, then discovery)
         """
 

@@ -46,6 +46,11 @@ final class FloorConnection {
         try check(scbf_exec(handle, sql), "run \(sql)")
     }
 
+    /// Changes the key to `key` (bytes as scbf_open takes them); see scbf_rekey.
+    func rekey(_ key: Data) throws {
+        try check(key.withUnsafeBytes { scbf_rekey(handle, $0.baseAddress, Int32($0.count)) }, "change the key")
+    }
+
     /// Inserts rows `firstID..<firstID + count` in one transaction; see scbf_insert_rows.
     func insertRows(_ sql: String, firstID: Int, count: Int, nullID: Bool = false, salt: Int = 0) throws {
         try check(scbf_insert_rows(handle, sql, Int64(firstID), Int32(count), nullID ? 1 : 0, Int64(salt)),

@@ -52,6 +52,12 @@ void scbf_close(scbf_db *db);
 /* Runs SQL without result rows (sqlite3_exec). */
 int scbf_exec(scbf_db *db, const char *sql);
 
+/*
+** Changes the key (sqlite3_rekey): nothing more, no lock taken first and no proof afterwards,
+** which SQLCipher's own success code does not give (it reports success for a rekey it rolled back).
+*/
+int scbf_rekey(scbf_db *db, const void *key, int key_len);
+
 /* The last error message of the connection. */
 const char *scbf_errmsg(scbf_db *db);
 

@@ -13,7 +13,7 @@ struct BenchSmokeTests {
         "open.passphrase", "open.rawKey", "open.unencrypted",
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence",
-        "tracing.insert.off", "tracing.insert.on", "tracing.fetch.off", "tracing.fetch.on",
+        "tracing.insert.off", "tracing.insert.on", "tracing.fetch.off", "tracing.fetch.on", "rekey",
     ]
 
     /// The pool family's rows and the extras each must carry.
