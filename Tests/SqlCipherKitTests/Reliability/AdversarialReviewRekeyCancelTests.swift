@@ -1,0 +1,667 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import SqlCipherKit
+
+/// An adversarial review of the cancellable rekey (`scb_rekey_watched`, `Database.rekey`,
+/// `DatabasePool.rekey`) and of the cancellable `encryptInPlace` of a WAL-mode original, through
+/// the public API with real files.
+@Suite struct AdversarialReviewRekeyCancelTests {
+    /// A key and the way to open the file with it.
+    enum Key: Sendable, CustomStringConvertible {
+        case passphrase(String)
+        case raw(Data)
+
+        func open(_ path: String, _ mode: JournalMode = .wal, cipher: CipherSettings = fastCipher) throws -> Database {
+            switch self {
+            case .passphrase(let text): try Database(path: path, key: text, journalMode: mode, cipher: cipher)
+            case .raw(let bytes): try Database(path: path, rawKey: bytes, journalMode: mode, cipher: cipher)
+            }
+        }
+
+        func rekey(_ db: Database, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+            switch self {
+            case .passphrase(let text): try await db.rekey(text, progress: progress)
+            case .raw(let bytes): try await db.rekey(rawKey: bytes, progress: progress)
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .passphrase(let text): "passphrase \(text)"
+            case .raw(let bytes): "raw \(bytes.first ?? 0)"
+            }
+        }
+    }
+
+    /// Cancels the task it is called on at the first report for which `when` is true.
+    final class CancelAt: Sendable {
+        let reports = Mutex<[Int64]>([])
+        let when: @Sendable (DatabaseProgress) -> Bool
+        init(_ when: @escaping @Sendable (DatabaseProgress) -> Bool) { self.when = when }
+        var closure: @Sendable (DatabaseProgress) -> Void {
+            { progress in
+                let cancel = self.reports.withLock { reports -> Bool in
+                    reports.append(progress.completed)
+                    return self.when(progress)
+                }
+                if cancel { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+        }
+        var all: [Int64] { reports.withLock { $0 } }
+    }
+
+    static let rows = 20_000
+
+    func make(_ path: String, key: Key, mode: JournalMode, rows: Int = rows, size: Int = 100,
+              cipher: CipherSettings = fastCipher) async throws {
+        let db = try key.open(path, mode, cipher: cipher)
+        try await fill(db, rows: rows, size: size)
+        await db.close()
+    }
+
+    /// The file opens with exactly `expected` (not with `other`), holds every row, passes the
+    /// integrity checks, and no journal is left beside it.
+    func expectOnly(_ expected: Key, not other: Key, at path: String, rows: Int = rows, mode: JournalMode = .wal,
+                    cipher: CipherSettings = fastCipher, _ note: String = "",
+                    sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        // No hot journal: none, or one that journal_mode PERSIST zeroed or TRUNCATE emptied.
+        let journal = FileManager.default.contents(atPath: path + "-journal")
+        #expect(journal.map { $0.isEmpty || $0.prefix(28).allSatisfy { $0 == 0 } } ?? true,
+                "a hot journal was left \(note)", sourceLocation: sourceLocation)
+        #expect(throws: (any Error).self, "\(other) still opens the file \(note)", sourceLocation: sourceLocation) {
+            let db = try other.open(path, mode, cipher: cipher)
+            _ = db
+        }
+        let db = try expected.open(path, mode, cipher: cipher)
+        #expect(try await countRows(db) == rows, "\(note)", sourceLocation: sourceLocation)
+        let report = try await db.verifyIntegrity()
+        #expect(report.isOK, "\(report.problems) \(note)", sourceLocation: sourceLocation)
+        await db.close()
+    }
+
+    // MARK: Journal modes set by hand
+
+    /// Defect found: with `PRAGMA journal_mode = OFF` (which SQL may set on a rollback-journal
+    /// file) a rekey stopped midway left the pages the rewrite had already spilled to the file
+    /// under the new key and the rest under the old one: the old key opened the file and every
+    /// read of a table failed with "database disk image is malformed" (all rows lost). Without a
+    /// journal the rewrite now runs to its end once started; with a journal in memory, persisted
+    /// or truncated it is stopped and rolled back as in the default mode.
+    @Test(arguments: ["OFF", "MEMORY", "PERSIST", "TRUNCATE"])
+    func aRekeyCancelledMidwayInAHandSetJournalMode(journal: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("j.db")
+        let old = Key.passphrase("old"), new = Key.passphrase("new")
+        try await make(path, key: old, mode: .rollback)
+        let db = try old.open(path, .rollback)
+        #expect(try await db.query("PRAGMA journal_mode = \(journal)")[0].get(0, as: String.self)?.uppercased() == journal)
+        // A small cache: the rewrite spills rewritten pages to the file long before its end.
+        try await db.execute("PRAGMA cache_size = 10")
+        let cancel = CancelAt { $0.completed > 0 }
+        let result = await Task { try await new.rekey(db, progress: cancel.closure) }.result
+        let note = "journal \(journal), reports \(cancel.all)"
+        #expect(cancel.all.count >= 2, "\(note)")
+        if journal == "OFF" {
+            #expect(throws: Never.self, "\(note)") { try result.get() }
+            #expect(!(await db.isClosed))
+            await db.close()
+            try await expectOnly(new, not: old, at: path, mode: .rollback, note)
+        } else {
+            #expect(throws: CancellationError.self, "\(note)") { try result.get() }
+            #expect(await db.isClosed)
+            try await expectOnly(old, not: new, at: path, mode: .rollback, note)
+        }
+        // Before the rewrite a cancellation still stops it, journal or not, with the Database open.
+        let again = try (journal == "OFF" ? new : old).open(path, .rollback)
+        _ = try await again.query("PRAGMA journal_mode = \(journal)")
+        await #expect(throws: CancellationError.self) {
+            try await Task { try await Key.raw(rawKey(99)).rekey(again, progress: CancelAt { _ in true }.closure) }.value
+        }
+        #expect(try await countRows(again) == Self.rows)
+    }
+
+    // MARK: Settings of the connection
+
+    enum Tweak: String, CaseIterable, Sendable {
+        case exclusiveLocking, mmap, smallCache, bigCache, cacheSpillOff, secureDelete, autoVacuum
+        var statements: [String] {
+            switch self {
+            case .exclusiveLocking: ["PRAGMA locking_mode = EXCLUSIVE"]
+            case .mmap: ["PRAGMA mmap_size = 268435456"]
+            case .smallCache: ["PRAGMA cache_size = 10"]
+            case .bigCache: ["PRAGMA cache_size = -200000"]
+            case .cacheSpillOff: ["PRAGMA cache_size = 10", "PRAGMA cache_spill = OFF"]
+            case .secureDelete: ["PRAGMA secure_delete = ON", "PRAGMA cache_size = 10"]
+            case .autoVacuum: ["PRAGMA cache_size = 10"]
+            }
+        }
+    }
+
+    @Test(arguments: Tweak.allCases, [JournalMode.rollback, .wal])
+    func aRekeyCancelledMidwayWithConnectionSettings(tweak: Tweak, mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("s.db")
+        let old = Key.raw(rawKey(3)), new = Key.passphrase("new")
+        if tweak == .autoVacuum {
+            let db = try old.open(path, mode)
+            try await db.execute("PRAGMA auto_vacuum = FULL")
+            try await db.execute("VACUUM")
+            try await fill(db, rows: Self.rows)
+            try await db.execute("DELETE FROM t WHERE id % 3 = 0")
+            try await fill(db, rows: Self.rows / 3)
+            try await db.execute("DELETE FROM t WHERE id > \(Self.rows)")
+            try await db.execute("INSERT INTO t(id, body) SELECT id, 'x' FROM (SELECT id FROM t LIMIT 0)")
+            await db.close()
+            // Leave exactly rows - rows/3 rows, then bring the count back to rows.
+            let again = try old.open(path, mode)
+            try await fill(again, rows: Self.rows / 3)
+            let n = try await countRows(again)
+            try await again.execute("DELETE FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT ?)", n - Self.rows)
+            await again.close()
+        } else {
+            try await make(path, key: old, mode: mode)
+        }
+        let db = try old.open(path, mode)
+        for statement in tweak.statements { _ = try await db.query(statement) }
+        let cancel = CancelAt { $0.completed > 0 }
+        let task = Task { try await new.rekey(db, progress: cancel.closure) }
+        let result = await task.result
+        let note = "\(tweak) \(mode), reports \(cancel.all)"
+        switch result {
+        case .success:
+            Issue.record("the rekey was not stopped: \(note)")
+            try await expectOnly(new, not: old, at: path, mode: mode, note)
+        case .failure(let error):
+            #expect(error is CancellationError, "\(error) \(note)")
+            #expect(await db.isClosed)
+            try await expectOnly(old, not: new, at: path, mode: mode, note)
+        }
+    }
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func sqlcipher3SettingsAndRawPassphraseSwaps(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        for (index, cipher) in [CipherSettings.sqlcipher3, CipherSettings(pageSize: 8192, kdfIterations: 3)].enumerated() {
+            let path = dir.path("v\(index).db")
+            let pairs: [(Key, Key)] = [(.passphrase("p"), .raw(rawKey(9))), (.raw(rawKey(9)), .passphrase("q"))]
+            try await make(path, key: pairs[0].0, mode: mode, cipher: cipher)
+            for (old, new) in pairs {
+                let db = try old.open(path, mode, cipher: cipher)
+                try await db.execute("PRAGMA cache_size = 10")
+                let cancel = CancelAt { $0.completed > 0 }
+                let task = Task { try await new.rekey(db, progress: cancel.closure) }
+                let result = await task.result
+                let note = "\(cipher) \(mode) \(old)->\(new) reports \(cancel.all)"
+                #expect(throws: CancellationError.self, "\(note)") { try result.get() }
+                try await expectOnly(old, not: new, at: path, mode: mode, cipher: cipher, note)
+                // And then the real change.
+                let again = try old.open(path, mode, cipher: cipher)
+                try await new.rekey(again)
+                await again.close()
+                try await expectOnly(new, not: old, at: path, mode: mode, cipher: cipher, note)
+            }
+        }
+    }
+
+    // MARK: Other users of the file and of the connection
+
+    /// A stream of this Database open across the rekey: cancelled midway, the stream ends with
+    /// `databaseClosed`; completed, the stream reads on with the new key.
+    @Test(arguments: [JournalMode.rollback, .wal], [false, true])
+    func aStreamOpenAcrossTheRekey(mode: JournalMode, cancelled: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("stream.db")
+        let old = Key.raw(rawKey(4)), new = Key.raw(rawKey(5))
+        try await make(path, key: old, mode: mode)
+        let db = try old.open(path, mode)
+        try await db.execute("PRAGMA cache_size = 10")
+        var iterator = db.stream("SELECT id, body FROM t ORDER BY id").makeAsyncIterator()
+        var seen = 0
+        while seen < 300, try await iterator.next() != nil { seen += 1 }
+        let cancel = CancelAt { cancelled && $0.completed > 0 }
+        let task = Task { try await new.rekey(db, progress: cancel.closure) }
+        let result = await task.result
+        if cancelled {
+            #expect(throws: CancellationError.self) { try result.get() }
+            await #expect(throws: SqlCipherError.databaseClosed) {
+                while try await iterator.next() != nil { seen += 1 }
+            }
+            try await expectOnly(old, not: new, at: path, mode: mode)
+        } else {
+            try result.get()
+            while try await iterator.next() != nil { seen += 1 }
+            #expect(seen == Self.rows)
+            await db.close()
+            try await expectOnly(new, not: old, at: path, mode: mode)
+        }
+    }
+
+    /// Another Database on the same file, idle or in the middle of a stream: a rekey cancelled
+    /// midway leaves it reading and writing with the old key.
+    @Test(arguments: [JournalMode.rollback, .wal], [false, true])
+    func anotherDatabaseOnTheFileGoesOnAfterACancelledRekey(mode: JournalMode, streaming: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("two.db")
+        let old = Key.passphrase("old"), new = Key.passphrase("new")
+        try await make(path, key: old, mode: mode)
+        let other = try old.open(path, mode)
+        var iterator = other.stream("SELECT id FROM t ORDER BY id", batchSize: 16).makeAsyncIterator()
+        if streaming { _ = try await iterator.next() }
+        let db = try old.open(path, mode)
+        try await db.execute("PRAGMA cache_size = 10")
+        let cancel = CancelAt { $0.completed > 0 }
+        let task = Task { try await new.rekey(db, progress: cancel.closure) }
+        let result = await task.result
+        if mode == .rollback && streaming {
+            // The other connection's read lock keeps the rekey from starting.
+            #expect(throws: SqlCipherError.self) { try result.get() }
+            #expect(!(await db.isClosed))
+        } else {
+            #expect(throws: CancellationError.self, "reports \(cancel.all)") { try result.get() }
+        }
+        if streaming {
+            var count = 1
+            while try await iterator.next() != nil { count += 1 }
+            #expect(count == Self.rows)
+        }
+        try await other.execute("INSERT INTO t(body) VALUES ('after')")
+        #expect(try await countRows(other) == Self.rows + 1)
+        await other.close()
+        await db.close()
+        try await expectOnly(old, not: new, at: path, rows: Self.rows + 1, mode: mode)
+    }
+
+    /// After a midway cancel the Database is closed: every call throws `databaseClosed`, none
+    /// reaches the connection whose write key SQLCipher left changed.
+    @Test func everyCallOnTheClosedDatabaseThrowsDatabaseClosed() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("closed.db")
+        let old = Key.raw(rawKey(6)), new = Key.raw(rawKey(7))
+        try await make(path, key: old, mode: .rollback)
+        let db = try old.open(path, .rollback)
+        try await db.execute("PRAGMA cache_size = 10")
+        let cancel = CancelAt { $0.completed > 0 }
+        await #expect(throws: CancellationError.self) { try await Task { try await new.rekey(db, progress: cancel.closure) }.value }
+        #expect(await db.isClosed)
+        await #expect(throws: SqlCipherError.databaseClosed) { try await db.execute("INSERT INTO t(body) VALUES ('x')") }
+        await #expect(throws: SqlCipherError.databaseClosed) { _ = try await db.query("SELECT 1") }
+        await #expect(throws: SqlCipherError.databaseClosed) {
+            try await db.transaction { conn in try conn.execute("INSERT INTO t(body) VALUES ('x')") }
+        }
+        await #expect(throws: SqlCipherError.databaseClosed) { for try await _ in db.stream("SELECT * FROM t") {} }
+        await #expect(throws: SqlCipherError.databaseClosed) { try await new.rekey(db) }
+        await #expect(throws: SqlCipherError.databaseClosed) { try await old.rekey(db) }
+        await #expect(throws: SqlCipherError.databaseClosed) { _ = try await db.verifyIntegrity() }
+        await #expect(throws: SqlCipherError.databaseClosed) { try await db.export(to: dir.path("copy.db"), key: "k") }
+        await #expect(throws: SqlCipherError.databaseClosed) { try await db.exportDecrypted(to: dir.path("plain.db")) }
+        await db.close()
+        #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("plain.db")))
+        try await expectOnly(old, not: new, at: path, mode: .rollback)
+    }
+
+    // MARK: Cancellation at random moments
+
+    /// A small deterministic generator, so that a failing round can be replayed.
+    struct SeededRandom: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Rekeys back and forth on one file, each call cancelled from another task after a random
+    /// delay: what the call reports (success, or `CancellationError`) is the key that opens the
+    /// file afterwards, never a mix.
+    @Test(arguments: [JournalMode.rollback, .wal], [false, true])
+    func cancelFromAnotherTaskAtRandomMoments(mode: JournalMode, smallCache: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("random.db")
+        let keys: [Key] = [.raw(rawKey(21)), .passphrase("second"), .raw(rawKey(23))]
+        try await make(path, key: keys[0], mode: mode)
+        // One uncancelled rekey there and back spreads the delays over the rewrite's length.
+        let clock = ContinuousClock()
+        let timing = try keys[0].open(path, mode)
+        let start = clock.now
+        try await keys[1].rekey(timing)
+        try await keys[0].rekey(timing)
+        let duration = (clock.now - start) / 2
+        await timing.close()
+        var random = SeededRandom(state: 0x5EED_4E4B &+ (mode == .wal ? 1 : 0) &+ (smallCache ? 2 : 0))
+        var current = 0
+        var outcomes: [String: Int] = [:]
+        for round in 0..<12 {
+            let next = (current + 1 + Int.random(in: 0...1, using: &random)) % keys.count
+            let db = try keys[current].open(path, mode)
+            if smallCache { try await db.execute("PRAGMA cache_size = 10") }
+            let delay = duration * Double.random(in: 0...1.2, using: &random)
+            let task = Task { try await keys[next].rekey(db) }
+            try await Task.sleep(for: delay)
+            task.cancel()
+            let result = await task.result
+            let note = "round \(round), \(keys[current]) -> \(keys[next]), delay \(delay)"
+            switch result {
+            case .success:
+                outcomes["completed", default: 0] += 1
+                #expect(!(await db.isClosed))
+                await db.close()
+                try await expectOnly(keys[next], not: keys[current], at: path, mode: mode, note)
+                current = next
+            case .failure(let error as CancellationError):
+                outcomes[await db.isClosed ? "stopped midway" : "stopped before", default: 0] += 1
+                _ = error
+                await db.close()
+                try await expectOnly(keys[current], not: keys[next], at: path, mode: mode, note)
+            case .failure(let error):
+                Issue.record("\(note): \(error)")
+                await db.close()
+            }
+        }
+        print("OUTCOMES \(mode) \(smallCache) \(outcomes)")
+        #expect(outcomes.values.reduce(0, +) == 12, "\(outcomes)")
+    }
+
+    // MARK: Pool
+
+    /// A pool's rekey cancelled at random moments while reads run: reads end with rows, or with
+    /// `databaseClosed` / `CancellationError`; the pool is closed only when the rewrite was
+    /// stopped, and the file opens with the key the outcome says.
+    @Test func aPoolRekeyCancelledWhileReadsRun() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        let keys = [rawKey(31), rawKey(32)]
+        try await make(path, key: .raw(keys[0]), mode: .wal)
+        var random = SeededRandom(state: 0x5EED_9001)
+        var current = 0
+        var outcomes: [String: Int] = [:]
+        for round in 0..<8 {
+            let pool = try DatabasePool(path: path, rawKey: keys[current], cipher: fastCipher, maximumReaderCount: 3)
+            let readers = (0..<6).map { _ in
+                Task { () -> Result<Int, any Error> in
+                    do { return .success(try await countRows(pool)) } catch { return .failure(error) }
+                }
+            }
+            let cancel = CancelAt { _ in false }
+            let next = 1 - current
+            let task = Task { try await pool.rekey(rawKey: keys[next], progress: cancel.closure) }
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...60_000, using: &random)))
+            task.cancel()
+            let result = await task.result
+            for reader in readers {
+                switch await reader.value {
+                case .success(let count): #expect(count == Self.rows)
+                case .failure(let error):
+                    #expect(error is CancellationError || (error as? SqlCipherError) == .databaseClosed, "\(error)")
+                }
+            }
+            let note = "round \(round) reports \(cancel.all)"
+            switch result {
+            case .success:
+                outcomes["completed", default: 0] += 1
+                #expect(try await countRows(pool) == Self.rows, "\(note)")
+                await pool.close()
+                current = next
+            case .failure(let error):
+                #expect(error is CancellationError, "\(error) \(note)")
+                let closed = (try? await countRows(pool)) == nil
+                outcomes[closed ? "stopped midway" : "stopped before", default: 0] += 1
+                if !closed { #expect(try await countRows(pool) == Self.rows) }
+                await pool.close()
+            }
+            try await expectOnly(.raw(keys[current]), not: .raw(keys[1 - current]), at: path, note)
+        }
+        print("OUTCOMES pool \(outcomes)")
+        #expect(outcomes.values.reduce(0, +) == 8, "\(outcomes)")
+    }
+
+    // MARK: encryptInPlace of a WAL original
+
+    func files(in dir: TemporaryDirectory) -> [String: Data] {
+        Dictionary(uniqueKeysWithValues: dir.allFileContents().map { (($0.0 as NSString).lastPathComponent, $0.1) })
+    }
+
+    /// Cancelled at a report (the first, a later one) or from another task after a random delay:
+    /// a cancelled call leaves every file of the folder as it was (the original, no -wal or -shm
+    /// left or removed); a completed one leaves the encrypted file with every row.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func encryptInPlaceCancelledAtManyMoments(mode: JournalMode) async throws {
+        var random = SeededRandom(state: 0x5EED_E1F0 &+ (mode == .wal ? 1 : 0))
+        let key = DatabaseKey.rawKey(rawKey(41))
+        var outcomes: [String: Int] = [:]
+        // One uncancelled run to spread the delays.
+        let timingDir = TemporaryDirectory()
+        let timingPath = timingDir.path("plain.db")
+        let plain = try Database(unencryptedPath: timingPath, journalMode: mode)
+        try await fill(plain, rows: Self.rows, marker: "PLAIN-MARKER")
+        await plain.close()
+        let clock = ContinuousClock()
+        let started = clock.now
+        _ = try await Task { try Database.encryptInPlace(path: timingPath, key: key) }.value
+        let duration = clock.now - started
+        for round in 0..<10 {
+            let dir = TemporaryDirectory()
+            let path = dir.path("plain.db")
+            let source = try Database(unencryptedPath: path, journalMode: mode)
+            try await fill(source, rows: Self.rows, marker: "PLAIN-MARKER")
+            await source.close()
+            let before = files(in: dir)
+            let task: Task<String?, any Error>
+            switch round {
+            case 0: task = Task { try Database.encryptInPlace(path: path, key: key, progress: CancelAt { _ in true }.closure) }
+            case 1: task = Task { try Database.encryptInPlace(path: path, key: key, progress: CancelAt { $0.completed > 0 }.closure) }
+            case 2: task = Task { try Database.encryptInPlace(path: path, key: key, progress: CancelAt { $0.completed * 3 > $0.total }.closure) }
+            default:
+                task = Task { try Database.encryptInPlace(path: path, key: key) }
+                try await Task.sleep(for: duration * Double.random(in: 0...1.2, using: &random))
+                task.cancel()
+            }
+            let result = await task.result
+            switch result {
+            case .success:
+                outcomes["completed", default: 0] += 1
+                let db = try Database(path: path, rawKey: rawKey(41), journalMode: mode)
+                #expect(try await countRows(db) == Self.rows)
+                #expect(try await db.verifyIntegrity().isOK)
+                await db.close()
+                #expect(filesContain([path], "PLAIN-MARKER").isEmpty)
+            case .failure(let error):
+                outcomes["cancelled", default: 0] += 1
+                #expect(error is CancellationError, "round \(round): \(error)")
+                let after = files(in: dir)
+                #expect(after.keys.sorted() == before.keys.sorted(), "round \(round)")
+                #expect(after["plain.db"] == before["plain.db"], "round \(round): the original changed")
+                let db = try Database(unencryptedPath: path, journalMode: mode)
+                #expect(try await countRows(db) == Self.rows)
+                await db.close()
+            }
+        }
+        print("OUTCOMES eip \(mode) \(outcomes)")
+        #expect(outcomes["cancelled", default: 0] >= 3, "\(outcomes)")
+    }
+
+    /// A WAL original whose last writer died with rows still in the WAL: a cancelled call leaves
+    /// those rows readable (the WAL is recovered, not lost).
+    @Test func encryptInPlaceCancelledOnAnOriginalWithAFullWAL() async throws {
+        let dir = TemporaryDirectory()
+        let live = dir.path("live.db")
+        let path = dir.path("crashed.db")
+        let writer = try Database(unencryptedPath: live, journalMode: .wal)
+        try await writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try await fill(writer, rows: Self.rows, marker: "PLAIN-MARKER")
+        // A crash image: the file and its WAL as they are while the writer is open.
+        try FileManager.default.copyItem(atPath: live, toPath: path)
+        try FileManager.default.copyItem(atPath: live + "-wal", toPath: path + "-wal")
+        await writer.close()
+        let before = files(in: dir)
+        for when in [0, 1] {
+            let cancel = CancelAt { when == 0 || $0.completed > 0 }
+            let result = await Task { _ = try Database.encryptInPlace(path: path, key: .rawKey(rawKey(42)), progress: cancel.closure) }.result
+            #expect(throws: CancellationError.self) { try result.get() }
+            let after = files(in: dir)
+            print("EIPWAL \(after.keys.sorted()) same-db \(after["crashed.db"] == before["crashed.db"]) wal \(after["crashed.db-wal"]?.count ?? -1) before \(before["crashed.db-wal"]?.count ?? -1)")
+            let db = try Database(unencryptedPath: path)
+            #expect(try await countRows(db) == Self.rows)
+            await db.close()
+        }
+        try Database.encryptInPlace(path: path, key: .rawKey(rawKey(42)))
+        let db = try Database(path: path, rawKey: rawKey(42))
+        #expect(try await countRows(db) == Self.rows)
+        #expect(filesContain([path, path + "-wal"], "PLAIN-MARKER").isEmpty)
+    }
+
+    /// SIGKILL at random moments while a child encrypts in place a WAL original whose WAL still
+    /// holds rows (its last writer died): whatever the moment, the file opens as the plaintext
+    /// original or as the encrypted file, with every row, and the encrypted file holds no
+    /// plaintext.
+    @Test func killDuringEncryptInPlaceOfAnOriginalWithAFullWAL() async throws {
+        let rows = 15_000
+        let key = rawKey(43)
+        let seedDir = TemporaryDirectory()
+        let live = seedDir.path("live.db")
+        let writer = try Database(unencryptedPath: live, journalMode: .wal)
+        try await writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try await fill(writer, rows: rows, size: 200, marker: "PLAIN-MARKER")
+        func crashImage(_ path: String) throws {
+            try FileManager.default.copyItem(atPath: live, toPath: path)
+            try FileManager.default.copyItem(atPath: live + "-wal", toPath: path + "-wal")
+        }
+        let clock = ContinuousClock()
+        let timingPath = seedDir.path("timing.db")
+        try crashImage(timingPath)
+        let timing = try KillableChild(helperArguments: ["encrypt-in-place", timingPath, "raw:" + hexString(key)])
+        _ = timing.waitForLine(startingWith: "start")
+        let started = clock.now
+        _ = timing.waitForLine(startingWith: "done")
+        let duration = clock.now - started
+        #expect(timing.waitForExit() == 0, "\(timing.standardError)")
+        var random = SeededRandom(state: 0x5EED_C0DE)
+        var outcomes: [String: Int] = [:]
+        for round in 0..<8 {
+            let dir = TemporaryDirectory()
+            let path = dir.path("plain.db")
+            try crashImage(path)
+            let child = try KillableChild(helperArguments: ["encrypt-in-place", path, "raw:" + hexString(key)])
+            guard child.waitForLine(startingWith: "start") != nil else {
+                child.killAndCollect()
+                Issue.record("round \(round): the helper did not start: \(child.standardError)")
+                break
+            }
+            // Spread over the run and a little past its end: round r in ((r, r+1) / 6) of it.
+            try await Task.sleep(for: duration * ((Double(round) + Double.random(in: 0...1, using: &random)) / 6))
+            child.killAndCollect()
+            let done = child.lines.contains("done")
+            let db: Database
+            if let plain = try? Database(unencryptedPath: path) {
+                #expect(!done, "round \(round): reported done, still plaintext")
+                outcomes["plaintext", default: 0] += 1
+                db = plain
+            } else {
+                db = try Database(path: path, rawKey: key)
+                outcomes["encrypted", default: 0] += 1
+                #expect(filesContain([path, path + "-wal", path + "-journal"], "PLAIN-MARKER").isEmpty, "round \(round)")
+            }
+            #expect(try await countRows(db) == rows, "round \(round)")
+            #expect(try await db.verifyIntegrity().isOK, "round \(round)")
+            let encrypted = db.isEncrypted
+            await db.close()
+            if !encrypted {
+                try Database.encryptInPlace(path: path, key: .rawKey(key))
+                let again = try Database(path: path, rawKey: key)
+                #expect(try await countRows(again) == rows, "round \(round)")
+                await again.close()
+            }
+        }
+        await writer.close()
+        print("OUTCOMES kill \(outcomes) duration \(duration) lines \(timing.lines)")
+        #expect(outcomes.values.reduce(0, +) == 8)
+    }
+
+    /// While encryptInPlace copies a WAL (or rollback) original, another connection's write must
+    /// fail: one that got through would be lost when the encrypted copy replaces the original.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func encryptInPlaceKeepsOtherWritersOutWhileItCopies(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("plain.db")
+        let source = try Database(unencryptedPath: path, journalMode: mode)
+        try await fill(source, rows: Self.rows)
+        await source.close()
+        let attempts = Mutex<[String]>([])
+        let progress: @Sendable (DatabaseProgress) -> Void = { report in
+            guard report.completed > 0, attempts.withLock({ $0.isEmpty }) else { return }
+            let outcome: String
+            do {
+                let intruder = try SQLiteConnection(path: path)
+                defer { intruder.close() }
+                try intruder.execute("INSERT INTO t(body) VALUES ('intruder')")
+                outcome = "written"
+            } catch {
+                outcome = "refused: \(error)"
+            }
+            attempts.withLock { $0.append(outcome) }
+        }
+        try await Task { _ = try Database.encryptInPlace(path: path, key: .rawKey(rawKey(44)), progress: progress) }.value
+        let outcomes = attempts.withLock { $0 }
+        #expect(outcomes.count == 1 && outcomes.allSatisfy { $0.hasPrefix("refused") }, "\(outcomes)")
+        let db = try Database(path: path, rawKey: rawKey(44), journalMode: mode)
+        #expect(try await countRows(db) == Self.rows)
+    }
+
+    /// A file with a plaintext header keeps its salt outside the file: after a rekey(rawKey:)
+    /// stopped midway it opens with the old raw key and that salt, and after a completed one
+    /// with the new key and the same salt; the header stays plaintext.
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func aPlaintextHeaderFileCancelledMidway(mode: JournalMode) async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("header.db")
+        let cipher = CipherSettings(kdfIterations: 2, plaintextHeaderSize: 32)
+        let salt = Data((0..<16).map { UInt8($0 * 11 + 1) })
+        let (old, new) = (rawKey(61), rawKey(62))
+        let made = try Database(path: path, rawKey: old, salt: salt, journalMode: mode, cipher: cipher)
+        try await fill(made, rows: Self.rows)
+        await made.close()
+        func open(_ key: Data) throws -> Database {
+            try Database(path: path, rawKey: key, salt: salt, journalMode: mode, cipher: cipher)
+        }
+        let db = try open(old)
+        try await db.execute("PRAGMA cache_size = 10")
+        let cancel = CancelAt { $0.completed > 0 }
+        await #expect(throws: CancellationError.self) {
+            try await Task { try await db.rekey(rawKey: new, progress: cancel.closure) }.value
+        }
+        #expect(await db.isClosed)
+        #expect(FileManager.default.contents(atPath: path)?.prefix(16) == Data("SQLite format 3\0".utf8))
+        #expect(throws: (any Error).self) { _ = try open(new) }
+        let reopened = try open(old)
+        #expect(try await countRows(reopened) == Self.rows)
+        #expect(try await reopened.verifyIntegrity().isOK)
+        try await reopened.rekey(rawKey: new)
+        await reopened.close()
+        #expect(throws: (any Error).self) { _ = try open(old) }
+        let final = try open(new)
+        #expect(try await countRows(final) == Self.rows)
+        #expect(try await final.verifyIntegrity().isOK)
+    }
+
+    /// A file larger than the default 8 MiB page cache, rollback journal, cancelled late: the
+    /// rewrite has spilled pages with the new key into the file, which the journal puts back.
+    @Test func aFileLargerThanTheDefaultCacheCancelledLate() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("big.db")
+        let old = Key.raw(rawKey(71)), new = Key.raw(rawKey(72))
+        let rows = 60_000
+        try await make(path, key: old, mode: .rollback, rows: rows, size: 180)
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0) > 10 << 20)
+        let db = try old.open(path, .rollback)
+        let cancel = CancelAt { $0.completed * 4 > $0.total * 3 }
+        await #expect(throws: CancellationError.self) {
+            try await Task { try await new.rekey(db, progress: cancel.closure) }.value
+        }
+        try await expectOnly(old, not: new, at: path, rows: rows, mode: .rollback, "reports \(cancel.all)")
+    }
+}
