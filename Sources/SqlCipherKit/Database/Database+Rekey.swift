@@ -132,6 +132,13 @@ extension Database {
         } catch {
             throw SqlCipherError.rekeyFailed(path: path, reason: "the database is busy or locked (\(error))")
         }
+        // The lock may have been awaited for up to the busy timeout, which no cancellation cuts
+        // short. One that came meanwhile still finds nothing rewritten and the keys untouched:
+        // stop here, with this Database open, rather than at the rewrite's first page.
+        if Task.isCancelled {
+            core.interruptGate.shielded { _ = try? core.execute("ROLLBACK") }
+            throw CancellationError()
+        }
         let watch = RekeyWatch(gate: core.interruptGate)
         var sample: (@Sendable () -> Void)?
         if let reporter { sample = { reporter.report(watch.pagesRead) } }

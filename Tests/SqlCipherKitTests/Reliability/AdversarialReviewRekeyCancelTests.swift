@@ -664,4 +664,35 @@ import Testing
         }
         try await expectOnly(old, not: new, at: path, rows: rows, mode: .rollback, "reports \(cancel.all)")
     }
+
+    /// A rekey waiting for the exclusive lock (another connection reads), cancelled while it
+    /// waits: nothing was rewritten, so the call throws `CancellationError` with the Database
+    /// still open and its key unchanged, as before the rewrite. (It used to go on into the
+    /// rewrite once the lock came, stop at the first page and close the Database.)
+    @Test func aRekeyCancelledWhileItWaitsForTheLockKeepsTheDatabaseOpen() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("busy.db")
+        let old = Key.raw(rawKey(81)), new = Key.passphrase("new")
+        try await make(path, key: old, mode: .rollback)
+        let db = try old.open(path, .rollback)
+        let reader = try old.open(path, .rollback)
+        try await reader.execute("BEGIN")
+        #expect(try await countRows(reader) == Self.rows)   // a SHARED lock until COMMIT
+        let started = AsyncStream<Void>.makeStream()
+        let progress: @Sendable (DatabaseProgress) -> Void = { _ in started.continuation.yield() }
+        let task = Task { try await new.rekey(db, progress: progress) }
+        // The first report (0) comes before the lock is asked for; the lock then waits for the
+        // reader, up to the busy timeout (5 s).
+        for await _ in started.stream { break }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        try await reader.execute("COMMIT")
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(!(await db.isClosed))
+        #expect(try await countRows(db) == Self.rows)
+        try await db.execute("INSERT INTO t(body) VALUES ('after')")
+        await reader.close()
+        await db.close()
+        try await expectOnly(old, not: new, at: path, rows: Self.rows + 1, mode: .rollback)
+    }
 }
