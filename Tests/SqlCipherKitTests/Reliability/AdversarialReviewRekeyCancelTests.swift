@@ -143,22 +143,15 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("s.db")
         let old = Key.raw(rawKey(3)), new = Key.passphrase("new")
+        var rows = Self.rows
         if tweak == .autoVacuum {
+            // Pointer-map pages, and a file that shrank when rows were deleted.
             let db = try old.open(path, mode)
             try await db.execute("PRAGMA auto_vacuum = FULL")
-            try await db.execute("VACUUM")
             try await fill(db, rows: Self.rows)
-            try await db.execute("DELETE FROM t WHERE id % 3 = 0")
-            try await fill(db, rows: Self.rows / 3)
-            try await db.execute("DELETE FROM t WHERE id > \(Self.rows)")
-            try await db.execute("INSERT INTO t(id, body) SELECT id, 'x' FROM (SELECT id FROM t LIMIT 0)")
+            try await db.execute("DELETE FROM t WHERE id % 4 = 0")
+            rows -= Self.rows / 4
             await db.close()
-            // Leave exactly rows - rows/3 rows, then bring the count back to rows.
-            let again = try old.open(path, mode)
-            try await fill(again, rows: Self.rows / 3)
-            let n = try await countRows(again)
-            try await again.execute("DELETE FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT ?)", n - Self.rows)
-            await again.close()
         } else {
             try await make(path, key: old, mode: mode)
         }
@@ -171,11 +164,11 @@ import Testing
         switch result {
         case .success:
             Issue.record("the rekey was not stopped: \(note)")
-            try await expectOnly(new, not: old, at: path, mode: mode, note)
+            try await expectOnly(new, not: old, at: path, rows: rows, mode: mode, note)
         case .failure(let error):
             #expect(error is CancellationError, "\(error) \(note)")
             #expect(await db.isClosed)
-            try await expectOnly(old, not: new, at: path, mode: mode, note)
+            try await expectOnly(old, not: new, at: path, rows: rows, mode: mode, note)
         }
     }
 
@@ -339,7 +332,8 @@ import Testing
             let next = (current + 1 + Int.random(in: 0...1, using: &random)) % keys.count
             let db = try keys[current].open(path, mode)
             if smallCache { try await db.execute("PRAGMA cache_size = 10") }
-            let delay = duration * Double.random(in: 0...1.2, using: &random)
+            // Spread over the rekey and a little past it: round r in ((r, r+1) / 10) of it.
+            let delay = duration * ((Double(round) + Double.random(in: 0...1, using: &random)) / 10)
             let task = Task { try await keys[next].rekey(db) }
             try await Task.sleep(for: delay)
             task.cancel()
@@ -362,7 +356,6 @@ import Testing
                 await db.close()
             }
         }
-        print("OUTCOMES \(mode) \(smallCache) \(outcomes)")
         #expect(outcomes.values.reduce(0, +) == 12, "\(outcomes)")
     }
 
@@ -376,6 +369,14 @@ import Testing
         let path = dir.path("pool.db")
         let keys = [rawKey(31), rawKey(32)]
         try await make(path, key: .raw(keys[0]), mode: .wal)
+        // One uncancelled rekey there and back spreads the cancel moments over a rekey's length.
+        let clock = ContinuousClock()
+        let timing = try DatabasePool(path: path, rawKey: keys[0], cipher: fastCipher, maximumReaderCount: 3)
+        let start = clock.now
+        try await timing.rekey(rawKey: keys[1])
+        try await timing.rekey(rawKey: keys[0])
+        let duration = (clock.now - start) / 2
+        await timing.close()
         var random = SeededRandom(state: 0x5EED_9001)
         var current = 0
         var outcomes: [String: Int] = [:]
@@ -389,7 +390,7 @@ import Testing
             let cancel = CancelAt { _ in false }
             let next = 1 - current
             let task = Task { try await pool.rekey(rawKey: keys[next], progress: cancel.closure) }
-            try await Task.sleep(for: .microseconds(Int.random(in: 0...60_000, using: &random)))
+            try await Task.sleep(for: duration * ((Double(round) + Double.random(in: 0...1, using: &random)) / 6))
             task.cancel()
             let result = await task.result
             for reader in readers {
@@ -415,7 +416,6 @@ import Testing
             }
             try await expectOnly(.raw(keys[current]), not: .raw(keys[1 - current]), at: path, note)
         }
-        print("OUTCOMES pool \(outcomes)")
         #expect(outcomes.values.reduce(0, +) == 8, "\(outcomes)")
     }
 
@@ -480,7 +480,6 @@ import Testing
                 await db.close()
             }
         }
-        print("OUTCOMES eip \(mode) \(outcomes)")
         #expect(outcomes["cancelled", default: 0] >= 3, "\(outcomes)")
     }
 
@@ -497,15 +496,17 @@ import Testing
         try FileManager.default.copyItem(atPath: live, toPath: path)
         try FileManager.default.copyItem(atPath: live + "-wal", toPath: path + "-wal")
         await writer.close()
-        let before = files(in: dir)
         for when in [0, 1] {
             let cancel = CancelAt { when == 0 || $0.completed > 0 }
             let result = await Task { _ = try Database.encryptInPlace(path: path, key: .rawKey(rawKey(42)), progress: cancel.closure) }.result
             #expect(throws: CancellationError.self) { try result.get() }
-            let after = files(in: dir)
-            print("EIPWAL \(after.keys.sorted()) same-db \(after["crashed.db"] == before["crashed.db"]) wal \(after["crashed.db-wal"]?.count ?? -1) before \(before["crashed.db-wal"]?.count ?? -1)")
-            let db = try Database(unencryptedPath: path)
+            // The rows of the WAL are all there, and the original is still in WAL mode. (Its bytes
+            // are not all as they were: closing the source connection checkpoints the WAL into
+            // the file, as closing any connection would.)
+            #expect(files(in: dir)["crashed.db-journal"] == nil)
+            let db = try Database(unencryptedPath: path, journalMode: .rollback)
             #expect(try await countRows(db) == Self.rows)
+            #expect(try await db.query("PRAGMA journal_mode")[0].get(0, as: String.self) == "wal")
             await db.close()
         }
         try Database.encryptInPlace(path: path, key: .rawKey(rawKey(42)))
@@ -577,7 +578,6 @@ import Testing
             }
         }
         await writer.close()
-        print("OUTCOMES kill \(outcomes) duration \(duration) lines \(timing.lines)")
         #expect(outcomes.values.reduce(0, +) == 8)
     }
 
@@ -694,5 +694,150 @@ import Testing
         await reader.close()
         await db.close()
         try await expectOnly(old, not: new, at: path, rows: Self.rows + 1, mode: .rollback)
+    }
+
+    /// A pool rekey waits for the running reads; a stream of the pool holds its reader from the
+    /// first batch to the last. Cancelled while it waits, the rekey must end (with
+    /// `CancellationError`, the pool open and its key unchanged) without the stream ending first.
+    @Test func aPoolRekeyWaitingForAStreamEndsWhenCancelled() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        try await make(path, key: .raw(rawKey(91)), mode: .wal)
+        let pool = try DatabasePool(path: path, rawKey: rawKey(91), cipher: fastCipher)
+        var iterator = pool.stream("SELECT id FROM t ORDER BY id", batchSize: 16).makeAsyncIterator()
+        _ = try await iterator.next()
+        let task = Task { try await pool.rekey(rawKey: rawKey(92)) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        // A generous bound that only a hang exceeds; the stream is then ended to free the rekey.
+        let done = Atomic<Bool>(false)
+        let watcher = Task { _ = await task.result; done.store(true, ordering: .releasing) }
+        var waited = 0
+        while !done.load(ordering: .acquiring) && waited < 60 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        let ended = done.load(ordering: .acquiring)
+        // Defect left open (ReaderSet.enterExclusive is outside this review's files): the wait
+        // for busy readers ignores cancellation, and holds every new read of the pool back
+        // meanwhile, until the stream ends.
+        withKnownIssue("a pool rekey waiting for busy readers does not stop when cancelled") {
+            #expect(ended, "the cancelled rekey still waits for the stream's reader")
+        }
+        var count = 1
+        while try await iterator.next() != nil { count += 1 }
+        #expect(count == Self.rows)
+        await watcher.value
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(try await countRows(pool) == Self.rows)
+        await pool.close()
+        try await expectOnly(.raw(rawKey(91)), not: .raw(rawKey(92)), at: path)
+    }
+
+    /// Several rekeys of one Database started at once from different tasks, some cancelled at
+    /// random moments: the actor runs them one after the other, and afterwards exactly one key
+    /// opens the file: the old one when none succeeded, else the key of a rekey that succeeded.
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func concurrentRekeysOfOneDatabaseSomeCancelled(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("many.db")
+        let keys: [Key] = [.raw(rawKey(101)), .raw(rawKey(102)), .passphrase("three"), .raw(rawKey(104)), .passphrase("five")]
+        try await make(path, key: keys[0], mode: mode, rows: 8000)
+        var random = SeededRandom(state: 0x5EED_0C0C &+ (mode == .wal ? 1 : 0))
+        var current = 0
+        for round in 0..<4 {
+            let db = try keys[current].open(path, mode)
+            try await db.execute("PRAGMA cache_size = 20")
+            let targets = keys.indices.filter { $0 != current }
+            let tasks = targets.map { index in
+                Task { () -> Int in
+                    try await keys[index].rekey(db)
+                    return index
+                }
+            }
+            for task in tasks where Bool.random(using: &random) {
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
+                task.cancel()
+            }
+            var succeeded: [Int] = []
+            for task in tasks {
+                switch await task.result {
+                case .success(let index): succeeded.append(index)
+                case .failure(let error):
+                    #expect(error is CancellationError || (error as? SqlCipherError) == .databaseClosed,
+                            "round \(round): \(error)")
+                }
+            }
+            await db.close()
+            let opening = keys.indices.filter { (try? keys[$0].open(path, mode)) != nil }
+            #expect(opening.count == 1, "round \(round): keys \(opening) open the file, succeeded \(succeeded)")
+            guard let now = opening.first else { break }
+            #expect(succeeded.isEmpty ? now == current : succeeded.contains(now),
+                    "round \(round): \(keys[now]) opens the file; succeeded \(succeeded), before \(keys[current])")
+            let other = keys.indices.first { $0 != now }!
+            try await expectOnly(keys[now], not: keys[other], at: path, rows: 8000, mode: mode, "round \(round)")
+            current = now
+        }
+    }
+
+    /// A live query waiting for changes when a rekey stopped midway closes its Database (or
+    /// pool): the loop should end (nil or `databaseClosed`) rather than wait for ever. It does for
+    /// a Database; not for a pool (a known issue below).
+    @Test(arguments: [false, true])
+    func aLiveQueryEndsWhenACancelledRekeyClosesItsDatabase(pool usePool: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("live.db")
+        try await make(path, key: .raw(rawKey(111)), mode: .wal)
+        let access: any DatabaseAccess
+        let rekey: @Sendable (@escaping @Sendable (DatabaseProgress) -> Void) async throws -> Void
+        if usePool {
+            let pool = try DatabasePool(path: path, rawKey: rawKey(111), cipher: fastCipher)
+            access = pool
+            rekey = { progress in try await pool.rekey(rawKey: rawKey(112), progress: progress) }
+        } else {
+            let db = try Database(path: path, rawKey: rawKey(111), cipher: fastCipher)
+            try await db.execute("PRAGMA cache_size = 10")
+            access = db
+            rekey = { progress in try await db.rekey(rawKey: rawKey(112), progress: progress) }
+        }
+        let first = AsyncStream<Void>.makeStream()
+        let ended = Atomic<Bool>(false)
+        let observer = Task { () -> String in
+            defer { ended.store(true, ordering: .releasing) }
+            var values = 0
+            do {
+                for try await _ in access.values(of: .query("SELECT count(*) FROM t")) {
+                    values += 1
+                    first.continuation.yield()
+                }
+                return "ended after \(values) values"
+            } catch {
+                return "threw \(error) after \(values) values"
+            }
+        }
+        for await _ in first.stream { break }
+        let cancel = CancelAt { $0.completed > 0 }
+        await #expect(throws: CancellationError.self) { try await Task { try await rekey(cancel.closure) }.value }
+        var waited = 0
+        while !ended.load(ordering: .acquiring) && waited < 60 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        let endedInTime = ended.load(ordering: .acquiring)
+        observer.cancel()
+        let outcome = await observer.value
+        // Defect left open (DatabasePool+LiveQueries.swift is outside this review's files): a
+        // pool's close, by a stopped rekey as by close(), does not wake the pool's waiting
+        // observations, which then wait until their task is cancelled. A Database's do end.
+        // (Intermittent: a change the pool's watch noticed before the close wakes the observer.)
+        if usePool {
+            withKnownIssue("a closed pool does not end its waiting live queries", isIntermittent: true) {
+                #expect(endedInTime, "the live query still waits on the closed pool: \(outcome)")
+            }
+        } else {
+            #expect(endedInTime, "the live query still waits on the closed Database: \(outcome)")
+        }
+        try await expectOnly(.raw(rawKey(111)), not: .raw(rawKey(112)), at: path)
     }
 }
