@@ -61,7 +61,7 @@ import Testing
     }
 
     /// The file opens with exactly `expected` (not with `other`), holds every row, passes the
-    /// integrity checks, and no journal is left beside it.
+    /// integrity checks, and no hot journal is left beside it.
     func expectOnly(_ expected: Key, not other: Key, at path: String, rows: Int = rows, mode: JournalMode = .wal,
                     cipher: CipherSettings = fastCipher, _ note: String = "",
                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
@@ -123,6 +123,7 @@ import Testing
 
     // MARK: Settings of the connection
 
+    /// Connection settings a user may set with SQL before a rekey.
     enum Tweak: String, CaseIterable, Sendable {
         case exclusiveLocking, mmap, smallCache, bigCache, cacheSpillOff, secureDelete, autoVacuum
         var statements: [String] {
@@ -138,6 +139,9 @@ import Testing
         }
     }
 
+    /// Cancelled at the first report after the start, whatever the connection's settings (memory
+    /// mapping, exclusive locking, tiny or huge cache, no cache spill, secure delete, auto-vacuum
+    /// pointer maps): stopped midway, the Database closed, the old key and every row kept.
     @Test(arguments: Tweak.allCases, [JournalMode.rollback, .wal])
     func aRekeyCancelledMidwayWithConnectionSettings(tweak: Tweak, mode: JournalMode) async throws {
         let dir = TemporaryDirectory()
@@ -148,6 +152,8 @@ import Testing
             // Pointer-map pages, and a file that shrank when rows were deleted.
             let db = try old.open(path, mode)
             try await db.execute("PRAGMA auto_vacuum = FULL")
+            try await db.execute("VACUUM")
+            #expect(try await db.query("PRAGMA auto_vacuum")[0].get(0, as: Int.self) == 1)
             try await fill(db, rows: Self.rows)
             try await db.execute("DELETE FROM t WHERE id % 4 = 0")
             rows -= Self.rows / 4
@@ -172,6 +178,8 @@ import Testing
         }
     }
 
+    /// SQLCipher 3 settings and an 8 KiB page size, passphrase to raw key and back: each change
+    /// cancelled midway keeps the old key, and the same change then completes.
     @Test(arguments: [JournalMode.rollback, .wal])
     func sqlcipher3SettingsAndRawPassphraseSwaps(mode: JournalMode) async throws {
         let dir = TemporaryDirectory()
@@ -339,7 +347,6 @@ import Testing
         await timing.close()
         var random = SeededRandom(state: 0x5EED_4E4B &+ (mode == .wal ? 1 : 0) &+ (smallCache ? 2 : 0))
         var current = 0
-        var outcomes: [String: Int] = [:]
         for round in 0..<12 {
             let next = (current + 1 + Int.random(in: 0...1, using: &random)) % keys.count
             let db = try keys[current].open(path, mode)
@@ -353,14 +360,11 @@ import Testing
             let note = "round \(round), \(keys[current]) -> \(keys[next]), delay \(delay)"
             switch result {
             case .success:
-                outcomes["completed", default: 0] += 1
                 #expect(!(await db.isClosed))
                 await db.close()
                 try await expectOnly(keys[next], not: keys[current], at: path, mode: mode, note)
                 current = next
-            case .failure(let error as CancellationError):
-                outcomes[await db.isClosed ? "stopped midway" : "stopped before", default: 0] += 1
-                _ = error
+            case .failure(is CancellationError):
                 await db.close()
                 try await expectOnly(keys[current], not: keys[next], at: path, mode: mode, note)
             case .failure(let error):
@@ -368,7 +372,6 @@ import Testing
                 await db.close()
             }
         }
-        #expect(outcomes.values.reduce(0, +) == 12, "\(outcomes)")
     }
 
     // MARK: Pool
@@ -391,7 +394,6 @@ import Testing
         await timing.close()
         var random = SeededRandom(state: 0x5EED_9001)
         var current = 0
-        var outcomes: [String: Int] = [:]
         for round in 0..<8 {
             let pool = try DatabasePool(path: path, rawKey: keys[current], cipher: fastCipher, maximumReaderCount: 3)
             let readers = (0..<6).map { _ in
@@ -415,20 +417,17 @@ import Testing
             let note = "round \(round) reports \(cancel.all)"
             switch result {
             case .success:
-                outcomes["completed", default: 0] += 1
                 #expect(try await countRows(pool) == Self.rows, "\(note)")
                 await pool.close()
                 current = next
             case .failure(let error):
                 #expect(error is CancellationError, "\(error) \(note)")
                 let closed = (try? await countRows(pool)) == nil
-                outcomes[closed ? "stopped midway" : "stopped before", default: 0] += 1
                 if !closed { #expect(try await countRows(pool) == Self.rows) }
                 await pool.close()
             }
             try await expectOnly(.raw(keys[current]), not: .raw(keys[1 - current]), at: path, note)
         }
-        #expect(outcomes.values.reduce(0, +) == 8, "\(outcomes)")
     }
 
     // MARK: encryptInPlace of a WAL original
@@ -492,7 +491,8 @@ import Testing
                 await db.close()
             }
         }
-        #expect(outcomes["cancelled", default: 0] >= 3, "\(outcomes)")
+        // Rounds 0 and 1 cancel at a report before the copy is done: never too late.
+        #expect(outcomes["cancelled", default: 0] >= 2, "\(outcomes)")
     }
 
     /// A WAL original whose last writer died with rows still in the WAL: a cancelled call leaves
@@ -553,7 +553,6 @@ import Testing
         let duration = clock.now - started
         #expect(timing.waitForExit() == 0, "\(timing.standardError)")
         var random = SeededRandom(state: 0x5EED_C0DE)
-        var outcomes: [String: Int] = [:]
         for round in 0..<8 {
             let dir = TemporaryDirectory()
             let path = dir.path("plain.db")
@@ -571,11 +570,9 @@ import Testing
             let db: Database
             if let plain = try? Database(unencryptedPath: path) {
                 #expect(!done, "round \(round): reported done, still plaintext")
-                outcomes["plaintext", default: 0] += 1
                 db = plain
             } else {
                 db = try Database(path: path, rawKey: key)
-                outcomes["encrypted", default: 0] += 1
                 #expect(filesContain([path, path + "-wal", path + "-journal"], "PLAIN-MARKER").isEmpty, "round \(round)")
             }
             #expect(try await countRows(db) == rows, "round \(round)")
@@ -590,7 +587,6 @@ import Testing
             }
         }
         await writer.close()
-        #expect(outcomes.values.reduce(0, +) == 8)
     }
 
     /// While encryptInPlace copies a WAL (or rollback) original, another connection's write must
