@@ -32,6 +32,9 @@ extension Database {
     ///   closed, and the call throws `CancellationError`; open the file again with the old key;
     /// - once the last page has been read, the rekey completes.
     ///
+    /// A connection switched to `PRAGMA journal_mode = OFF` has no journal to roll a stopped
+    /// rewrite back with, so there the rekey can be stopped only before the rewrite starts.
+    ///
     /// - Parameters:
     ///   - passphrase: The new passphrase.
     ///   - progress: Called with the pages rewritten (see ``DatabaseProgress``); it must return quickly.
@@ -111,6 +114,12 @@ extension Database {
         // The last moment to stop with nothing changed and this Database still open.
         try Task.checkCancellation()
         let pageSize = Int32(clamping: try core.integer("PRAGMA main.page_size") ?? 0)
+        // Without a rollback journal (`PRAGMA journal_mode = OFF`, which SQL may set) SQLite
+        // cannot undo what the rewrite already wrote to the file (the pages that did not fit the
+        // page cache): stopped midway, the file would hold pages under both keys, readable with
+        // neither. Such a rewrite is watched for progress only, and completes once started.
+        let journal = try core.scalar("PRAGMA main.journal_mode").flatMap { String.fromDatabaseValue($0) }
+        let stoppable = journal?.lowercased() != "off"
         // The rewrite can only be watched, and stopped, where it reads a page from the file
         // (scb_rekey_watched); pages left in the cache would be rewritten unseen. Releasing them
         // costs at most the cache's size in reads (8 MiB by default).
@@ -123,11 +132,18 @@ extension Database {
         } catch {
             throw SqlCipherError.rekeyFailed(path: path, reason: "the database is busy or locked (\(error))")
         }
+        // The lock may have been awaited for up to the busy timeout, which no cancellation cuts
+        // short. One that came meanwhile still finds nothing rewritten and the keys untouched:
+        // stop here, with this Database open, rather than at the rewrite's first page.
+        if Task.isCancelled {
+            core.interruptGate.shielded { _ = try? core.execute("ROLLBACK") }
+            throw CancellationError()
+        }
         let watch = RekeyWatch(gate: core.interruptGate)
         var sample: (@Sendable () -> Void)?
         if let reporter { sample = { reporter.report(watch.pagesRead) } }
         var stopped: Int32 = 0
-        let rc = try core.interruptGate.watching(cancellable: true, sample: sample) { () -> Int32 in
+        let rc = try core.interruptGate.watching(cancellable: stoppable, sample: sample) { () -> Int32 in
             material.withBytes { bytes in
                 watch.rekey(core.handle, key: bytes, pageSize: pageSize, stopped: &stopped)
             }
