@@ -32,8 +32,10 @@ extension Database {
     ///   closed, and the call throws `CancellationError`; open the file again with the old key;
     /// - once the last page has been read, the rekey completes.
     ///
-    /// A connection switched to `PRAGMA journal_mode = OFF` has no journal to roll a stopped
-    /// rewrite back with, so there the rekey can be stopped only before the rewrite starts.
+    /// A rewrite that stops midway (cancelled, failed, or cut short by a crash) is undone from the
+    /// rollback journal on disk. A connection switched to `PRAGMA journal_mode = OFF` has none and
+    /// one on `MEMORY` loses it in a crash, so for the length of the rekey such a connection uses
+    /// `DELETE`, and gets its mode back afterwards.
     ///
     /// - Parameters:
     ///   - passphrase: The new passphrase.
@@ -114,12 +116,19 @@ extension Database {
         // The last moment to stop with nothing changed and this Database still open.
         try Task.checkCancellation()
         let pageSize = Int32(clamping: try core.integer("PRAGMA main.page_size") ?? 0)
-        // Without a rollback journal (`PRAGMA journal_mode = OFF`, which SQL may set) SQLite
-        // cannot undo what the rewrite already wrote to the file (the pages that did not fit the
-        // page cache): stopped midway, the file would hold pages under both keys, readable with
-        // neither. Such a rewrite is watched for progress only, and completes once started.
-        let journal = try core.scalar("PRAGMA main.journal_mode").flatMap { String.fromDatabaseValue($0) }
-        let stoppable = journal?.lowercased() != "off"
+        // A rewrite that stops midway is undone from the rollback journal; without one on disk
+        // (`journal_mode = OFF` or `MEMORY`, which SQL may set) the pages already spilled to the
+        // file would keep the new key and the others the old one: a file neither key reads (after
+        // a crash, also with MEMORY). The rekey lends the connection a journal on disk.
+        let journal = try core.scalar("PRAGMA main.journal_mode").flatMap { String.fromDatabaseValue($0) }?.lowercased()
+        let lendsJournal = journal == "off" || journal == "memory"
+        if lendsJournal { _ = try core.query("PRAGMA main.journal_mode = DELETE") }
+        defer {
+            // A Database that closed itself after a failed rewrite has no mode to restore.
+            if lendsJournal, let journal, connection != nil {
+                _ = try? core.query("PRAGMA main.journal_mode = \(journal)")
+            }
+        }
         // The rewrite can only be watched, and stopped, where it reads a page from the file
         // (scb_rekey_watched); pages left in the cache would be rewritten unseen. Releasing them
         // costs at most the cache's size in reads (8 MiB by default).
@@ -143,7 +152,7 @@ extension Database {
         var sample: (@Sendable () -> Void)?
         if let reporter { sample = { reporter.report(watch.pagesRead) } }
         var stopped: Int32 = 0
-        let rc = try core.interruptGate.watching(cancellable: stoppable, sample: sample) { () -> Int32 in
+        let rc = try core.interruptGate.watching(cancellable: true, sample: sample) { () -> Int32 in
             material.withBytes { bytes in
                 watch.rekey(core.handle, key: bytes, pageSize: pageSize, stopped: &stopped)
             }

@@ -224,6 +224,9 @@ public final class DatabasePool: DatabaseAccess {
         await readers.close()
         await writer.close()
         key?.wipe()
+        // Observers waiting for a change would wait for ever: each is woken, fetches again, and
+        // ends with `databaseClosed`, as those of a closed Database do.
+        relay.externalChange()
     }
 
     /// Whether ``close()`` was called.

@@ -33,9 +33,16 @@ final class ReaderSet: Sendable {
         /// While set (a rekey), no reader is handed out.
         var isExclusive = false
         /// The exclusive section waiting for busy readers to come back.
-        var drain: CheckedContinuation<Void, Never>?
+        var drain: ExclusiveWaiter?
         /// Exclusive sections waiting for the current one to end.
-        var exclusiveQueue: [CheckedContinuation<Void, Never>] = []
+        var exclusiveQueue: [ExclusiveWaiter] = []
+        var nextExclusive: UInt64 = 0
+    }
+
+    /// An exclusive section (a rekey) waiting, until its task is cancelled.
+    private struct ExclusiveWaiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
     }
 
     /// The most readers open at once.
@@ -114,7 +121,7 @@ final class ReaderSet: Sendable {
             // finds the pool closed), or it would wait forever.
             if state.isExclusive, state.busy == 0, let drain = state.drain {
                 state.drain = nil
-                resumes.drain = drain
+                resumes.drain = drain.continuation
             }
             return (state.isClosed, resumes)
         }
@@ -126,7 +133,7 @@ final class ReaderSet: Sendable {
     /// to end, closes the idle readers, and keeps new reads waiting until `body` returns. For a
     /// rekey, after which no reader may use the old key.
     func exclusively<T>(_ body: () async throws -> T) async throws -> T {
-        await enterExclusive()
+        try await enterExclusive()
         defer { leaveExclusive() }
         let (closed, isClosed) = state.withLock { state in
             let idle = state.idle
@@ -173,7 +180,7 @@ final class ReaderSet: Sendable {
     /// Continuations to resume once the lock is released.
     private struct Resumes {
         var grants: [(Waiter, Grant)] = []
-        var drain: CheckedContinuation<Void, Never>?
+        var drain: CheckedContinuation<Void, any Error>?
 
         func run() {
             for (waiter, grant) in grants { waiter.continuation.resume(returning: grant) }
@@ -239,25 +246,58 @@ final class ReaderSet: Sendable {
         }
     }
 
-    private func enterExclusive() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let proceed = state.withLock { state -> Bool in
-                if state.isExclusive {
-                    state.exclusiveQueue.append(continuation)
-                    return false
-                }
-                state.isExclusive = true
-                return true
-            }
-            if proceed { continuation.resume() }
+    /// Waits for the current exclusive section to end, then for every busy reader to come back,
+    /// while new checkouts wait. A cancelled task stops waiting at either step (a rekey waiting
+    /// for a long stream must not hold every read of the pool back): it leaves its place in the
+    /// queue, or gives the section up, and throws `CancellationError`.
+    private func enterExclusive() async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextExclusive &+= 1
+            return state.nextExclusive
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let drained = state.withLock { state -> Bool in
-                if state.busy == 0 { return true }
-                state.drain = continuation
-                return false
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let now: Result<Void, any Error>? = state.withLock { state in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if state.isExclusive {
+                        state.exclusiveQueue.append(ExclusiveWaiter(id: id, continuation: continuation))
+                        return nil
+                    }
+                    state.isExclusive = true
+                    return .success(())
+                }
+                if let now { continuation.resume(with: now) }
             }
-            if drained { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> ExclusiveWaiter? in
+                guard let index = state.exclusiveQueue.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.exclusiveQueue.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+        // The section is this call's now: a failure below must hand it on.
+        do {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let now: Result<Void, any Error>? = state.withLock { state in
+                        if state.busy == 0 { return .success(()) }
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.drain = ExclusiveWaiter(id: id, continuation: continuation)
+                        return nil
+                    }
+                    if let now { continuation.resume(with: now) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> ExclusiveWaiter? in
+                    guard let drain = state.drain, drain.id == id else { return nil }
+                    state.drain = nil
+                    return drain
+                }
+                waiter?.continuation.resume(throwing: CancellationError())
+            }
+        } catch {
+            leaveExclusive()
+            throw error
         }
     }
 
@@ -266,7 +306,7 @@ final class ReaderSet: Sendable {
             if !state.exclusiveQueue.isEmpty {
                 // The next exclusive section starts at once; readers stay held back.
                 var resumes = Resumes()
-                resumes.drain = state.exclusiveQueue.removeFirst()
+                resumes.drain = state.exclusiveQueue.removeFirst().continuation
                 return resumes
             }
             state.isExclusive = false

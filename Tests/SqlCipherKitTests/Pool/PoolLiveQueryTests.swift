@@ -45,6 +45,20 @@ struct PoolLiveQueryTests {
         await pool.close()
     }
 
+    /// A loop waiting for the next value of a pool that is then closed ends with
+    /// `databaseClosed`, as one on a closed Database does; it used to wait for ever.
+    @Test func closingThePoolEndsTheLoopsWaitingForAValue() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir)
+        let reader = LiveReader(pool.values(of: productCount))
+        #expect(try await reader.next() == 0)
+        let waiting = Task { try await reader.next(guardTime: .seconds(10)) }
+        // Let the loop park on its signal: a close before that is seen at its next fetch anyway.
+        try await Task.sleep(for: .milliseconds(50))
+        await pool.close()
+        await #expect(throws: SqlCipherError.databaseClosed) { _ = try await waiting.value }
+    }
+
     @Test func observersFetchOnReadersWhileTheWriterIsHeld() async throws {
         let dir = TemporaryDirectory()
         let pool = try await makePool(dir)

@@ -85,9 +85,10 @@ import Testing
     /// Defect found: with `PRAGMA journal_mode = OFF` (which SQL may set on a rollback-journal
     /// file) a rekey stopped midway left the pages the rewrite had already spilled to the file
     /// under the new key and the rest under the old one: the old key opened the file and every
-    /// read of a table failed with "database disk image is malformed" (all rows lost). Without a
-    /// journal the rewrite now runs to its end once started; with a journal in memory, persisted
-    /// or truncated it is stopped and rolled back as in the default mode.
+    /// read of a table failed with "database disk image is malformed" (all rows lost). The rekey
+    /// now lends such a connection (and one on MEMORY, whose journal a crash loses) a journal on
+    /// disk, so every mode is stopped and rolled back as the default one is, and the connection's
+    /// own mode is back afterwards.
     @Test(arguments: ["OFF", "MEMORY", "PERSIST", "TRUNCATE"])
     func aRekeyCancelledMidwayInAHandSetJournalMode(journal: String) async throws {
         let dir = TemporaryDirectory()
@@ -102,22 +103,19 @@ import Testing
         let result = await Task { try await new.rekey(db, progress: cancel.closure) }.result
         let note = "journal \(journal), reports \(cancel.all)"
         #expect(cancel.all.count >= 2, "\(note)")
-        if journal == "OFF" {
-            #expect(throws: Never.self, "\(note)") { try result.get() }
-            #expect(!(await db.isClosed))
-            await db.close()
-            try await expectOnly(new, not: old, at: path, mode: .rollback, note)
-        } else {
-            #expect(throws: CancellationError.self, "\(note)") { try result.get() }
-            #expect(await db.isClosed)
-            try await expectOnly(old, not: new, at: path, mode: .rollback, note)
-        }
+        #expect(throws: CancellationError.self, "\(note)") { try result.get() }
+        #expect(await db.isClosed)
+        try await expectOnly(old, not: new, at: path, mode: .rollback, note)
         // Before the rewrite a cancellation still stops it, journal or not, with the Database open.
-        let again = try (journal == "OFF" ? new : old).open(path, .rollback)
+        let again = try old.open(path, .rollback)
         _ = try await again.query("PRAGMA journal_mode = \(journal)")
         await #expect(throws: CancellationError.self) {
             try await Task { try await Key.raw(rawKey(99)).rekey(again, progress: CancelAt { _ in true }.closure) }.value
         }
+        #expect(try await countRows(again) == Self.rows)
+        // A completed rekey gives the connection its own journal mode back.
+        try await Key.raw(rawKey(99)).rekey(again, progress: nil)
+        #expect(try await again.query("PRAGMA journal_mode")[0].get(0, as: String.self)?.uppercased() == journal)
         #expect(try await countRows(again) == Self.rows)
     }
 
@@ -726,12 +724,10 @@ import Testing
             waited += 1
         }
         let ended = done.load(ordering: .acquiring)
-        // Defect left open (ReaderSet.enterExclusive is outside this review's files): the wait
-        // for busy readers ignores cancellation, and holds every new read of the pool back
-        // meanwhile, until the stream ends.
-        withKnownIssue("a pool rekey waiting for busy readers does not stop when cancelled") {
-            #expect(ended, "the cancelled rekey still waits for the stream's reader")
-        }
+        // Defect found: the wait for busy readers ignored cancellation, and held every new read
+        // of the pool back meanwhile, until the stream ended. It now stops (ReaderSet.enterExclusive).
+        #expect(ended, "the cancelled rekey still waits for the stream's reader")
+        #expect(try await countRows(pool) == Self.rows)
         var count = 1
         while try await iterator.next() != nil { count += 1 }
         #expect(count == Self.rows)
@@ -790,8 +786,7 @@ import Testing
     }
 
     /// A live query waiting for changes when a rekey stopped midway closes its Database (or
-    /// pool): the loop should end (nil or `databaseClosed`) rather than wait for ever. It does for
-    /// a Database; not for a pool (a known issue below).
+    /// pool): the loop ends with `databaseClosed` rather than waiting for ever.
     @Test(arguments: [false, true])
     func aLiveQueryEndsWhenACancelledRekeyClosesItsDatabase(pool usePool: Bool) async throws {
         let dir = TemporaryDirectory()
@@ -835,17 +830,10 @@ import Testing
         let endedInTime = ended.load(ordering: .acquiring)
         observer.cancel()
         let outcome = await observer.value
-        // Defect left open (DatabasePool+LiveQueries.swift is outside this review's files): a
-        // pool's close, by a stopped rekey as by close(), does not wake the pool's waiting
-        // observations, which then wait until their task is cancelled. A Database's do end.
-        // (Intermittent: a change the pool's watch noticed before the close wakes the observer.)
-        if usePool {
-            withKnownIssue("a closed pool does not end its waiting live queries", isIntermittent: true) {
-                #expect(endedInTime, "the live query still waits on the closed pool: \(outcome)")
-            }
-        } else {
-            #expect(endedInTime, "the live query still waits on the closed Database: \(outcome)")
-        }
+        // Defect found: a pool's close, by a stopped rekey as by close(), did not wake the pool's
+        // waiting observations, which then waited until their task was cancelled. Now both end.
+        #expect(endedInTime, "the live query still waits on the closed \(usePool ? "pool" : "Database"): \(outcome)")
+        #expect(outcome.hasPrefix("threw \(SqlCipherError.databaseClosed)"), "\(outcome)")
         try await expectOnly(.raw(rawKey(111)), not: .raw(rawKey(112)), at: path)
     }
 }
