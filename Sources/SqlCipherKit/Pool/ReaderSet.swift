@@ -217,23 +217,31 @@ final class ReaderSet: Sendable {
             state.nextWaiter &+= 1
             return state.nextWaiter
         }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
-                let now: Result<Grant, any Error>? = state.withLock { state in
-                    if state.isClosed { return .failure(SqlCipherError.databaseClosed) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if state.waiters.isEmpty, let grant = Self.grant(&state, maximum: maximum) { return .success(grant) }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
-                    return nil
-                }
-                if let now { continuation.resume(with: now) }
+        return try await suspend({ state, continuation in
+            if state.isClosed { return .failure(SqlCipherError.databaseClosed) }
+            if Task.isCancelled { return .failure(CancellationError()) }
+            if state.waiters.isEmpty, let grant = Self.grant(&state, maximum: maximum) { return .success(grant) }
+            state.waiters.append(Waiter(id: id, continuation: continuation))
+            return nil
+        }, unpark: { state in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index).continuation
+        })
+    }
+
+    /// Suspends the calling task, the one way every wait of the set is written: `park`, under the
+    /// lock, either decides at once (a result) or stores the continuation (nil) for whoever
+    /// resumes it later; a cancellation takes it back out with `unpark`, under the same lock, so
+    /// that exactly one side resumes it, and throws `CancellationError`.
+    private func suspend<T>(_ park: (inout State, CheckedContinuation<T, any Error>) -> Result<T, any Error>?,
+                            unpark: @escaping @Sendable (inout State) -> CheckedContinuation<T, any Error>?)
+        async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                if let now = state.withLock({ park(&$0, continuation) }) { continuation.resume(with: now) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
+            state.withLock { unpark(&$0) }?.resume(throwing: CancellationError())
         }
     }
 
@@ -255,46 +263,30 @@ final class ReaderSet: Sendable {
             state.nextExclusive &+= 1
             return state.nextExclusive
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let now: Result<Void, any Error>? = state.withLock { state in
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if state.isExclusive {
-                        state.exclusiveQueue.append(ExclusiveWaiter(id: id, continuation: continuation))
-                        return nil
-                    }
-                    state.isExclusive = true
-                    return .success(())
-                }
-                if let now { continuation.resume(with: now) }
+        let _: Void = try await suspend({ state, continuation in
+            if Task.isCancelled { return .failure(CancellationError()) }
+            if state.isExclusive {
+                state.exclusiveQueue.append(ExclusiveWaiter(id: id, continuation: continuation))
+                return nil
             }
-        } onCancel: {
-            let waiter = state.withLock { state -> ExclusiveWaiter? in
-                guard let index = state.exclusiveQueue.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.exclusiveQueue.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
-        }
+            state.isExclusive = true
+            return .success(())
+        }, unpark: { state in
+            guard let index = state.exclusiveQueue.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.exclusiveQueue.remove(at: index).continuation
+        })
         // The section is this call's now: a failure below must hand it on.
         do {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let now: Result<Void, any Error>? = state.withLock { state in
-                        if state.busy == 0 { return .success(()) }
-                        if Task.isCancelled { return .failure(CancellationError()) }
-                        state.drain = ExclusiveWaiter(id: id, continuation: continuation)
-                        return nil
-                    }
-                    if let now { continuation.resume(with: now) }
-                }
-            } onCancel: {
-                let waiter = state.withLock { state -> ExclusiveWaiter? in
-                    guard let drain = state.drain, drain.id == id else { return nil }
-                    state.drain = nil
-                    return drain
-                }
-                waiter?.continuation.resume(throwing: CancellationError())
-            }
+            let _: Void = try await suspend({ state, continuation in
+                if state.busy == 0 { return .success(()) }
+                if Task.isCancelled { return .failure(CancellationError()) }
+                state.drain = ExclusiveWaiter(id: id, continuation: continuation)
+                return nil
+            }, unpark: { state in
+                guard let drain = state.drain, drain.id == id else { return nil }
+                state.drain = nil
+                return drain.continuation
+            })
         } catch {
             leaveExclusive()
             throw error

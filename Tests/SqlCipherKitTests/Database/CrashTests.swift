@@ -5,18 +5,6 @@ import Testing
 /// SIGKILL in the middle of `encryptInPlace` and of `rekey`, at seeded random moments: the file
 /// must open afterwards with one of the two keys (or as the plaintext original) and hold all data.
 @Suite(.serialized) struct CrashTests {
-    /// A small deterministic generator, so that a failing round can be replayed.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Starts the helper, waits `delay` seconds after its first output line, kills it with SIGKILL
     /// and returns what it printed.
     func runAndKill(_ arguments: [String], after delay: TimeInterval) throws -> (output: String, killed: Bool) {
@@ -66,7 +54,7 @@ import Testing
         let timing = dir.path("timing.db")
         try await makeSource(timing)
         let duration = try measure(["encrypt-in-place", timing, key])
-        var random = SeededRandom(state: 0x5EED_0001 &+ UInt64(mode == .wal ? 1 : 0))
+        var random = SeededGenerator(seed: 0x5EED_0001 &+ UInt64(mode == .wal ? 1 : 0))
         var outcomes: [String: Int] = [:]
         var killedWhileRunning = 0
         for round in 0..<8 {
@@ -113,7 +101,7 @@ import Testing
         let arguments = { (rounds: Int) in ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "\(rounds)"] }
         // Two rekeys (A->B->A) leave the key as it was; their duration spreads the kill moments.
         let duration = try measure(arguments(2))
-        var random = SeededRandom(state: 0x5EED_0002 &+ UInt64(mode == .wal ? 1 : 0))
+        var random = SeededGenerator(seed: 0x5EED_0002 &+ UInt64(mode == .wal ? 1 : 0))
         var current = keyA
         for round in 0..<8 {
             let delay = Double.random(in: 0...duration, using: &random)

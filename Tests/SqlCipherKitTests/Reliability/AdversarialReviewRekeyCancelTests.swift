@@ -314,18 +314,6 @@ import Testing
 
     // MARK: Cancellation at random moments
 
-    /// A small deterministic generator, so that a failing round can be replayed.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Rekeys back and forth on one file, each call cancelled from another task after a random
     /// delay: what the call reports (success, or `CancellationError`) is the key that opens the
     /// file afterwards, never a mix.
@@ -343,7 +331,7 @@ import Testing
         try await keys[0].rekey(timing)
         let duration = (clock.now - start) / 2
         await timing.close()
-        var random = SeededRandom(state: 0x5EED_4E4B &+ (mode == .wal ? 1 : 0) &+ (smallCache ? 2 : 0))
+        var random = SeededGenerator(seed: 0x5EED_4E4B &+ (mode == .wal ? 1 : 0) &+ (smallCache ? 2 : 0))
         var current = 0
         for round in 0..<12 {
             let next = (current + 1 + Int.random(in: 0...1, using: &random)) % keys.count
@@ -390,7 +378,7 @@ import Testing
         try await timing.rekey(rawKey: keys[0])
         let duration = (clock.now - start) / 2
         await timing.close()
-        var random = SeededRandom(state: 0x5EED_9001)
+        var random = SeededGenerator(seed: 0x5EED_9001)
         var current = 0
         for round in 0..<8 {
             let pool = try DatabasePool(path: path, rawKey: keys[current], cipher: fastCipher, maximumReaderCount: 3)
@@ -439,7 +427,7 @@ import Testing
     /// left or removed); a completed one leaves the encrypted file with every row.
     @Test(arguments: [JournalMode.wal, .rollback])
     func encryptInPlaceCancelledAtManyMoments(mode: JournalMode) async throws {
-        var random = SeededRandom(state: 0x5EED_E1F0 &+ (mode == .wal ? 1 : 0))
+        var random = SeededGenerator(seed: 0x5EED_E1F0 &+ (mode == .wal ? 1 : 0))
         let key = DatabaseKey.rawKey(rawKey(41))
         var outcomes: [String: Int] = [:]
         // One uncancelled run to spread the delays.
@@ -550,7 +538,7 @@ import Testing
         _ = timing.waitForLine(startingWith: "done")
         let duration = clock.now - started
         #expect(timing.waitForExit() == 0, "\(timing.standardError)")
-        var random = SeededRandom(state: 0x5EED_C0DE)
+        var random = SeededGenerator(seed: 0x5EED_C0DE)
         for round in 0..<8 {
             let dir = TemporaryDirectory()
             let path = dir.path("plain.db")
@@ -748,7 +736,7 @@ import Testing
         let path = dir.path("many.db")
         let keys: [Key] = [.raw(rawKey(101)), .raw(rawKey(102)), .passphrase("three"), .raw(rawKey(104)), .passphrase("five")]
         try await make(path, key: keys[0], mode: mode, rows: 8000)
-        var random = SeededRandom(state: 0x5EED_0C0C &+ (mode == .wal ? 1 : 0))
+        var random = SeededGenerator(seed: 0x5EED_0C0C &+ (mode == .wal ? 1 : 0))
         var current = 0
         for round in 0..<4 {
             let db = try keys[current].open(path, mode)
