@@ -3,15 +3,24 @@ import SqlCipherKit
 
 /// Opens an encrypted database with key A and rekeys it back and forth between two keys, printing
 /// `key A` or `key B` after each verified rekey, until `ROUNDS` rekeys are done (or it is killed).
+/// With `JOURNAL`, the connection is first switched to that journal mode with SQL (as a user may,
+/// `OFF` or `MEMORY`) and given a 10-page cache, so that rewritten pages reach the file early.
 let rekeyLoopCommand = HelperCommand(
     name: "rekey-loop",
-    usage: "rekey-loop PATH KEY_A KEY_B ROUNDS: rekeys A->B->A... (keys pass:<text> or raw:<hex>)"
+    usage: "rekey-loop PATH KEY_A KEY_B ROUNDS [JOURNAL]: rekeys A->B->A... (keys pass:<text> or raw:<hex>)"
 ) { arguments in
-    guard arguments.count == 4, let rounds = Int(arguments[3]) else {
-        throw DatabaseHelperError(message: "rekey-loop PATH KEY_A KEY_B ROUNDS")
+    guard arguments.count == 4 || arguments.count == 5, let rounds = Int(arguments[3]) else {
+        throw DatabaseHelperError(message: "rekey-loop PATH KEY_A KEY_B ROUNDS [JOURNAL]")
     }
     let keys = [try HelperKey(arguments[1]), try HelperKey(arguments[2])]
     let db = try keys[0].open(arguments[0])
+    if arguments.count == 5 {
+        let journal = arguments[4]
+        try waitForDatabaseWork {
+            _ = try await db.query("PRAGMA journal_mode = \(journal)")
+            try await db.execute("PRAGMA cache_size = 10")
+        }
+    }
     report("opened")
     for round in 0..<rounds {
         let next = keys[(round + 1) % 2]
