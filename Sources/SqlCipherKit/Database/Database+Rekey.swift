@@ -27,7 +27,8 @@ extension Database {
     /// - before the rewrite starts, the call throws `CancellationError` with nothing changed,
     ///   and this Database stays open;
     /// - during the rewrite, at the next page read, SQLCipher rolls its transaction back as after
-    ///   a crash: the file keeps the old key and every byte of its contents. SQLCipher leaves the
+    ///   a crash: the file keeps the old key and its contents (pages already spilled to the file
+    ///   come back from the journal encrypted with a fresh IV; docs/guide.md). SQLCipher leaves the
     ///   connection's keys half-changed after a rewrite that did not finish, so this Database is
     ///   closed, and the call throws `CancellationError`; open the file again with the old key;
     /// - once the last page has been read, the rekey completes.
