@@ -75,11 +75,15 @@ enum BenchKey {
         case .passphrase:
             return Data(Self.passphraseText.utf8)
         case .rawKey:
-            let hex = Self.rawKeyBytes.map { String(format: "%02x", $0) }.joined()
-            return Data("x'\(hex)'".utf8)
+            return Self.rawKeyLiteral(Self.rawKeyBytes)
         case .none:
             return Data()
         }
+    }
+
+    /// SQLCipher's raw-key form of `key`, `x'<64 hex>'`, as the C floor hands it to SQLCipher.
+    static func rawKeyLiteral(_ key: Data) -> Data {
+        Data("x'\(key.map { String(format: "%02x", $0) }.joined())'".utf8)
     }
 
     /// Opens a SqlCipherKit database with this key.

@@ -248,6 +248,11 @@ final class SQLiteConnection {
         try query(sql, arguments).first.map { $0.count > 0 ? $0[0] : .null }
     }
 
+    /// The first value of `sql` as text, lowercased (pragma answers such as `journal_mode`), or nil.
+    func lowercasedText(_ sql: String) throws -> String? {
+        try scalar(sql).flatMap { String.fromDatabaseValue($0) }?.lowercased()
+    }
+
     /// The first value of `sql` as an integer, or nil. Integer pragmas may answer with text:
     /// SQLCipher 4 answers `PRAGMA page_size` with the number as text.
     func integer(_ sql: String) throws -> Int? {

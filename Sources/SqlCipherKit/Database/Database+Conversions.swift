@@ -463,16 +463,15 @@ struct Exporter {
     /// leave it beside the file, where it blocks the next conversion; so the switch runs in
     /// normal locking mode, and a connection that held the file exclusively takes it back.
     static func leaveWAL(_ connection: SQLiteConnection, path: String) throws {
-        let exclusive = (try? connection.scalar("PRAGMA locking_mode")).flatMap { String.fromDatabaseValue($0) }?
-            .lowercased() == "exclusive"
+        let exclusive = (try? connection.lowercasedText("PRAGMA locking_mode")) == "exclusive"
         if exclusive { try connection.execute("PRAGMA locking_mode = NORMAL") }
         let mode: String?
         do {
-            mode = try connection.scalar("PRAGMA journal_mode = DELETE").flatMap { String.fromDatabaseValue($0) }
+            mode = try connection.lowercasedText("PRAGMA journal_mode = DELETE")
         } catch {
             throw fileInUse(path, "\(error)")
         }
-        guard mode?.lowercased() == "delete" else { throw fileInUse(path, "it stays in WAL mode") }
+        guard mode == "delete" else { throw fileInUse(path, "it stays in WAL mode") }
         if exclusive { try lockExclusively(connection, path: path, journalMode: .rollback) }
     }
 

@@ -121,7 +121,7 @@ extension Database {
         // (`journal_mode = OFF` or `MEMORY`, which SQL may set) the pages already spilled to the
         // file would keep the new key and the others the old one: a file neither key reads (after
         // a crash, also with MEMORY). The rekey lends the connection a journal on disk.
-        let journal = try core.scalar("PRAGMA main.journal_mode").flatMap { String.fromDatabaseValue($0) }?.lowercased()
+        let journal = try core.lowercasedText("PRAGMA main.journal_mode")
         let lendsJournal = journal == "off" || journal == "memory"
         if lendsJournal { _ = try core.query("PRAGMA main.journal_mode = DELETE") }
         defer {
