@@ -176,13 +176,11 @@ enum DatabaseOpener {
             // One classification with DatabaseFileInspector (FileHeader's rules): a readable header
             // with bytes reserved per page is SQLCipher's plaintext header only when the rest of
             // page 1 is not plain SQLite; a checksum VFS, say, reserves bytes in plain files too.
+            // A plaintext header that reaches past byte 100 leaves page 1's b-tree header readable
+            // too; FileHeader looks at the cells and the end of page 1 before it calls a file plain.
             if encrypted {
                 let reserved = header.reservedBytes ?? 0
-                // A plaintext header that reaches past byte 100 leaves page 1's b-tree header
-                // readable as well, so such a SQLCipher file looks like plain SQLite: with those
-                // settings, a file with reserved bytes is left to the key to judge.
-                let keyMayDecide = reserved > 0 && (cipher.plaintextHeaderSize ?? 0) > 100
-                if header.looksPlaintextSQLite && !keyMayDecide {
+                if header.looksPlaintextSQLite {
                     let reservedNote = reserved > 0
                         ? " (its pages reserve \(reserved) bytes, but for something other than SQLCipher: the whole "
                             + "header and first page are readable)"

@@ -1,6 +1,8 @@
 import Foundation
 
-/// The first bytes of a database file, read without a key and without SQLite.
+/// The first bytes of a database file (the 100-byte header and the rest of page 1), read without
+/// a key and without SQLite: the one classification of "plain SQLite or SQLCipher with a plaintext
+/// header" that the inspector, the opener, the conversions and the pool's salt reader share.
 ///
 /// A SQLite file starts with the 16 bytes `SQLite format 3\0` (https://sqlite.org/fileformat2.html).
 /// A SQLCipher file starts with its 16-byte random salt instead, unless it was made with a
