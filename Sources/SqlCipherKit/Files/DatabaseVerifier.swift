@@ -190,6 +190,8 @@ private struct VerificationRun {
         let companions: DatabaseVerifier.Companions
         do {
             companions = try DatabaseVerifier.Companions(target)
+        } catch SqlCipherError.cannotOpen(_, let reason) {
+            return fail(.notVerifiable, reason.prefix(1).uppercased() + reason.dropFirst())
         } catch {
             return fail(.notVerifiable, "\(error)")
         }
