@@ -21,7 +21,10 @@ import Darwin
 ///   verifier reads the file in place only then.
 /// - Otherwise it copies the file with its `-wal` and `-journal` into a new private folder and opens
 ///   the copy: SQLite recovers the WAL or rolls back the journal there, as the next program to open
-///   the original would, and the original is only ever read with `read(2)`.
+///   the original would, and the original is only ever read with `read(2)`. The copy is of bytes,
+///   never of links, and a `-wal` only as far as its valid frames (``SnapshotFiles``); a symlinked
+///   path is resolved to its target first, and a named pipe, socket or device among the files is
+///   refused before anything is opened.
 /// - The key check itself always reads the original's page 1 in place (immutable), so settings
 ///   that do not fit never get to replay a journal, not even into the copy.
 package enum DatabaseVerifier {
