@@ -396,6 +396,12 @@ extension SqlCipherError {
                 + "sanitizer runtime in LD_PRELOAD), or run the database work in a separate process built "
                 + "without it."
         }
+        if reason.contains("fully static executable") {
+            return "Build the program with `swift build -c release --static-swift-stdlib` instead of "
+                + "-static-executable (or without -static): the Swift runtime and Foundation are still linked in, "
+                + "and the program uses the system's C library, the one libsqlcipher and libcrypto run on "
+                + "(docs/linking.md). Nothing was created or opened."
+        }
         if reason.contains("musl") || reason.contains("no RTLD_DEEPBIND") {
             return "Run on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple), where "
                 + "the library is isolated at load."
