@@ -9,9 +9,9 @@ import Foundation
 /// ("database disk image is malformed") on 4.19.0 for the same wrong key on a file with a
 /// plaintext header; and 11 is also what the right key gets from a damaged later page. Reading
 /// "malformed" as damage sends a user with a wrong key to restore a backup; reading it as a wrong
-/// key hides real damage. So the code only says that the read failed, and a second read of page 1
-/// alone decides: `PRAGMA schema_version` reads the header of page 1 and nothing else (it does not
-/// load the schema), on the same connection, with the same key and settings.
+/// key hides real damage. So the code only says that the read failed, and reads of page 1 alone
+/// decide, on the same connection with the same key and settings
+/// (``keyDecryptsPageOne(_:afterFailure:)``).
 ///
 /// A damaged page 1 with the right key fails like a wrong key: nothing but the HMAC tells them
 /// apart, and it fails for both, so the error names both causes (``SqlCipherError/keyFailed(path:reason:)``).
@@ -31,20 +31,46 @@ enum KeyProof {
 
     /// After the first read on the keyed `connection` failed with `code`: `true` when page 1
     /// decrypts (the key is right; the failure lies behind page 1), `false` when it does not (a
-    /// wrong key, other cipher settings, a damaged page 1, or no database), `nil` when nothing is
-    /// proven (the code, or the second read's code, is about the surroundings).
+    /// wrong key or salt, other cipher settings, a damaged page 1, or no database), `nil` when
+    /// nothing is proven (the code, or the second read's code, is about the surroundings).
+    ///
+    /// Three facts decide, each measured on 4.6.1:
+    /// - `PRAGMA schema_version` reads page 1 alone. Without a plaintext header a page 1 that does
+    ///   not decrypt has no SQLite magic, and the read fails, whatever the code.
+    /// - With a plaintext header the magic is in the clear, so the read can succeed on a page whose
+    ///   encrypted part SQLCipher zeroed after its HMAC failed: the cookie is then 0. A cookie of 0
+    ///   with a first read that failed means page 1 itself is unreadable (an empty schema lives on
+    ///   page 1 alone), so 0 is "does not decrypt" too.
+    /// - On 4.2 and later `PRAGMA cipher_integrity_check` checks each page's HMAC on its own: a
+    ///   row for page 1 settles it for a release that leaves other bytes than zeros behind. It reads
+    ///   the whole file, so it runs only when the cheaper reads pointed to a right key.
     ///
     /// A pager left in its error state by the failed read returns to a clean state once no page is
-    /// referenced (SQLite's pager_unlock), so the second read decrypts page 1 anew.
+    /// referenced (SQLite's pager_unlock), so these reads decrypt page 1 anew.
     static func keyDecryptsPageOne(_ connection: SQLiteConnection, afterFailure code: Int32) -> Bool? {
         if saysNothingAboutTheKey(code) { return nil }
         do {
-            _ = try connection.asPackage { try connection.scalar("PRAGMA schema_version") }
-            return true
+            let cookie = try connection.asPackage { try connection.scalar("PRAGMA schema_version") }
+            guard let cookie = Int64.fromDatabaseValue(cookie ?? .null), cookie != 0 else { return false }
+            guard (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return true }
+            let problems = try connection.asPackage { try connection.query("PRAGMA cipher_integrity_check") }
+                .compactMap { $0.get(0, as: String.self) }
+            return !problems.contains(where: namesPageOne)
         } catch SqlCipherError.sqlite(let second, _, _, _) {
             return saysNothingAboutTheKey(second) ? nil : false
         } catch {
             return nil
         }
+    }
+
+    /// Whether a `cipher_integrity_check` row is about page 1 ("HMAC verification failed for page
+    /// 1"), not page 10 or 123.
+    static func namesPageOne(_ row: String) -> Bool {
+        var rest = Substring(row)
+        while let found = rest.range(of: "page 1") {
+            rest = rest[found.upperBound...]
+            if rest.first?.isNumber != true { return true }
+        }
+        return false
     }
 }
