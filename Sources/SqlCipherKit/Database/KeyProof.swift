@@ -11,7 +11,7 @@ import Foundation
 /// "malformed" as damage sends a user with a wrong key to restore a backup; reading it as a wrong
 /// key hides real damage. So the code only says that the read failed, and reads of page 1 alone
 /// decide, on the same connection with the same key and settings
-/// (``keyDecryptsPageOne(_:afterFailure:)``).
+/// (``keyDecryptsPageOne(_:path:afterFailure:)``).
 ///
 /// A damaged page 1 with the right key fails like a wrong key: nothing but the HMAC tells them
 /// apart, and it fails for both, so the error names both causes (``SqlCipherError/keyFailed(path:reason:)``).
@@ -29,37 +29,48 @@ enum KeyProof {
         }
     }
 
-    /// After the first read on the keyed `connection` failed with `code`: `true` when page 1
+    /// After the first read of `path` on the keyed `connection` failed with `code`: `true` when page 1
     /// decrypts (the key is right; the failure lies behind page 1), `false` when it does not (a
     /// wrong key or salt, other cipher settings, a damaged page 1, or no database), `nil` when
-    /// nothing is proven (the code, or the second read's code, is about the surroundings).
+    /// nothing is proven (the code, or a later read's code, is about the surroundings).
     ///
-    /// Three facts decide, each measured on 4.6.1:
-    /// - `PRAGMA schema_version` reads page 1 alone. Without a plaintext header a page 1 that does
-    ///   not decrypt has no SQLite magic, and the read fails, whatever the code.
-    /// - With a plaintext header the magic is in the clear, so the read can succeed on a page whose
-    ///   encrypted part SQLCipher zeroed after its HMAC failed: the cookie is then 0. A cookie of 0
-    ///   with a first read that failed means page 1 itself is unreadable (an empty schema lives on
-    ///   page 1 alone), so 0 is "does not decrypt" too.
-    /// - On 4.2 and later `PRAGMA cipher_integrity_check` checks each page's HMAC on its own: a
-    ///   row for page 1 settles it for a release that leaves other bytes than zeros behind. It reads
-    ///   the whole file, so it runs only when the cheaper reads pointed to a right key.
-    ///
-    /// A pager left in its error state by the failed read returns to a clean state once no page is
-    /// referenced (SQLite's pager_unlock), so these reads decrypt page 1 anew.
-    static func keyDecryptsPageOne(_ connection: SQLiteConnection, afterFailure code: Int32) -> Bool? {
+    /// What decides, as measured on 3.4.1, 4.6.1, 4.12.0 and 4.18.0:
+    /// - `PRAGMA schema_version` reads page 1 alone. Without a plaintext header, a page 1 that does
+    ///   not decrypt has no SQLite magic and the read fails. With one, the magic is in the clear and
+    ///   the read can succeed on a page whose encrypted part SQLCipher zeroed after its HMAC failed:
+    ///   the cookie is then 0. (A cookie of 0 after a failed first read means page 1 itself is
+    ///   unreadable in any case: an empty schema lives on page 1 alone.)
+    /// - From 4.7 or so a codec error sticks to the connection: after the failed first read every
+    ///   read fails (7, "out of memory"), with the right key too. So a failed second read proves
+    ///   nothing there; `PRAGMA cipher_integrity_check` (4.2+) still runs on such a connection and
+    ///   checks each page's HMAC on its own: a row for page 1 means page 1 does not decrypt, none
+    ///   means it does. It reads the whole file, once, and only after a failed opening.
+    /// - SQLCipher 3 has no such check, and no sticky error: the second read decides alone.
+    static func keyDecryptsPageOne(_ connection: SQLiteConnection, path: String, afterFailure code: Int32) -> Bool? {
         if saysNothingAboutTheKey(code) { return nil }
+        let cookie: Int64?
         do {
-            let cookie = try connection.asPackage { try connection.scalar("PRAGMA schema_version") }
-            guard let cookie = Int64.fromDatabaseValue(cookie ?? .null), cookie != 0 else { return false }
-            guard (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return true }
+            let value = try connection.asPackage { try connection.scalar("PRAGMA schema_version") }
+            cookie = Int64.fromDatabaseValue(value ?? .null)
+        } catch SqlCipherError.sqlite(let second, _, _, _) where saysNothingAboutTheKey(second) {
+            return nil
+        } catch {
+            cookie = nil
+        }
+        let readable = (cookie ?? 0) != 0
+        guard (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return readable }
+        do {
             let problems = try connection.asPackage { try connection.query("PRAGMA cipher_integrity_check") }
                 .compactMap { $0.get(0, as: String.self) }
-            return !problems.contains(where: namesPageOne)
-        } catch SqlCipherError.sqlite(let second, _, _, _) {
-            return saysNothingAboutTheKey(second) ? nil : false
-        } catch {
+            if problems.contains(where: namesPageOne) { return false }
+            // No row for page 1: it passed its HMAC check, unless the main file has no page 1 yet
+            // (everything still in the -wal), where only the second read can speak.
+            let mainFileEmpty = (FileHeader(path: path)?.fileSize ?? 0) == 0
+            return problems.isEmpty && mainFileEmpty ? readable : true
+        } catch SqlCipherError.sqlite(let third, _, _, _) where saysNothingAboutTheKey(third) {
             return nil
+        } catch {
+            return readable
         }
     }
 

@@ -199,7 +199,7 @@ private struct VerificationRun {
                 // Whether the key is right is proven by a second read of page 1 alone, never by
                 // the code: releases differ in what they return for a page 1 that does not decrypt.
                 guard case let .sqlite(code, _, message, _) = error,
-                      let decrypts = KeyProof.keyDecryptsPageOne(connection, afterFailure: code) else {
+                      let decrypts = KeyProof.keyDecryptsPageOne(connection, path: path, afterFailure: code) else {
                     connection.close()
                     return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
                 }

@@ -169,11 +169,11 @@ import Testing
         #expect(throws: SqlCipherError.self) { try wrong.scalar("SELECT count(*) FROM sqlite_master") }
         // Any code counts as "the read failed"; only the environment's codes leave it unproven.
         for code: Int32 in [1, 7, 11, 26] {
-            #expect(KeyProof.keyDecryptsPageOne(wrong, afterFailure: code) == false)
+            #expect(KeyProof.keyDecryptsPageOne(wrong, path: path, afterFailure: code) == false)
         }
-        #expect(KeyProof.keyDecryptsPageOne(wrong, afterFailure: 5) == nil)  // SQLITE_BUSY
+        #expect(KeyProof.keyDecryptsPageOne(wrong, path: path, afterFailure: 5) == nil)  // SQLITE_BUSY
         let right = try keyed(rawKey())
         defer { right.close() }
-        #expect(KeyProof.keyDecryptsPageOne(right, afterFailure: 11) == true)
+        #expect(KeyProof.keyDecryptsPageOne(right, path: path, afterFailure: 11) == true)
     }
 }
