@@ -45,19 +45,24 @@ enum KeyProof {
     ///   nothing there; `PRAGMA cipher_integrity_check` (4.2+) still runs on such a connection and
     ///   checks each page's HMAC on its own: a row for page 1 means page 1 does not decrypt, none
     ///   means it does. It reads the whole file, once, and only after a failed opening.
-    /// - SQLCipher 3 has no such check, and no sticky error: the second read decides alone.
+    /// - SQLCipher 3 has no such check, and no sticky error: the second read decides alone. On a
+    ///   truncated file it fails with SQLITE_CORRUPT although page 1 decrypted (SQLite compares the
+    ///   header's page count with the file), so that failure counts as "decrypts".
     static func keyDecryptsPageOne(_ connection: SQLiteConnection, path: String, afterFailure code: Int32) -> Bool? {
         if saysNothingAboutTheKey(code) { return nil }
-        let cookie: Int64?
+        let readable: Bool
         do {
             let value = try connection.asPackage { try connection.scalar("PRAGMA schema_version") }
-            cookie = Int64.fromDatabaseValue(value ?? .null)
-        } catch SqlCipherError.sqlite(let second, _, _, _) where saysNothingAboutTheKey(second) {
-            return nil
+            readable = (Int64.fromDatabaseValue(value ?? .null) ?? 0) != 0
+        } catch SqlCipherError.sqlite(let second, _, _, _) {
+            if saysNothingAboutTheKey(second) { return nil }
+            // SQLITE_CORRUPT from a read of page 1 alone is SQLite judging a header it could read
+            // (e.g. more pages than the file holds: a truncated file), which needs page 1 decrypted;
+            // a page 1 that does not decrypt fails its magic check first (SQLITE_NOTADB).
+            readable = second & 0xFF == 11
         } catch {
-            cookie = nil
+            readable = false
         }
-        let readable = (cookie ?? 0) != 0
         guard (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return readable }
         do {
             let problems = try connection.asPackage { try connection.query("PRAGMA cipher_integrity_check") }
