@@ -40,8 +40,8 @@ enum KeyProof {
     ///   the read can succeed on a page whose encrypted part SQLCipher zeroed after its HMAC failed:
     ///   the cookie is then 0. (A cookie of 0 after a failed first read means page 1 itself is
     ///   unreadable in any case: an empty schema lives on page 1 alone.)
-    /// - From 4.7 or so a codec error sticks to the connection: after the failed first read every
-    ///   read fails (7, "out of memory"), with the right key too. So a failed second read proves
+    /// - On 4.12.0 and 4.18.0 (not 4.6.1) a codec error sticks to the connection: after the failed
+    ///   first read every read fails (7, "out of memory"), with the right key too. So a failed second read proves
     ///   nothing there; `PRAGMA cipher_integrity_check` (4.2+) still runs on such a connection and
     ///   checks each page's HMAC on its own: a row for page 1 means page 1 does not decrypt, none
     ///   means it does. It reads the whole file, once, and only after a failed opening.
