@@ -246,7 +246,7 @@ enum DatabaseOpener {
     static func failedRead(_ connection: SQLiteConnection, path: String, encrypted: Bool,
                            error: SqlCipherError) -> SqlCipherError {
         guard case let .sqlite(code, _, message, _) = error,
-              KeyProof.keyDecryptsPageOne(connection, path: path, afterFailure: code) == false
+              KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false
         else { return error }
         let size = FileHeader(path: path)?.fileSize ?? 0
         if size % 512 != 0 {

@@ -11,7 +11,7 @@ import Foundation
 /// "malformed" as damage sends a user with a wrong key to restore a backup; reading it as a wrong
 /// key hides real damage. So the code only says that the read failed, and reads of page 1 alone
 /// decide, on the same connection with the same key and settings
-/// (``keyDecryptsPageOne(_:path:afterFailure:)``).
+/// (``keyDecryptsPageOne(_:path:keyed:afterFailure:)``).
 ///
 /// A damaged page 1 with the right key fails like a wrong key: nothing but the HMAC tells them
 /// apart, and it fails for both, so the error names both causes (``SqlCipherError/keyFailed(path:reason:)``).
@@ -29,10 +29,11 @@ enum KeyProof {
         }
     }
 
-    /// After the first read of `path` on the keyed `connection` failed with `code`: `true` when page 1
-    /// decrypts (the key is right; the failure lies behind page 1), `false` when it does not (a
-    /// wrong key or salt, other cipher settings, a damaged page 1, or no database), `nil` when
-    /// nothing is proven (the code, or a later read's code, is about the surroundings).
+    /// After the first read of `path` on `connection` (keyed, unless `keyed` is false) failed with
+    /// `code`: `true` when page 1 decrypts, or without a key reads (the key is right; the failure
+    /// lies behind page 1), `false` when it does not (a wrong key or salt, other cipher settings, a
+    /// damaged page 1, or no database), `nil` when nothing is proven (the code, or a later read's
+    /// code, is about the surroundings).
     ///
     /// What decides, as measured on 3.4.1, 4.6.1, 4.12.0 and 4.18.0:
     /// - `PRAGMA schema_version` reads page 1 alone. Without a plaintext header, a page 1 that does
@@ -48,7 +49,8 @@ enum KeyProof {
     /// - SQLCipher 3 has no such check, and no sticky error: the second read decides alone. On a
     ///   truncated file it fails with SQLITE_CORRUPT although page 1 decrypted (SQLite compares the
     ///   header's page count with the file), so that failure counts as "decrypts".
-    static func keyDecryptsPageOne(_ connection: SQLiteConnection, path: String, afterFailure code: Int32) -> Bool? {
+    static func keyDecryptsPageOne(_ connection: SQLiteConnection, path: String, keyed: Bool = true,
+                                   afterFailure code: Int32) -> Bool? {
         if saysNothingAboutTheKey(code) { return nil }
         let readable: Bool
         do {
@@ -63,7 +65,8 @@ enum KeyProof {
         } catch {
             readable = false
         }
-        guard (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return readable }
+        // Without a key there is no HMAC to check: cipher_integrity_check has nothing to say.
+        guard keyed, (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return readable }
         do {
             let problems = try connection.asPackage { try connection.query("PRAGMA cipher_integrity_check") }
                 .compactMap { $0.get(0, as: String.self) }
