@@ -148,6 +148,27 @@ import Testing
         } throws: { isKeyFailed($0, path) }
     }
 
+    @Test func rightKeyOnADamagedPlaintextHeaderIsNotKeyFailed() async throws {
+        // The 32 plaintext bytes are outside the HMAC: with a page size field that SQLite rejects,
+        // 4.6.1 answers SQLITE_NOTADB (26) although page 1 decrypts with this key. The former
+        // code-based mapping called that a wrong key; the proof reports the damage as it is.
+        guard isSQLCipher4() else { return }  // no plaintext header before SQLCipher 4.0
+        let dir = TemporaryDirectory()
+        let path = dir.path("header-damaged.db")
+        try await makeDatabase(path, mode: .rollback, salt: Self.salt, cipher: Self.header)
+        try flip(path, at: 16, mask: 0x7F)  // the page size, bytes 16-17 of the header
+        #expect {
+            try Database(path: path, rawKey: rawKey(), salt: Self.salt, journalMode: .rollback, cipher: Self.header)
+        } throws: { error in
+            if case SqlCipherError.keyFailed = error { return false }
+            if case SqlCipherError.sqlite = error { return true }
+            return false
+        }
+        #expect {
+            try Database(path: path, rawKey: rawKey(2), salt: Self.salt, journalMode: .rollback, cipher: Self.header)
+        } throws: { isKeyFailed($0, path) }
+    }
+
     @Test func theProofReadsPageOneOnTheConnectionThatFailed() throws {
         // KeyProof itself, on raw connections: the second read decides, whatever the first code was.
         let dir = TemporaryDirectory()
