@@ -25,7 +25,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case bindingConflict(path: String, foreign: Int, checked: Int, symbol: String, boundTo: String)
     /// The library lacks a function SqlCipherKit requires.
     case missingSymbol(path: String, symbol: String)
-    /// The process cannot host an isolated load of the library (for example under a sanitizer).
+    /// The process cannot host an isolated load of the library (under a sanitizer, or a fully static
+    /// executable, whose own C library a loaded libsqlcipher and libcrypto cannot use).
     case unsupportedRuntime(reason: String)
     /// A different SQLCipher library is already in use by this process.
     case libraryAlreadyLoaded(loaded: String, requested: String)
