@@ -37,7 +37,7 @@ enum DatabaseOpener {
         guard !path.utf8.contains(0) else {
             throw SqlCipherError.cannotOpen(path: path, reason: "the path contains a NUL character; remove it")
         }
-        let settings = try cipher.pragmas(for: library)
+        let settings = try cipher.pragmas(for: library, readOnly: readOnly)
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
@@ -234,7 +234,7 @@ enum DatabaseOpener {
             let size = FileHeader(path: path)?.fileSize ?? 0
             let unreadable = code == 26 || (encrypted && cipher.plaintextHeaderSize != nil && code == 1)
             guard unreadable else {
-                throw SqlCipherError.sqlite(code: code, extendedCode: extended, message: message, sql: sql)
+                throw SqlCipherError.sqlite(code: code, extendedCode: extended, message: message, sql: sql).redactingSQL()
             }
             if size % 512 != 0 {
                 throw SqlCipherError.notADatabase(
