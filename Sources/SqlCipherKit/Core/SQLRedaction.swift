@@ -61,7 +61,8 @@ enum SQLRedaction {
                 var index = body.startIndex
                 while index < body.endIndex && !body[index].isSymbol("=") && !body[index].isSymbol("(")
                     && !body[index].isSymbol(";") {
-                    output.append(body[index].text)
+                    // The keywords that decide the redaction are shown in capitals, as in KEY '***'.
+                    output.append(index == head ? "PRAGMA" : body[index].text)
                     index += 1
                 }
                 if index < body.endIndex && !body[index].isSymbol(";") {

@@ -23,7 +23,7 @@ import Testing
         ("ATTACH \"file:a.db?key=Zq7SecretPass\" AS x", "ATTACH '***' AS x"),
         ("PRAGMA main.hexkey = 'Zq7SecretPass'", "PRAGMA main.hexkey = '***'"),
         ("PRAGMA \"main\".KEY('Zq7SecretPass')", "PRAGMA \"main\".KEY = '***'"),
-        ("pragma HexReKey = \"Zq7SecretPass\";", "pragma HexReKey = '***';"),
+        ("pragma HexReKey = \"Zq7SecretPass\";", "PRAGMA HexReKey = '***';"),
         ("EXPLAIN PRAGMA textkey = 'Zq7SecretPass'", "EXPLAIN PRAGMA textkey = '***'"),
         ("SELECT 1;; PRAGMA rekey = Zq7SecretPass", "SELECT 1;; PRAGMA rekey = '***'"),
         ("VACUUM main INTO 'file:b.db?hexkey=Zq7SecretPass'", "VACUUM main INTO '***'"),
