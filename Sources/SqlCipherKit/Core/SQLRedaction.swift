@@ -37,18 +37,22 @@ enum SQLRedaction {
             let (head, kind) = classify(body)
             switch kind {
             case .attach, .vacuum:
+                // Inside the file expression (ATTACH's before AS, VACUUM's after INTO) a quoted
+                // identifier can stand for a string (SQLite reads an unknown "name" as text), so it
+                // is masked like a literal; the schema names around it are shown.
+                var inFile = kind == .attach
                 var index = body.startIndex
                 while index < body.endIndex {
                     let token = body[index]
+                    if kind == .attach && token.isKeyword("AS") { inFile = false }
+                    if kind == .vacuum && token.isKeyword("INTO") { inFile = true }
                     if kind == .attach && index > head && token.isKeyword("KEY") {
                         output += ["KEY", mask]
                         redacted = true
                         if let last = body.last, last.isSymbol(";") { output.append(";") }
                         break
                     }
-                    // A quoted identifier can stand for a string (SQLite reads an unknown
-                    // "name" as text), so it is masked like a literal.
-                    if isLiteral(token) || (index > head && token.kind == .quotedIdentifier) {
+                    if isLiteral(token) || (inFile && index > head && token.kind == .quotedIdentifier) {
                         output.append(mask)
                         redacted = true
                     } else {
