@@ -294,4 +294,3 @@ private final class MemoryScanner {
         return found
     }
 }
-
