@@ -106,7 +106,7 @@ extension Database {
             guard let salt = Data(hexString: saltHex), salt.count == 16 else {
                 throw SqlCipherError.rekeyFailed(path: path, reason: "SQLCipher did not report the database's salt")
             }
-            verifyMaterial = try KeyMaterial(rawKey: newKey.bytes, salt: salt)
+            verifyMaterial = try KeyMaterial(rawKey: newKey.secret.view, salt: salt)
         }
 
         // Start from a WAL moved into the file; a reader elsewhere may keep it from completing,

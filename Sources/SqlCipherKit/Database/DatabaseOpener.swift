@@ -37,7 +37,7 @@ enum DatabaseOpener {
         guard !path.utf8.contains(0) else {
             throw SqlCipherError.cannotOpen(path: path, reason: "the path contains a NUL character; remove it")
         }
-        let settings = try cipher.pragmas(for: library)
+        let settings = try cipher.pragmas(for: library, readOnly: readOnly)
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
@@ -245,7 +245,7 @@ enum DatabaseOpener {
                            error: SqlCipherError) -> SqlCipherError {
         guard case let .sqlite(code, _, message, _) = error,
               KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false
-        else { return error }
+        else { return error.redactingSQL() }
         let size = FileHeader(path: path)?.fileSize ?? 0
         if size % 512 != 0 {
             return .notADatabase(path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")

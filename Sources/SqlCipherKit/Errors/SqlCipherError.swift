@@ -3,6 +3,9 @@ import Foundation
 /// Every error SqlCipherKit throws.
 ///
 /// Each case carries what a person needs to act on it, and ``description`` says what to do.
+/// The SQL text a case carries is the statement with any key material replaced by `'***'` (an
+/// `ATTACH … KEY`, a `file:` URI's `key=`, a key pragma's value; docs/security.md), so printing,
+/// logging or `dump`ing an error never shows a key.
 /// The cases are `Equatable`, so tests and callers can match them exactly:
 ///
 /// ```swift

@@ -74,14 +74,14 @@ public final class DatabasePool: DatabaseAccess {
     ///   mode or an in-memory path, and the errors of opening a ``Database``.
     public convenience init(path: String, key: String, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
-        try self.init(path: path, passphrase: Array(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount)
+        try self.init(path: path, passphrase: SecretBytes(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount)
     }
 
     /// Opens or creates a pool with a passphrase given as bytes (see
     /// ``Database/init(path:key:journalMode:cipher:readOnly:)-(_,Data,_,_,_)``).
     public convenience init(path: String, key: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
-        try self.init(path: path, passphrase: Array(key), cipher: cipher, maximumReaderCount: maximumReaderCount)
+        try self.init(path: path, passphrase: SecretBytes(key), cipher: cipher, maximumReaderCount: maximumReaderCount)
     }
 
     /// Opens or creates a pool with a raw 32-byte key: no key derivation runs at all.
@@ -112,10 +112,12 @@ public final class DatabasePool: DatabaseAccess {
     /// use it: if that opens the file, the derivation did not match this library, and the pool
     /// keys each connection with the passphrase instead (slower, never wrong). A wrong
     /// passphrase fails both and throws the first error.
-    private convenience init(path: String, passphrase: [UInt8], cipher: CipherSettings, maximumReaderCount: Int) throws {
-        var passphrase = passphrase
-        defer { passphrase.zeroKeyBytes() }
-        let material = try KeyMaterial(passphrase: passphrase)
+    ///
+    /// `passphrase` is the one copy of the caller's passphrase, made at the public entry point.
+    private convenience init(path: String, passphrase: SecretBytes, cipher: CipherSettings,
+                             maximumReaderCount: Int) throws {
+        defer { passphrase.zero() }
+        let material = try KeyMaterial(passphrase: passphrase.bytes)
         let library = try SqlCipherLibrary.shared
         var fallbackReason: String?
         let secret: PoolKey.Secret
@@ -123,7 +125,7 @@ public final class DatabasePool: DatabaseAccess {
         case .derived(let derived):
             secret = derived.key.withBytes { .literal(SecretBytes($0)) }
         case .fallback(let reason):
-            secret = .passphrase(SecretBytes(passphrase))
+            secret = .passphrase(SecretBytes(passphrase.bytes))
             fallbackReason = reason
         }
         do {
@@ -133,7 +135,7 @@ public final class DatabasePool: DatabaseAccess {
             // The derived key did not open the file: a wrong passphrase, or a derivation that does
             // not match this library. SQLCipher's own derivation tells which.
             do {
-                try self.init(path: path, secret: .passphrase(SecretBytes(passphrase)), cipher: cipher,
+                try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
                               maximumReaderCount: maximumReaderCount,
                               derivationFallback: "the key derived in Swift did not open the file, the passphrase did")
             } catch {
