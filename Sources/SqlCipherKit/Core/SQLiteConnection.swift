@@ -10,6 +10,8 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     var cache = StatementCache()
+    /// The statements of ``DatabaseStream`` iterators open on this connection (DatabaseStream.swift).
+    var streams = OpenStreams()
     /// The ``Statement/serial`` of the newest statement.
     var statementSerial: UInt64 = 0
     private var savepointDepth = 0
@@ -89,6 +91,24 @@ final class SQLiteConnection {
         let extended = scb_extended_errcode(handle)
         let message = String(cString: scb_errmsg(handle))
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
+    }
+
+    /// Ends the streams paused between batches when a statement failed because their open
+    /// statements hold something it needs: `SQLITE_LOCKED` (`DROP TABLE` of a table being read),
+    /// or "SQL statements in progress" / "is locked" (`VACUUM`, `DETACH`, leaving WAL mode).
+    /// True when a stream was ended, so that the failed statement can run once more (StreamHold.swift).
+    /// Only the caller's SQL takes a stream's statement: the package's own statements that may
+    /// meet an open stream (a rekey's best-effort checkpoint) expect the failure and go on.
+    func endPausedStreams(after rc: Int32) -> Bool {
+        guard streams.count > 0, extensionState.internalDepth == 0, changeTracker.sqlGuard.packageDepth == 0 else {
+            return false
+        }
+        let primary = rc & 0xFF
+        guard primary == 6 || primary == 5 || primary == 1 else { return false }
+        let message = String(cString: scb_errmsg(handle))
+        guard primary == 6 || message.contains("in progress") || message.contains("is locked") else { return false }
+        return streams.endPaused(
+            reason: "a later call on the same Database needed what its open statement held (SQLite said: \(message))")
     }
 
     // MARK: Preparing

@@ -227,6 +227,13 @@ final class Statement {
             if trace != nil { endTrace(.completed) }
             return false
         }
+        if connection.endPausedStreams(after: rc) {
+            // The statement failed (and SQLite undid it) only because a paused stream's statement
+            // was open; with it ended, the same execution runs once more, bindings kept.
+            scb_reset(handle)
+            let retried = extensions.tracksRunningStatement ? stepMarkingRunning() : scb_step(handle)
+            return retried == 100 ? true : try ended(retried)
+        }
         let error = connection.error(rc, sql: sql)
         if trace != nil { endTrace(.failed(code: rc & 0xFF)) }
         throw error

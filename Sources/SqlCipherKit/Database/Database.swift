@@ -46,9 +46,6 @@ public actor Database {
         executor.asUnownedSerialExecutor()
     }
 
-    /// The statements of open ``DatabaseStream`` iterators (DatabaseStream.swift).
-    var streams = OpenStreams()
-
     /// The watch for commits of other connections, running while observations exist, and the
     /// `PRAGMA data_version` it last read (Database+LiveQueries.swift).
     var externalWatch: ExternalChangeWatch?
@@ -195,7 +192,7 @@ public actor Database {
     /// The synchronous part of ``perform(_:)``: no other call interleaves with it.
     private func run<T>(_ work: (SQLiteConnection) throws -> T, on core: SQLiteConnection, call: UInt64) throws -> T {
         // Before anything else: the statements of streams whose loop has already been left.
-        streams.closeAbandoned()
+        core.streams.closeAbandoned()
         let gate = core.interruptGate
         gate.begin(call)
         defer { gate.end(call) }
@@ -213,7 +210,7 @@ public actor Database {
     public func close() {
         externalWatch?.stop()
         externalWatch = nil
-        streams.closeAll()
+        connection?.streams.closeAll()
         connection?.close()
         connection = nil
     }

@@ -64,6 +64,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case conversionFailed(source: String, target: String, reason: String)
     /// The database was closed with ``Database/close()``.
     case databaseClosed
+    /// A ``DatabaseStream`` paused between batches gave its statement (or its pool reader) to
+    /// another call that needed it, and was then resumed. `reason` says which call.
+    case streamPreempted(reason: String)
     /// A ``DatabasePool`` was opened on a file that is not in WAL mode (or on an in-memory
     /// database), where readers could not run beside the writer.
     case poolRequiresWAL(path: String, journalMode: String)
@@ -238,6 +241,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "Converting \(source) to \(target) failed: \(reason). The source was not changed."
         case .databaseClosed:
             return "The database was closed. Open a new Database to continue."
+        case let .streamPreempted(reason):
+            return "This stream was paused between batches and gave up its statement: \(reason). A paused stream "
+                + "never holds a connection against a call that needs it (a loop left without its iterator being "
+                + "destroyed would otherwise hold it forever). Read the stream to its end first, collect the rows "
+                + "with fetch or query, or read inside db.read { } with a Cursor for one uninterrupted snapshot."
         case let .poolRequiresWAL(path, journalMode) where path == ":memory:" || path.isEmpty:
             return "A DatabasePool needs a file (it was given \(path.isEmpty ? "an empty path" : path), in \(journalMode) "
                 + "mode): each of its connections opens the file, and an in-memory or temporary database would be "
