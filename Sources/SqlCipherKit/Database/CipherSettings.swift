@@ -29,7 +29,7 @@ public struct CipherSettings: Sendable, Hashable {
     public var kdfIterations: Int?
     /// Bytes of the file header left unencrypted (`PRAGMA cipher_plaintext_header_size`, SQLCipher
     /// 4 only): 0, or a multiple of 16 of at least 24, usually 32. The salt is then not stored in
-    /// the file; pass it with ``Database/init(path:rawKey:salt:journalMode:cipher:readOnly:)``.
+    /// the file; pass it with ``Database/init(path:rawKey:salt:journalMode:cipher:readOnly:filePermissions:)``.
     public var plaintextHeaderSize: Int?
 
     /// Creates settings; every nil field keeps the library's default.
