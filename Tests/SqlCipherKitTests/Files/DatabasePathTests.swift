@@ -102,6 +102,18 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.path("s.db")))
     }
 
+    @Test func anEncryptedCopyIsOwnerOnly() async throws {
+        let folder = TemporaryDirectory()
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let plain = try Database(unencryptedPath: folder.path("plain.db"), filePermissions: 0o644)
+        try await plain.execute("CREATE TABLE t(v)")
+        await plain.close()
+        // Before: the copy was made by ATTACH with SQLite's default 0644.
+        try Database.encrypt(plaintextAt: folder.path("plain.db"), to: folder.path("enc.db"), key: "k")
+        #expect(permissions(folder.path("enc.db")) == 0o600)
+    }
+
     @Test func poolReadersRefuseAFileRenamedOverTheWritersFile() async throws {
         let folder = TemporaryDirectory()
         let path = folder.path("store.db")
