@@ -24,6 +24,9 @@ import Synchronization
 ///   "Concurrency" in `docs/guide.md` and "Deriving the key once" in `docs/security.md`).
 ///
 /// The file must be in WAL mode (a new file is created in it); see ``SqlCipherError/poolRequiresWAL(path:journalMode:)``.
+/// The path is resolved once, when the pool opens (a symbolic link leads to its target), and a
+/// file later renamed over it is never read with the pool's `-wal`: readers opened after that
+/// throw ``SqlCipherError/cannotOpen(path:reason:)`` ("replaced"); close the pool and open it again.
 public final class DatabasePool: DatabaseAccess {
     /// The path of the database file.
     public let path: String

@@ -143,15 +143,4 @@ import Testing
         // (SQLite leaves the old -wal beside the path when its database was moved: a file must
         // not be renamed over an open database without its -wal, sqlite.org/howtocorrupt.html.)
     }
-
-    @Test func aFailedOpenOfAFileItDidNotCreateRemovesNothing() throws {
-        let folder = TemporaryDirectory()
-        let path = folder.path("store.db")
-        let db = try Database(path: path, rawKey: rawKey(1))
-        _ = db
-        // A wrong key on an existing file: nothing of it, nor its companions, may go.
-        #expect(throws: SqlCipherError.self) { _ = try Database(path: path, rawKey: rawKey(2)) }
-        #expect(FileManager.default.fileExists(atPath: path))
-        #expect(FileManager.default.fileExists(atPath: path + "-wal") || FileHeader(path: path)?.fileSize ?? 0 > 0)
-    }
 }
