@@ -51,13 +51,25 @@ import Testing
             }
         }
 
-        /// Waits until the child printed `ready` (or ended without).
-        func waitReady() { readyOrEnded.wait() }
+        /// Waits until the child printed `ready` (or ended without), off the concurrency pool.
+        func waitReady() async {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { [self] in
+                    readyOrEnded.wait()
+                    continuation.resume()
+                }
+            }
+        }
 
-        /// Waits for the end; returns the lines printed.
-        func finish() -> [String] {
-            ended.wait()
-            process.waitUntilExit()
+        /// Waits for the end, off the concurrency pool; returns the lines printed.
+        func finish() async -> [String] {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { [self] in
+                    ended.wait()
+                    process.waitUntilExit()
+                    continuation.resume()
+                }
+            }
             return output.withLock { String(decoding: $0, as: UTF8.self) }.split(separator: "\n").map(String.init)
         }
 
@@ -79,12 +91,15 @@ import Testing
             let children = try ["a", "b"].map {
                 try RaceChild([path, kind, key, barrier, $0, String(Self.rowsPerSide)])
             }
-            for child in children { child.waitReady() }
-            // Both wait in open(2) on the FIFO's read side (or are about to): opening the write
-            // side releases both at once. Kept open until both ended, so a late one passes too.
-            let gate = open(barrier, O_WRONLY)
+            for child in children { await child.waitReady() }
+            // Both wait in open(2) on the FIFO's read side (or are about to): opening it for
+            // writing releases both at once. O_RDWR does not wait for a reader (Linux), so a
+            // child that died before the barrier cannot hang the test. Kept open until both
+            // ended, so a late one passes too.
+            let gate = open(barrier, O_RDWR)
             try #require(gate >= 0)
-            let outputs = children.map { $0.finish() }
+            var outputs: [[String]] = []
+            for child in children { outputs.append(await child.finish()) }
             close(gate)
             for (index, lines) in outputs.enumerated() {
                 #expect(lines.last == "done", "round \(round) side \(index): \(lines) \(children[index].standardError)")
