@@ -297,7 +297,9 @@ struct Exporter {
         if foreignKeys != 0 { try source.execute("PRAGMA foreign_keys = OFF") }
         defer { if foreignKeys != 0 { source.interruptGate.shielded { _ = try? source.execute("PRAGMA foreign_keys = ON") } } }
         let pageSize = Int64(max(1, try source.integer("PRAGMA main.page_size") ?? 4096))
-        let claim = try Self.createTarget(target)
+        // A read-only Database's ATTACH is refused below, before SQLite creates anything: nor
+        // does the claim, so that its folder does not change either.
+        let claim = source.refusesWrites ? nil : try Self.createTarget(target)
         do {
             try attach(target, key: key)
             do {
@@ -324,7 +326,7 @@ struct Exporter {
         } catch {
             // Only what this export created (CreationClaim): a file another process put at the
             // path stays.
-            for file in claim.removableFiles { try? FileManager.default.removeItem(atPath: file) }
+            for file in claim?.removableFiles ?? [] { try? FileManager.default.removeItem(atPath: file) }
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")

@@ -151,10 +151,14 @@ final class CreationClaim: Sendable {
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
-            throw SqlCipherError.cannotOpen(
-                path: path, reason: error == ENOENT || error == ENOTDIR
-                    ? "the folder \(folder) does not exist; create it first"
-                    : "the folder \(folder) cannot be opened (\(String(cString: strerror(error)))); check its permissions")
+            if error == ENOENT || error == ENOTDIR {
+                throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
+            }
+            // A folder that can be written but not read (mode 0300): no lock to take, but the
+            // exclusive create still proves which call made the file, as without flock below.
+            foundEmpty = Self.isMissingOrEmpty(path)
+            companionsBefore = Self.existing(Self.companions(of: path))
+            return
         }
         let deadline = Date().addingTimeInterval(Self.timeoutSeconds)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
