@@ -80,6 +80,10 @@ extension Database {
     /// Close every connection to the file first: the original's WAL must be empty, and a process
     /// still holding the old file open would go on writing plaintext to it.
     ///
+    /// Through a symbolic link, the link's target is the file encrypted: the work files and the
+    /// backup are made beside the target, the new file replaces the target, and the link is kept,
+    /// so that no plaintext copy stays behind under either name.
+    ///
     /// Without a backup the plaintext bytes are unlinked, not overwritten: they may stay readable
     /// on the storage until the file system reuses the blocks (see `docs/security.md`).
     ///
@@ -103,6 +107,9 @@ extension Database {
                                       keepBackup: Bool = false,
                                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> String? {
         let material = try key.material()
+        // Through a symbolic link, the file to encrypt is its target: renaming the new file over
+        // the link would leave the plaintext target on disk and the link gone.
+        let path = SnapshotFiles.resolvedPath(path)
         let temporary = path + ".sqlcipherkit-encrypting"
         let backup = path + ".plaintext-backup"
         if keepBackup && FileManager.default.fileExists(atPath: backup) {
@@ -183,6 +190,8 @@ extension Database {
         let library = try SqlCipherLibrary.shared
         try library.require("Upgrading a SQLCipher 3 file (PRAGMA cipher_migrate)", cipher: 4)
         let material = try key.material()
+        // Through a symbolic link, the file to upgrade is its target (see encryptInPlace).
+        let path = SnapshotFiles.resolvedPath(path)
         let temporary = path + ".sqlcipherkit-upgrading"
         try Exporter.removeDatabaseFiles(temporary)
 
@@ -197,7 +206,7 @@ extension Database {
             reporter?.start()
             try Task.checkCancellation()
             try Exporter.lockExclusively(source.connection, path: path, journalMode: source.journalMode, movingWAL: true)
-            try FileManager.default.copyItem(atPath: path, toPath: temporary)
+            try SnapshotFiles.copyFile(path, to: temporary)
             let migrating = try SQLiteConnection(path: temporary)
             defer { migrating.close() }
             migrating.beginPackageSQL()  // PRAGMA cipher_migrate is the package's own (SQLiteConnection+Guards.swift)
@@ -218,6 +227,9 @@ extension Database {
                     reason: "cipher_migrate reported \(answer.map(String.init) ?? "no result"); only files made "
                         + "with SQLCipher 3's default settings can be migrated")
             }
+            // cipher_migrate carries user_version over but not application_id: set it as every
+            // other conversion does, so that the verification below compares like with like.
+            try migrating.execute("PRAGMA application_id = \(expected.applicationID)")
             if source.journalMode == .wal { _ = try migrating.query("PRAGMA journal_mode = WAL") }
             migrating.close()
             try Task.checkCancellation()
@@ -262,6 +274,35 @@ struct Exporter {
         var applicationID: Int64
         /// Rows that `PRAGMA foreign_key_check` reports (a copy must not have more).
         var foreignKeyViolations: Int
+
+        /// What differs between this (the new file) and `source`, one sentence each, for a
+        /// person reading a failed conversion's reason.
+        func differences(from source: Contents) -> [String] {
+            var lines: [String] = []
+            for name in Set(source.rowCounts.keys).union(rowCounts.keys).sorted() {
+                switch (source.rowCounts[name], rowCounts[name]) {
+                case let (expected?, found?) where expected != found:
+                    lines.append("table \(name) has \(found) rows in the new file and \(expected) in the source")
+                case (_?, nil):
+                    lines.append("table \(name) is missing from the new file")
+                case (nil, _?):
+                    lines.append("table \(name) is in the new file but not in the source")
+                default:
+                    break
+                }
+            }
+            if userVersion != source.userVersion {
+                lines.append("user_version is \(userVersion) in the new file and \(source.userVersion) in the source")
+            }
+            if applicationID != source.applicationID {
+                lines.append("application_id is \(applicationID) in the new file and \(source.applicationID) in the source")
+            }
+            if foreignKeyViolations != source.foreignKeyViolations {
+                lines.append("foreign_key_check reports \(foreignKeyViolations) violations in the new file and "
+                    + "\(source.foreignKeyViolations) in the source")
+            }
+            return lines.isEmpty ? ["the contents differ"] : lines
+        }
     }
 
     let source: SQLiteConnection
@@ -409,7 +450,7 @@ struct Exporter {
         defer { opened.connection.close() }
         let found = try contents(of: opened.connection, schema: "main")
         guard found == expected else {
-            throw fail("the new file holds \(found), the source \(expected)")
+            throw fail(found.differences(from: expected).joined(separator: "; "))
         }
         let check = try opened.connection.query("PRAGMA quick_check").compactMap { $0.get(0, as: String.self) }
         guard check == ["ok"] else { throw fail("quick_check reports " + check.joined(separator: "; ")) }

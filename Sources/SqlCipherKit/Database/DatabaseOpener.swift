@@ -217,13 +217,11 @@ enum DatabaseOpener {
             // One classification with DatabaseFileInspector (FileHeader's rules): a readable header
             // with bytes reserved per page is SQLCipher's plaintext header only when the rest of
             // page 1 is not plain SQLite; a checksum VFS, say, reserves bytes in plain files too.
+            // A plaintext header that reaches past byte 100 leaves page 1's b-tree header readable
+            // too; FileHeader looks at the cells and the end of page 1 before it calls a file plain.
             if encrypted {
                 let reserved = header.reservedBytes ?? 0
-                // A plaintext header that reaches past byte 100 leaves page 1's b-tree header
-                // readable as well, so such a SQLCipher file looks like plain SQLite: with those
-                // settings, a file with reserved bytes is left to the key to judge.
-                let keyMayDecide = reserved > 0 && (cipher.plaintextHeaderSize ?? 0) > 100
-                if header.looksPlaintextSQLite && !keyMayDecide {
+                if header.looksPlaintextSQLite {
                     let reservedNote = reserved > 0
                         ? " (its pages reserve \(reserved) bytes, but for something other than SQLCipher: the whole "
                             + "header and first page are readable)"
@@ -272,22 +270,34 @@ enum DatabaseOpener {
                 path: path, code: code, extended: extended, message: message, readOnly: readOnly) {
                 throw walError
             }
-            let size = FileHeader(path: path)?.fileSize ?? 0
-            let unreadable = code == 26 || (encrypted && cipher.plaintextHeaderSize != nil && code == 1)
-            guard unreadable else {
-                throw SqlCipherError.sqlite(code: code, extendedCode: extended, message: message, sql: sql)
-            }
-            if size % 512 != 0 {
-                throw SqlCipherError.notADatabase(
-                    path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
-            }
-            if !encrypted { throw SqlCipherError.notPlaintextDatabase(path: path) }
-            throw SqlCipherError.keyFailed(
-                path: path,
-                reason: "SQLCipher reports \"\(message)\": the key is wrong, the file was made with other cipher "
-                    + "settings (a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4), or it is "
-                    + "not a database")
+            throw failedRead(connection, path: path, encrypted: encrypted,
+                             error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
         }
+    }
+
+    /// The error for a failed first read of `path` on `connection`, which is still open with the
+    /// key (or none) and settings that failed: the one place that decides between "the key does not
+    /// open it" and "the key opens it, and the file is damaged behind page 1". Every opening
+    /// (``Database``, read-only, a pool's writer and readers, the conversions) comes through here.
+    ///
+    /// The decision is ``KeyProof``'s, by a second read of page 1, never by the result code: the
+    /// code a library gives for a page 1 that does not decrypt differs by release (1, 7, 11, 26).
+    static func failedRead(_ connection: SQLiteConnection, path: String, encrypted: Bool,
+                           error: SqlCipherError) -> SqlCipherError {
+        guard case let .sqlite(code, _, message, _) = error,
+              KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false
+        else { return error }
+        let size = FileHeader(path: path)?.fileSize ?? 0
+        if size % 512 != 0 {
+            return .notADatabase(path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
+        }
+        if !encrypted { return .notPlaintextDatabase(path: path) }
+        return .keyFailed(
+            path: path,
+            reason: "its first page does not decrypt with this key (SQLCipher reports \"\(message)\", SQLite error "
+                + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings (a SQLCipher 3 "
+                + "file needs CipherSettings.sqlcipher3 on SQLCipher 4; a plaintext header needs the same "
+                + "plaintextHeaderSize), its first page is damaged, or it is not a database")
     }
 
     private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {

@@ -25,7 +25,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case bindingConflict(path: String, foreign: Int, checked: Int, symbol: String, boundTo: String)
     /// The library lacks a function SqlCipherKit requires.
     case missingSymbol(path: String, symbol: String)
-    /// The process cannot host an isolated load of the library (for example under a sanitizer).
+    /// The process cannot host an isolated load of the library (under a sanitizer, or a fully static
+    /// executable, whose own C library a loaded libsqlcipher and libcrypto cannot use).
     case unsupportedRuntime(reason: String)
     /// A different SQLCipher library is already in use by this process.
     case libraryAlreadyLoaded(loaded: String, requested: String)
@@ -395,6 +396,12 @@ extension SqlCipherError {
                 + "program without the sanitizer (a build without -fsanitize or swift build --sanitize, and no "
                 + "sanitizer runtime in LD_PRELOAD), or run the database work in a separate process built "
                 + "without it."
+        }
+        if reason.contains("fully static executable") {
+            return "Build the program with `swift build -c release --static-swift-stdlib` instead of "
+                + "-static-executable (or without -static): the Swift runtime and Foundation are still linked in, "
+                + "and the program uses the system's C library, the one libsqlcipher and libcrypto run on "
+                + "(docs/linking.md). Nothing was created or opened."
         }
         if reason.contains("musl") || reason.contains("no RTLD_DEEPBIND") {
             return "Run on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple), where "

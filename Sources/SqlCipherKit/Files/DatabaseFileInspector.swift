@@ -15,16 +15,17 @@ import Darwin
 /// ```
 ///
 /// The inspector only reads: it opens the file read-only, reads the header (the first 100 bytes,
-/// https://sqlite.org/fileformat2.html#the_database_header) and up to three samples of 16 KiB,
+/// https://sqlite.org/fileformat2.html#the_database_header), page 1 and up to three samples of 16 KiB,
 /// and never writes, locks or truncates anything. It never opens the file with SQLite, which
 /// could replay a hot journal or checkpoint a `-wal` into it.
 ///
 /// How it decides, in order:
 /// - no file: ``DatabaseFileInspection/Kind/missing``; zero bytes: ``DatabaseFileInspection/Kind/empty``;
 /// - `SQLite format 3\0` with a valid header: ``DatabaseFileInspection/Kind/plaintext`` (page size,
-///   journal mode from bytes 18-19), unless bytes are reserved per page (byte 20) and the rest of
-///   the header or the first page is not plain SQLite, which is how SQLCipher's plaintext header
-///   looks: ``DatabaseFileInspection/Kind/plaintextHeader``;
+///   journal mode from bytes 18-19), unless bytes are reserved per page (byte 20) and page 1 past
+///   the header is not proven plain SQLite (its schema cells do not parse, or the end of the page
+///   is random-looking), which is how SQLCipher's plaintext header looks, however many bytes it
+///   keeps readable: ``DatabaseFileInspection/Kind/plaintextHeader``;
 /// - a SQLite `-wal` or `-journal` file, a known non-database format, a size that no page size
 ///   (512 to 65536) divides, or content that is not random-looking: ``DatabaseFileInspection/Kind/notADatabase``;
 /// - otherwise ``DatabaseFileInspection/Kind/encrypted``: SQLCipher output is indistinguishable
@@ -73,7 +74,8 @@ public enum DatabaseFileInspector {
         guard let first = read(handle, offset: 0, count: min(size, sampleSize)) else {
             return make(path, .notADatabase, "reading it failed, so it cannot be identified", size: size, companions: companions)
         }
-        let header = FileHeader(bytes: first, fileSize: size)
+        // Page 1 whole, not only its first 100 bytes: a plaintext header may reach past them.
+        let header = FileHeader(bytes: FileHeader.readPageOne(handle) ?? first, fileSize: size)
         if header.hasPlaintextMagic {
             return inspectReadableHeader(path, header: header, companions: companions)
         }

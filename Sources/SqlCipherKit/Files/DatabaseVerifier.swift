@@ -21,7 +21,10 @@ import Darwin
 ///   verifier reads the file in place only then.
 /// - Otherwise it copies the file with its `-wal` and `-journal` into a new private folder and opens
 ///   the copy: SQLite recovers the WAL or rolls back the journal there, as the next program to open
-///   the original would, and the original is only ever read with `read(2)`.
+///   the original would, and the original is only ever read with `read(2)`. The copy is of bytes,
+///   never of links, and a `-wal` only as far as its valid frames (``SnapshotFiles``); a symlinked
+///   path is resolved to its target first, and a named pipe, socket or device among the files is
+///   refused before anything is opened.
 /// - The key check itself always reads the original's page 1 in place (immutable), so settings
 ///   that do not fit never get to replay a journal, not even into the copy.
 package enum DatabaseVerifier {
@@ -104,7 +107,8 @@ package enum DatabaseVerifier {
     package static func verify(_ path: String, key: DatabaseKey, candidates: [SettingsCandidate],
                                library: SqlCipherLibrary,
                                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) -> DatabaseVerification {
-        var run = VerificationRun(path: path, inspection: DatabaseFileInspector.inspect(path), library: library)
+        var run = VerificationRun(path: path, target: SnapshotFiles.resolvedPath(path),
+                                  inspection: DatabaseFileInspector.inspect(path), library: library)
         run.progress = progress
         run.verify(key: key, candidates: candidates)
         return run.result()
@@ -115,7 +119,11 @@ package enum DatabaseVerifier {
 
 /// The state of one verification, filled in step by step.
 private struct VerificationRun {
+    /// The path, as given.
     let path: String
+    /// The file read: `path` with its symbolic links resolved, beside which SQLite looks for the
+    /// `-wal` and `-journal`.
+    let target: String
     let inspection: DatabaseFileInspection
     let library: SqlCipherLibrary
 
@@ -138,8 +146,9 @@ private struct VerificationRun {
     /// Where the checks report how far they are.
     var progress: (@Sendable (DatabaseProgress) -> Void)?
 
-    init(path: String, inspection: DatabaseFileInspection, library: SqlCipherLibrary) {
+    init(path: String, target: String, inspection: DatabaseFileInspection, library: SqlCipherLibrary) {
         self.path = path
+        self.target = target
         self.inspection = inspection
         self.library = library
     }
@@ -179,14 +188,24 @@ private struct VerificationRun {
             break
         }
         guard !candidates.isEmpty else { return fail(.notVerifiable, "No settings to try") }
-        let before = DatabaseVerifier.Fingerprint(path)
+        // Every file is checked before SQLite opens anything: a named pipe, socket or device as
+        // the -wal or -journal is refused here rather than waited on.
+        let companions: DatabaseVerifier.Companions
+        do {
+            companions = try DatabaseVerifier.Companions(target)
+        } catch SqlCipherError.cannotOpen(_, let reason) {
+            return fail(.notVerifiable, reason.prefix(1).uppercased() + reason.dropFirst())
+        } catch {
+            return fail(.notVerifiable, "\(error)")
+        }
+        let before = DatabaseVerifier.Fingerprint(target)
 
         // 1. The key, against page 1 of the file itself.
         var opened: (connection: SQLiteConnection, candidate: DatabaseVerifier.SettingsCandidate)?
         attempting: for candidate in candidates {
             let connection: SQLiteConnection
             do {
-                connection = try Self.open(path, key: key, candidate: candidate, library: library, inPlace: true)
+                connection = try Self.open(target, key: key, candidate: candidate, library: library, inPlace: true)
             } catch {
                 return fail(.notVerifiable, "SQLCipher could not open it: \(error)")
             }
@@ -195,17 +214,24 @@ private struct VerificationRun {
                 attempts.append(.init(settings: candidate.name, accepted: true, result: "opened"))
                 opened = (connection, candidate)
                 break attempting
-            } catch SqlCipherError.sqlite(let code, _, let message, _) where code == Self.notADatabase {
+            } catch let error as SqlCipherError {
+                // Whether the key is right is proven by a second read of page 1 alone, never by
+                // the code: releases differ in what they return for a page 1 that does not decrypt.
+                guard case let .sqlite(code, _, message, _) = error,
+                      let decrypts = KeyProof.keyDecryptsPageOne(connection, path: path, afterFailure: code) else {
+                    connection.close()
+                    return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
+                }
+                if decrypts {
+                    // Page 1 decrypted, but the schema behind it is damaged.
+                    attempts.append(.init(settings: candidate.name, accepted: true,
+                                          result: "page 1 decrypted, then: \(message) (SQLite error \(code))"))
+                    opened = (connection, candidate)
+                    break attempting
+                }
                 connection.close()
                 attempts.append(.init(settings: candidate.name, accepted: false,
                                       result: "\(message) (SQLite error \(code))"))
-            } catch SqlCipherError.sqlite(let code, _, let message, _) where code == Self.corrupt {
-                // Page 1 decrypted (a wrong key fails its HMAC, which SQLCipher reports as
-                // SQLITE_NOTADB), but the schema behind it is damaged.
-                attempts.append(.init(settings: candidate.name, accepted: true,
-                                      result: "page 1 decrypted, then: \(message) (SQLite error \(code))"))
-                opened = (connection, candidate)
-                break attempting
             } catch {
                 connection.close()
                 return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
@@ -225,18 +251,17 @@ private struct VerificationRun {
             connection.close()
             if let snapshot { try? FileManager.default.removeItem(atPath: snapshot) }
         }
-        let companions = DatabaseVerifier.Companions(path)
         if companions.walHasFrames || companions.journalIsHot {
             connection.close()
             do {
-                let folder = try Self.makeSnapshot(of: path, companions: companions)
+                let folder = try Self.makeSnapshot(of: target, companions: companions)
                 snapshot = folder
                 access = .snapshot
-                guard DatabaseVerifier.Fingerprint(path) == before else {
+                guard DatabaseVerifier.Fingerprint(target) == before else {
                     return fail(.notVerifiable, "The file or its -wal/-journal changed while it was copied: a program is "
                         + "writing to it. Run verify again when no program has it open")
                 }
-                let copy = folder + "/" + (path as NSString).lastPathComponent
+                let copy = folder + "/" + (target as NSString).lastPathComponent
                 connection = try Self.open(copy, key: key, candidate: opened.candidate, library: library, inPlace: false)
                 let what = [companions.walHasFrames ? "the -wal's frames" : nil,
                             companions.journalIsHot ? "a hot -journal (an interrupted transaction)" : nil]
@@ -261,7 +286,7 @@ private struct VerificationRun {
         }
         runChecks(connection)
         connection.close()
-        if DatabaseVerifier.Fingerprint(path) != before {
+        if DatabaseVerifier.Fingerprint(target) != before {
             return fail(.notVerifiable, "The file or its -wal/-journal changed while it was verified: a program is "
                 + "writing to it, so the result is not reliable. Run verify again when no program has it open")
         }
@@ -379,7 +404,7 @@ private struct VerificationRun {
             return fail(.keyRejected, message)
         }
         for candidate in candidates {
-            guard let connection = try? Self.open(path, key: key, candidate: candidate, library: library, inPlace: true)
+            guard let connection = try? Self.open(target, key: key, candidate: candidate, library: library, inPlace: true)
             else { continue }
             let (lines, _) = Self.rows(connection, "PRAGMA cipher_integrity_check")
             connection.close()
@@ -402,9 +427,6 @@ private struct VerificationRun {
     }
 
     // MARK: Helpers
-
-    static let notADatabase: Int32 = 26
-    static let corrupt: Int32 = 11
 
     /// Opens `path` with `key` and the candidate's settings. In place: read-only and immutable (no
     /// lock, no journal or WAL, nothing created). Otherwise (a private copy): read-write.
@@ -447,8 +469,9 @@ private struct VerificationRun {
         return "file://" + encoded + "?immutable=1"
     }
 
-    /// Copies the file, its `-wal` and its `-journal` (not the `-shm`, which SQLite rebuilds from
-    /// the WAL) into a new folder that only this user can enter; returns the folder.
+    /// Copies the bytes of the file, its valid `-wal` and its `-journal` (not the `-shm`, which
+    /// SQLite rebuilds from the WAL) into a new folder that only this user can enter, through
+    /// ``SnapshotFiles``; returns the folder.
     static func makeSnapshot(of path: String, companions: DatabaseVerifier.Companions) throws -> String {
         let base = NSTemporaryDirectory()
         let needed = companions.sizes.reduce(0, +)
@@ -460,21 +483,12 @@ private struct VerificationRun {
                     + "free, and a copy needs \(needed); set TMPDIR to a folder with more space")
             }
         }
-        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast())
-            + Array("sqlcipher-doctor-verify-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw SqlCipherError.cannotOpen(path: path, reason: "cannot create a private folder in \(base): "
-                + String(cString: strerror(errno)))
-        }
-        let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let name = (path as NSString).lastPathComponent
+        let directory = try SnapshotFiles.makePrivateDirectory(prefix: "sqlcipher-doctor-verify", for: path)
         do {
-            for suffix in ["", "-wal", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
-                try FileManager.default.copyItem(atPath: path + suffix, toPath: directory + "/" + name + suffix)
-            }
+            try SnapshotFiles.copy(path, into: directory)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
-            throw SqlCipherError.cannotOpen(path: path, reason: "copying it to \(directory) failed: \(error)")
+            throw error
         }
         return directory
     }
@@ -516,27 +530,29 @@ private struct VerificationRun {
 extension DatabaseVerifier {
     /// The `-wal` and `-journal` beside a database, as far as they decide how it must be read.
     fileprivate struct Companions {
-        /// A `-wal` longer than its 32-byte header holds frames that may not be in the main file.
+        /// A `-wal` whose valid part is longer than its 32-byte header holds frames that may not
+        /// be in the main file (frames after the first whose salts do not match are never read).
         let walHasFrames: Bool
         /// A `-journal` SQLite would replay: present, not empty, first byte not zero (the rule of
         /// pager.c's hasHotJournal; `journal_mode = PERSIST` zeroes the header of an unused journal).
         let journalIsHot: Bool
-        /// The sizes of the file, `-wal` and `-journal` that exist.
+        /// How many bytes a copy of the file, `-wal` and `-journal` takes.
         let sizes: [Int]
 
-        init(_ path: String) {
-            func size(_ file: String) -> Int? {
-                var info = stat()
-                return stat(file, &info) == 0 ? Int(info.st_size) : nil
-            }
-            walHasFrames = (size(path + "-wal") ?? 0) > 32
+        /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the file, its `-wal` or its
+        ///   `-journal` is not a regular file.
+        init(_ path: String) throws {
+            let sources = try SnapshotFiles.sources(of: path)
+            walHasFrames = (sources["-wal"]?.copyLength ?? 0) > 32
             var hot = false
-            if (size(path + "-journal") ?? 0) > 0, let handle = FileHandle(forReadingAtPath: path + "-journal") {
-                hot = (try? handle.read(upToCount: 1))?.first.map { $0 != 0 } ?? false
-                try? handle.close()
+            if let journal = sources["-journal"], journal.size > 0,
+               let (descriptor, _) = try SnapshotFiles.openRegular(journal.path, database: path) {
+                var first: UInt8 = 0
+                hot = pread(descriptor, &first, 1, 0) == 1 && first != 0
+                close(descriptor)
             }
             journalIsHot = hot
-            sizes = ["", "-wal", "-journal"].compactMap { size(path + $0) }
+            sizes = sources.values.map(\.copyLength)
         }
     }
 

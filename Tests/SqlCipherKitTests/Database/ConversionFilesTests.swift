@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Which files a conversion touches and what it carries over: through a symbolic link the target
+/// is converted and the link kept, no plaintext is left under either name, and a SQLCipher 3 file
+/// keeps its `application_id` through the upgrade.
+@Suite struct ConversionFilesTests {
+    /// Every file in the folders whose bytes hold `marker`, by path.
+    private func plaintextLeft(in folders: [TemporaryDirectory], _ marker: String) throws -> [String] {
+        try folders.flatMap { folder in
+            try FileManager.default.contentsOfDirectory(atPath: folder.url.path).map { folder.path($0) }
+        }.filter { path in
+            var info = stat()
+            return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && !filesContain([path], marker).isEmpty
+        }
+    }
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func encryptInPlaceThroughASymbolicLinkEncryptsTheTarget(mode: JournalMode) async throws {
+        let targets = TemporaryDirectory(), links = TemporaryDirectory()
+        let target = targets.path("notes.db"), link = links.path("notes-link.db")
+        try await ConversionTests().makePlaintext(target, mode: mode)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let inode = try FileManager.default.attributesOfItem(atPath: target)[.systemFileNumber] as? Int
+
+        try Database.encryptInPlace(path: link, key: "secret", cipher: fastCipher)
+
+        // The link is still a link to the same path, and the target now holds the ciphertext.
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        #expect(try FileManager.default.attributesOfItem(atPath: target)[.systemFileNumber] as? Int != inode,
+                "the target was replaced by the encrypted file")
+        #expect(try plaintextLeft(in: [targets, links], "PLAIN-MARKER").isEmpty)
+        #expect(FileHeader(path: target)?.hasPlaintextMagic == false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: targets.url.path) == ["notes.db"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: links.url.path) == ["notes-link.db"])
+        let db = try Database(path: link, key: "secret", cipher: fastCipher)
+        try await ConversionTests().checkContents(db)
+        await db.close()
+    }
+
+    @Test func encryptInPlaceThroughALinkKeepsTheBackupBesideTheTarget() async throws {
+        let targets = TemporaryDirectory(), links = TemporaryDirectory()
+        let target = targets.path("notes.db"), link = links.path("notes-link.db")
+        try await ConversionTests().makePlaintext(target)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let backup = try Database.encryptInPlace(path: link, key: "secret", cipher: fastCipher, keepBackup: true)
+        #expect(backup == target + ".plaintext-backup")
+        #expect(try plaintextLeft(in: [targets, links], "PLAIN-MARKER") == [target + ".plaintext-backup"])
+    }
+
+    /// A SQLCipher 3 file with an `application_id`, made by the real SQLCipher 3.4.1 CLI:
+    /// `cipher_migrate` does not carry the id, the upgrade does.
+    @Test func upgradeFromSqlCipher3KeepsTheApplicationID() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version3, path, [
+            SqlcipherCLI.keyPragma(passphrase: "legacy"),
+            "CREATE TABLE t(v)", "INSERT INTO t VALUES (1), (2), (3)",
+            "PRAGMA user_version = 9", "PRAGMA application_id = 305419896",
+        ])
+        try Database.upgradeFromSqlCipher3(path: path, key: "legacy")
+        let db = try Database(path: path, key: "legacy")
+        #expect(try await db.query("PRAGMA application_id")[0].get(0, as: Int.self) == 305_419_896)
+        #expect(try await db.query("PRAGMA user_version")[0].get(0, as: Int.self) == 9)
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 3)
+        await db.close()
+    }
+
+    @Test func upgradeThroughASymbolicLinkUpgradesTheTarget() async throws {
+        guard isSQLCipher4() else { return }
+        let targets = TemporaryDirectory(), links = TemporaryDirectory()
+        let target = targets.path("old.db"), link = links.path("old-link.db")
+        let old = try Database(path: target, key: "legacy", cipher: .sqlcipher3)
+        try await old.execute("CREATE TABLE t(v); INSERT INTO t VALUES (1); PRAGMA application_id = 77")
+        await old.close()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        try Database.upgradeFromSqlCipher3(path: link, key: "legacy")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: links.url.path) == ["old-link.db"])
+        let db = try Database(path: link, key: "legacy")
+        #expect(try await db.query("PRAGMA application_id")[0].get(0, as: Int.self) == 77)
+        await db.close()
+    }
+
+    /// A failed verification says what differs, in words, rather than dumping two structs.
+    @Test func differencesAreListedInWords() {
+        let source = Exporter.Contents(rowCounts: ["a": 3, "b": 1], userVersion: 2, applicationID: 7, foreignKeyViolations: 0)
+        let copy = Exporter.Contents(rowCounts: ["a": 2, "c": 1], userVersion: 2, applicationID: 0, foreignKeyViolations: 0)
+        #expect(copy.differences(from: source) == [
+            "table a has 2 rows in the new file and 3 in the source",
+            "table b is missing from the new file",
+            "table c is in the new file but not in the source",
+            "application_id is 0 in the new file and 7 in the source",
+        ])
+        #expect(!copy.differences(from: source).joined().contains("Contents("))
+    }
+}
