@@ -242,9 +242,18 @@ enum DatabaseOpener {
             throw SqlCipherError.keyFailed(
                 path: path,
                 reason: "SQLCipher reports \"\(message)\": the key is wrong, the file was made with other cipher "
-                    + "settings (a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4), or it is "
-                    + "not a database")
+                    + "settings (\(otherSettingsHint)), or it is not a database")
         }
+    }
+
+    /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads
+    /// a 3.x file with ``CipherSettings/sqlcipher3``, but SQLCipher 3 cannot read a 4.x file at all.
+    private static var otherSettingsHint: String {
+        guard let library = try? SqlCipherLibrary.shared, library.cipherMajorVersion < 4 else {
+            return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4"
+        }
+        return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), "
+            + "see SqlCipherLibrary.environmentVariable"
     }
 
     private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {

@@ -85,7 +85,7 @@ struct EntityWriter<T: Entity> {
     /// Whether ``rowEncode`` is set: a flag, so that choosing the path copies nothing.
     private let usesRows: Bool
     private var rowColumns = EntityColumns()
-    private let keyPath: WritableKeyPath<T, T.ID?>
+    private let keyPath: WritableKeyPath<T, T.PrimaryKey>
     private let hasIntegerKey: Bool
 
     /// The encoder layout the statements below were prepared for.
@@ -124,7 +124,7 @@ struct EntityWriter<T: Entity> {
         if currentLayoutVersion != layoutVersion { try adoptLayout() }
         guard let sql else { preconditionFailure("adoptLayout sets the SQL") }
         let keyIndex = sql.keyIndex
-        let key = entity[keyPath: keyPath]?.databaseValue ?? .null
+        let key = entity[keyPath: keyPath].entityKeyValue?.databaseValue ?? .null
         let values = currentValues
         let encodedKey = values[keyIndex]
         guard encodedKey == key else {
@@ -152,7 +152,7 @@ struct EntityWriter<T: Entity> {
                     reason: "SQLite assigned the rowid \(rowid), which \(T.ID.self) cannot hold")
             }
             var saved = entity
-            saved[keyPath: keyPath] = id
+            saved[keyPath: keyPath] = T.PrimaryKey.entityKey(assigned: id)
             return saved
         }
 

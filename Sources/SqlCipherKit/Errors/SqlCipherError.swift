@@ -184,7 +184,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "Install it (on Debian/Ubuntu: apt-get install \(package)), or point "
                 + "\(SqlCipherLibrary.environmentVariable) or SqlCipherLibrary.load(from:) at a libsqlcipher file."
         case let .notSQLCipher(path, reason):
-            return "\(path) is not a usable SQLCipher library: \(reason). "
+            return "\(path) is not a usable SQLCipher library: \(Self.clause(reason)). "
                 + "Point \(SqlCipherLibrary.environmentVariable) at libsqlcipher (e.g. /usr/lib/x86_64-linux-gnu/libsqlcipher.so.1)."
         case let .bindingConflict(path, foreign, checked, symbol, boundTo):
             return "Binding conflict in \(path): \(foreign) of its \(checked) references to its own "
@@ -195,7 +195,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "\(path) does not export \(symbol), which SqlCipherKit requires. Install a complete SQLCipher "
                 + "build (SQLCipher 3.4 or later)."
         case let .unsupportedRuntime(reason):
-            return "This process cannot load SQLCipher in isolation: \(reason). "
+            return "This process cannot load SQLCipher in isolation: \(Self.clause(reason)). "
                 + SqlCipherError.unsupportedRuntimeAdvice(for: reason)
         case let .libraryAlreadyLoaded(loaded, requested):
             return "This process already uses \(loaded); \(requested) cannot be loaded next to it. Use one "
@@ -206,7 +206,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .invalidRawKey(count):
             return "A raw key must be exactly 32 bytes; this one has \(count). Pass 32 random bytes, or use a passphrase."
         case let .keyFailed(path, reason):
-            return "The key does not open \(path): \(reason)."
+            return "The key does not open \(path): \(Self.clause(reason))."
         case let .notPlaintextDatabase(path):
             return "\(path) is not a plaintext SQLite database (it is encrypted, or not a database). "
                 + "Open it with Database(path:key:) or Database(path:rawKey:)."
@@ -216,11 +216,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "bookworm-backports libsqlcipher1; Debian 13 and Ubuntu 24.04: apt-get install libsqlcipher1) and point "
                 + "\(SqlCipherLibrary.environmentVariable) at it, or remove it from the requirement."
         case let .notADatabase(path, reason):
-            return "\(path) is not a database: \(reason). Check the path; run `sqlcipher-doctor inspect \(path)`."
+            return "\(path) is not a database: \(Self.clause(reason)). Check the path; run `sqlcipher-doctor inspect \(path)`."
         case let .cannotOpen(path, reason):
-            return "Cannot open or create \(path): \(reason)."
+            return "Cannot open or create \(path): \(Self.clause(reason))."
         case let .plaintextDetected(path, reason):
-            return "Refusing to use \(path): it was meant to be encrypted but \(reason). Nothing more was written. "
+            return "Refusing to use \(path): it was meant to be encrypted but \(Self.clause(reason)). Nothing more was written. "
                 + "Run sqlcipher-doctor to check the SQLCipher binding."
         case let .unsupported(feature, requires, loaded):
             return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Install SQLCipher 4 "
@@ -229,9 +229,9 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "This database was opened without encryption, so it has no key to change. Use "
                 + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."
         case let .rekeyFailed(path, reason):
-            return "Changing the key of \(path) failed: \(reason). The database still opens with the old key."
+            return "Changing the key of \(path) failed: \(Self.clause(reason)). The database still opens with the old key."
         case let .conversionFailed(source, target, reason):
-            return "Converting \(source) to \(target) failed: \(reason). The source was not changed."
+            return "Converting \(source) to \(target) failed: \(Self.clause(reason)). The source was not changed."
         case .databaseClosed:
             return "The database was closed. Open a new Database to continue."
         case let .poolRequiresWAL(path, journalMode) where path == ":memory:" || path.isEmpty:
@@ -246,7 +246,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "file), then open the pool; or use Database, which works in either mode. Nothing was changed."
         case let .sqlite(code, extended, message, sql):
             let statement = sql.map { " in `\($0)`" } ?? ""
-            return "SQLite error \(code) (extended \(extended)): \(message)\(statement)."
+            return "SQLite error \(code) (extended \(extended)): \(Self.clause(message))\(statement)."
         case let .argumentCountMismatch(expected, given, sql):
             return "`\(sql)` has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
         case let .multipleStatements(sql):
@@ -316,22 +316,26 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "has ended; use it only inside the body. To read rows from outside a body, use db.stream(...)."
         case let .readOnlyViolation(sql):
             return "`\(sql)` writes, but it ran inside a read-only body (db.read { ... }), so it was not run. "
-                + "Use db.transaction { ... } (or db.write on a pool) for statements that change the database."
+                + "Use db.transaction { ... } or db.savepoint { ... } (on a Database or a DatabasePool) for statements "
+                + "that change the database."
         case let .unboundParameter(name):
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):
             return "A value was bound to :\(name), which the query does not use. Remove it or fix the name."
         case let .invalidQuery(reason):
-            return "Invalid query: \(reason)."
+            return "Invalid query: \(Self.clause(reason))."
         case let .deleteWithoutWhere(table):
             return "Delete from \"\(table)\" has no where clause and would remove every row. Add .where(...) "
                 + "or use Delete(table, allRows: true)."
+        case let .decodingFailed(entity, column, stored, expected) where stored == SqlCipherError.noSuchColumn:
+            return "Cannot decode \(entity): the row has no column \"\(column)\" (expected \(expected)). Select that "
+                + "column, or make the property optional so that a missing column decodes as nil."
         case let .decodingFailed(entity, column, stored, expected):
             return "Cannot decode \(entity): column \"\(column)\" holds \(stored), expected \(expected)."
         case let .encodingFailed(entity, reason):
-            return "Cannot encode \(entity): \(reason)."
+            return "Cannot encode \(entity): \(Self.clause(reason))."
         case let .migrationFailed(id, reason):
-            return "Migration \"\(id)\" failed and was rolled back: \(reason)."
+            return "Migration \"\(id)\" failed and was rolled back: \(Self.clause(reason))."
         case let .unknownAppliedMigrations(ids):
             return "The database records migrations that are not in the list given: \(ids.joined(separator: ", ")). "
                 + "It was migrated by a newer or different version of the program; pass the full list."
@@ -349,11 +353,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "32 bytes with rawKey: (Database(path:rawKey:), Database(path:rawKey:salt:), DatabaseKey.rawKey(_:), "
                 + "or rekey(rawKey:)); otherwise choose another passphrase."
         case let .functionFailed(name, message, sql):
-            return "The SQL function \(name)() failed while `\(sql)` ran: \(message). SQLite stopped the statement "
+            return "The SQL function \(name)() failed while `\(sql)` ran: \(Self.clause(message)). SQLite stopped the statement "
                 + "and undid its changes. Check the values the statement passes to \(name)(), or make the function "
                 + "handle them."
         case let .registrationFailed(name, reason):
-            return "The SQL function or collation \"\(name)\" was not added or removed: \(reason). Nothing changed."
+            return "The SQL function or collation \"\(name)\" was not added or removed: \(Self.clause(reason)). Nothing changed."
         case let .functionNotAllowedInSchema(name, sql):
             return "`\(sql)` would make the database's schema (a trigger, view, CHECK or DEFAULT expression, or an "
                 + "index on an expression) call \(name)(), which may only be called from SQL you run yourself, so it "
@@ -361,6 +365,20 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "with DatabaseFunction(..., allowedInSchema: true); otherwise do not use it in the schema (the "
                 + "schema of a file made by someone else may call it with arguments of their choosing)."
         }
+    }
+
+    /// `text` without its closing period, for a message that goes on after it: reasons come from
+    /// SQLite, from callers' own errors (a migration's) and from other descriptions, which may
+    /// already end a sentence, and a message must not end in "..".
+    /// The `stored` of ``decodingFailed(entity:column:stored:expected:)`` when the row has no
+    /// column of that name: the description then says so instead of "holds no such column".
+    static let noSuchColumn = "no such column"
+
+    static func clause(_ text: String) -> String {
+        var trimmed = Substring(text)
+        while let last = trimmed.last, last.isWhitespace { trimmed.removeLast() }
+        if trimmed.hasSuffix("."), !trimmed.hasSuffix("..") { trimmed.removeLast() }
+        return String(trimmed)
     }
 
     /// The same text as ``description``, for `localizedDescription`.
