@@ -99,6 +99,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// before the statement returned; nothing was written to it, and the empty file the statement
     /// created for a missing path was removed.
     case unsafeAttach(schema: String, path: String, encrypted: Bool, sql: String)
+    /// `sql` would change the plaintext database that ``DatabaseAccess/importPlaintext(from:as:_:)``
+    /// attached as `schema` for reading: it was not run, and the plaintext file was not written.
+    case plaintextAttachmentWrite(schema: String, sql: String)
     /// `VACUUM INTO` on an encrypted database: SQLCipher takes the copy's key from the target (a
     /// `file:...?key=` URI with an empty key writes the whole database in plaintext) and writes it
     /// with its default settings, not the database's (measured with SQLCipher 4.6.1). Neither can
@@ -288,9 +291,14 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                     + "really needed; to encrypt this plaintext database use Database.encrypt(plaintextAt:to:key:)."
             }
             return "`\(sql)` attached \(path) as \(schema) without encryption (an empty KEY), so anything copied into "
-                + "it would be written in the clear; it was detached again and nothing was written to it. Leave the "
-                + "KEY clause out to attach with this database's key, or give a non-empty key; for a plaintext copy "
-                + "use exportDecrypted(to:)."
+                + "it would be written in the clear; it was detached again and nothing was written to it. To read "
+                + "rows from a plaintext database into this one, use db.importPlaintext(from:) { conn in ... }, which "
+                + "attaches it for reading only. Leave the KEY clause out to attach an encrypted database with this "
+                + "database's key, or give a non-empty key; for a plaintext copy use exportDecrypted(to:)."
+        case let .plaintextAttachmentWrite(schema, sql):
+            return "`\(sql)` would change \(schema), the plaintext database attached for reading by "
+                + "importPlaintext(from:), so it was not run: nothing of the encrypted database may be written in the "
+                + "clear. Read from \(schema) and write into main (INSERT INTO main.t SELECT ... FROM \(schema).t)."
         case let .unsafeVacuumInto(sql):
             return "`\(sql)` would write a copy of this encrypted database whose key comes from the target (a "
                 + "`file:...?key=` URI writes it in plaintext) and whose settings are SQLCipher's defaults, neither of "
