@@ -99,16 +99,17 @@ extension Entity {
 /// caller assigns, or an optional of one, which SQLite assigns on the first save when it is nil.
 ///
 /// `Optional`, `String`, `UUID`, `Data` and the integer types adopt it. A type of yours that is
-/// ``DatabaseValueConvertible`` and `Hashable` adopts it with one line, and the default
-/// implementations do the rest:
+/// ``DatabaseValueConvertible`` and `Hashable` adopts it with an empty extension, and the
+/// default implementations do the rest:
 ///
 /// ```swift
 /// struct SKU: DatabaseValueConvertible, Hashable, Codable { … }
-/// extension SKU: EntityKey { typealias Value = SKU }
+/// extension SKU: EntityKey {}
 /// ```
 public protocol EntityKey: Sendable {
-    /// The key as it is stored and looked up: the wrapped type for an optional.
-    associatedtype Value: DatabaseValueConvertible & Hashable
+    /// The key as it is stored and looked up: the type itself for a key the caller assigns, the
+    /// wrapped type for an optional.
+    associatedtype Value: DatabaseValueConvertible & Hashable = Self
 
     /// The key, or nil when it is not assigned yet (only an optional is ever nil).
     var entityKeyValue: Value? { get }
@@ -133,16 +134,16 @@ extension Optional: EntityKey where Wrapped: DatabaseValueConvertible & Hashable
     @inlinable public static func entityKey(assigned value: Wrapped) -> Wrapped? { value }
 }
 
-extension String: EntityKey { public typealias Value = String }
-extension UUID: EntityKey { public typealias Value = UUID }
-extension Data: EntityKey { public typealias Value = Data }
-extension Int: EntityKey { public typealias Value = Int }
-extension Int8: EntityKey { public typealias Value = Int8 }
-extension Int16: EntityKey { public typealias Value = Int16 }
-extension Int32: EntityKey { public typealias Value = Int32 }
-extension Int64: EntityKey { public typealias Value = Int64 }
-extension UInt: EntityKey { public typealias Value = UInt }
-extension UInt8: EntityKey { public typealias Value = UInt8 }
-extension UInt16: EntityKey { public typealias Value = UInt16 }
-extension UInt32: EntityKey { public typealias Value = UInt32 }
-extension UInt64: EntityKey { public typealias Value = UInt64 }
+extension String: EntityKey {}
+extension UUID: EntityKey {}
+extension Data: EntityKey {}
+extension Int: EntityKey {}
+extension Int8: EntityKey {}
+extension Int16: EntityKey {}
+extension Int32: EntityKey {}
+extension Int64: EntityKey {}
+extension UInt: EntityKey {}
+extension UInt8: EntityKey {}
+extension UInt16: EntityKey {}
+extension UInt32: EntityKey {}
+extension UInt64: EntityKey {}

@@ -28,8 +28,7 @@ import Testing
     }
 
     /// A key type of the caller's, adopted with one line.
-    struct SKU: DatabaseValueConvertible, Hashable, Codable, EntityKey {
-        typealias Value = SKU
+    struct SKU: DatabaseValueConvertible, Hashable, Codable {
         var code: String
         var databaseValue: DatabaseValue { .text(code) }
         static func fromDatabaseValue(_ value: DatabaseValue) -> SKU? {
@@ -100,3 +99,6 @@ import Testing
         await db.close()
     }
 }
+
+/// The one line the guide gives for a key type of one's own.
+extension CallerKeyedEntityTests.SKU: EntityKey {}
