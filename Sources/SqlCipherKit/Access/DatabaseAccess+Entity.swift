@@ -39,6 +39,7 @@ extension DatabaseAccess {
     /// replaced by it. The comparison is SQL's `=`, so a NULL value matches no row (as a UNIQUE
     /// index allows any number of NULLs).
     /// - Parameters:
+    ///   - entity: The entity to save; its key, if set, gives way to the found row's.
     ///   - columns: The column names (the entity's coding keys) that identify the row, usually
     ///     the columns of one UNIQUE index or constraint; not the primary key's column.
     /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for no column, a column the entity does

@@ -24,6 +24,7 @@ extension DatabaseAccess {
     /// - Parameters:
     ///   - path: A plaintext SQLite database file. It is not created when missing.
     ///   - schema: The name the body's SQL uses for it; `"plain"` by default.
+    ///   - body: Runs in a transaction with the file attached; returns the call's result.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file or one that is
     ///   not a database; ``SqlCipherError/cannotOpen(path:reason:)`` for a missing file;
     ///   ``SqlCipherError/invalidQuery(reason:)`` for `main`, `temp` or an empty name, or inside a
