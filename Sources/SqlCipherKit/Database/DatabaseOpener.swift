@@ -252,8 +252,8 @@ enum DatabaseOpener {
         guard let library = try? SqlCipherLibrary.shared, library.cipherMajorVersion < 4 else {
             return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4"
         }
-        return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), "
-            + "see SqlCipherLibrary.environmentVariable"
+        return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), so "
+            + "point \(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1"
     }
 
     private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {
