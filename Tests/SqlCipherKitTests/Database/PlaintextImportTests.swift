@@ -5,7 +5,7 @@ import Testing
 /// `importPlaintext(from:)`: plaintext rows come into an encrypted database, and nothing goes
 /// the other way.
 @Suite struct PlaintextImportTests {
-    /// A plaintext file with `notes(title, body)` holding two rows; returns its path. Journal mode
+    /// A plaintext file with `notes(title, body)` holding two rows and an empty `inbox`; returns its path. Journal mode
     /// rollback (DELETE), so that the file alone is the database and its bytes can be compared.
     func makePlaintext(_ dir: TemporaryDirectory) async throws -> String {
         let path = dir.path("legacy.sqlite")
@@ -13,6 +13,7 @@ import Testing
         try await plain.execute("""
             CREATE TABLE notes(title TEXT, body TEXT);
             INSERT INTO notes VALUES ('one', 'first'), ('two', 'second');
+            CREATE TABLE inbox(title TEXT, body TEXT);
             """)
         await plain.close()
         return path
@@ -73,6 +74,45 @@ import Testing
         let message = SqlCipherError.plaintextAttachmentWrite(schema: "plain", sql: writes[0]).description
         #expect(message.contains("INSERT INTO main.t SELECT ... FROM plain.t"))
         await db.close()
+    }
+
+    /// A temporary trigger is compiled when it fires, so the refusal reaches the writes it makes.
+    /// (SQLite allows no schema name in a trigger's INSERT, so it writes to `inbox`, a table only
+    /// the plaintext file has.)
+    @Test func aTriggerCannotWriteToThePlaintextFileEither() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        let error = try await #require(throws: SqlCipherError.self) {
+            try await db.importPlaintext(from: plainPath) { conn in
+                try conn.execute("""
+                    CREATE TEMP TRIGGER leak AFTER INSERT ON main.notes
+                    BEGIN INSERT INTO inbox VALUES (new.title, new.body); END
+                    """)
+                try conn.execute("INSERT INTO main.notes(title, body) VALUES ('secret', 'do not leak')")
+            }
+        }
+        guard case .plaintextAttachmentWrite(let schema, _) = error else {
+            Issue.record("expected plaintextAttachmentWrite, got \(error)")
+            return
+        }
+        #expect(schema == "plain")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 0)
+        await db.close()
+    }
+
+    @Test func aPoolImportsThroughItsWriter() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let pool = try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey())
+        try await pool.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
+        try await pool.importPlaintext(from: plainPath, as: "legacy") { conn in
+            try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM legacy.notes")
+        }
+        #expect(try await pool.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 2)
+        await pool.close()
     }
 
     @Test func onlyAnExistingPlaintextFileIsAttached() async throws {
