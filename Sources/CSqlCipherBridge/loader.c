@@ -5,7 +5,8 @@
 ** when every step passed:
 **   1. resolve the path to an absolute, symlink-free file name (a bare name, without '/', is
 **      looked up by dlopen itself, as the dynamic linker looks up any bare name);
-**   2. refuse a runtime that cannot host an isolated load (sanitizers abort on RTLD_DEEPBIND);
+**   2. refuse a runtime that cannot host an isolated load: a fully static executable (its libc
+**      is not the one the library links) and sanitizers (they abort on RTLD_DEEPBIND);
 **   3. dlopen with the platform's isolating flags (glibc: RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 **   4. dlsym every required function and prove that each lies in the library itself;
 **   5. audit the library's relocations against every symbol it defines itself (audit.c);
@@ -89,6 +90,39 @@ static const char *scb_sanitizer_runtime(void) {
     return NULL;
 }
 #endif
+
+#if defined(__linux__)
+/* dl_iterate_phdr callback: reports whether the first object, the executable, has a PT_INTERP. */
+static int scb_main_has_interpreter(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    int *has = data;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type == PT_INTERP) *has = 1;
+    }
+    return 1; /* the executable is always the first object reported: stop there */
+}
+#endif
+
+/*
+** Guarantees: returns 1 only when the executable carries no PT_INTERP program header, that is
+** when no dynamic linker started it and its C library is linked in statically (gcc -static,
+** swiftc -static-executable, static-pie); 0 otherwise and where ELF program headers cannot be
+** read. Loads nothing and takes no lock.
+**
+** Why it matters: dlopen in such a process maps a second, dynamic libc for libsqlcipher and
+** libcrypto. The process's threads, locks and thread-locals belong to the static copy, so
+** libcrypto's one-time initialisation can leave its global lock NULL; SQLCipher's first HMAC
+** (EVP_MAC_fetch) then crashes in pthread_rwlock_rdlock(NULL). Refusing is the only safe answer.
+*/
+int scb_static_c_library(void) {
+#if defined(__linux__)
+    int has_interpreter = 0;
+    dl_iterate_phdr(scb_main_has_interpreter, &has_interpreter);
+    return has_interpreter ? 0 : 1;
+#else
+    return 0;
+#endif
+}
 
 /* Runs one single-row text query on `db` with the candidate table; copies the first column. */
 static int scb_query_text(const scb_api *api, scb_db *db, const char *sql, char *out, size_t len) {
@@ -334,6 +368,17 @@ int scb_load(const char *path, scb_load_report *report) {
     r->status = SCB_LOAD_OK;
     if (path == NULL || path[0] == 0) {
         scb_fail(r, SCB_LOAD_NOT_FOUND, "no library path was given%s%s", NULL, NULL);
+        return r->status;
+    }
+    /* First, before any dlopen: nothing may be loaded into a process that cannot run it. The
+    ** Swift layer recognizes this cause by its status and gives the build advice. */
+    if (scb_static_c_library()) {
+        scb_fail(r, SCB_LOAD_STATIC_EXECUTABLE,
+                 "this program is a fully static executable (its C library is linked in statically, "
+                 "e.g. built with -static-executable or -static), and a libsqlcipher loaded into it "
+                 "would run its own libc and libcrypto uninitialised and crash at the first "
+                 "encrypted read%s%s",
+                 NULL, NULL);
         return r->status;
     }
 

@@ -18,6 +18,12 @@ extension Bench {
             description: "the same rows through for try await in db.stream (batches of 256), values by index; "
                 + "C: as for the cursor",
             rows: rows, runs: options.streamRuns)
+        var mainActor = WorkloadResult(
+            name: "stream.mainActor",
+            description: "the same for try await loop over db.stream, run on the main actor (as in top-level "
+                + "code or a @MainActor model); extra: its median over that of the loop on the global executor "
+                + "(stream.asyncSequence), target at most 1.2",
+            rows: rows, runs: options.streamRuns)
         var cancel = WorkloadResult(
             name: "cancel.latency",
             description: "a query that runs for minutes, cancelled after 100 ms: the time from Task.cancel() "
@@ -48,9 +54,15 @@ extension Bench {
             Pair(name: "cursor", floor: floorTrial, swift: Trial(body: { try check(await streamByCursor(db), "the cursor") })),
             Pair(name: "stream", floor: floorTrial,
                  swift: Trial(body: { try check(await streamBySequence(db), "the stream") })),
+            Pair(name: "mainActor", floor: floorTrial,
+                 swift: Trial(body: { try check(await streamBySequenceOnMainActor(db), "the main-actor stream") })),
         ], runs: options.streamRuns)
         cursor.encrypted = CaseFigures(samples["cursor"]!)
         stream.encrypted = CaseFigures(samples["stream"]!)
+        mainActor.encrypted = CaseFigures(samples["mainActor"]!)
+        if let onMain = mainActor.encrypted?.swiftMedianMs, let detached = stream.encrypted?.swiftMedianMs, detached > 0 {
+            mainActor.extra["ratioToGlobalExecutor"] = (onMain / detached).rounded(places: 3)
+        }
 
         var latencies: [Double] = []
         for _ in 0..<options.runs {
@@ -60,7 +72,7 @@ extension Bench {
         cancel.extra["medianMs"] = latencies[latencies.count / 2].rounded(places: 3)
         cancel.extra["maxMs"] = (latencies.last ?? 0).rounded(places: 3)
         await db.close()
-        return [cursor, stream, cancel]
+        return [cursor, stream, mainActor, cancel]
     }
 
     /// Runs `body` once; returns how far the allocated bytes rose above their count at the start,
@@ -118,6 +130,19 @@ func streamByCursor(_ db: Database) async throws -> FetchTotals {
 
 /// Every row through the async sequence, values by index.
 func streamBySequence(_ db: Database) async throws -> FetchTotals {
+    var rows = 0
+    var sum: Int64 = 0
+    for try await row in db.stream(BenchSchema.selectSQL) {
+        rows += 1
+        for column in 0..<10 { sum &+= Int64(row.get(column, as: Int.self) ?? 0) }
+    }
+    return FetchTotals(rows: rows, checksum: sum)
+}
+
+/// Every row through the async sequence, with the loop on the main actor: the iterator's
+/// `next(isolation:)` keeps it there, so only each batch crosses to the database's executor.
+@MainActor
+func streamBySequenceOnMainActor(_ db: Database) async throws -> FetchTotals {
     var rows = 0
     var sum: Int64 = 0
     for try await row in db.stream(BenchSchema.selectSQL) {

@@ -103,6 +103,57 @@ do {
     print("ok pool-actor")
     try await pooledDetachedExamples(path: directory + "/pool-detached.db")
     print("ok pool-detached")
+
+    // 8. Streams left with `break` inside an `if`, `do` or `switch` of top-level code: Swift does
+    // not destroy such an iterator, so nothing may depend on its deinit. A watchdog turns a call
+    // that would wait forever into a failure instead of a hung suite.
+    let watchdog = Task.detached {
+        try await Task.sleep(for: .seconds(60))
+        FileHandle.standardError.write(Data("examples failed: a call after an abandoned stream never returned\n".utf8))
+        exit(3)
+    }
+    let streamed = try Database(path: directory + "/streams.db", key: "my-passphrase")
+    try await streamed.execute("CREATE TABLE t(x INTEGER)")
+    try await streamed.transaction { conn in
+        for x in 0..<1000 { try conn.execute("INSERT INTO t VALUES (?)", x) }
+    }
+    for try await row in streamed.stream("SELECT x FROM t", batchSize: 10) {
+        if row.get(0, as: Int.self) == 5 { break }
+    }
+    for try await row in streamed.stream("SELECT x FROM t", batchSize: 10) {
+        do { if row.get(0, as: Int.self) == 5 { break } }
+    }
+    rows: for try await row in streamed.stream("SELECT x FROM t", batchSize: 10) {
+        switch row.get(0, as: Int.self) {
+        case 5: break rows
+        default: continue
+        }
+    }
+    // Each stream above still holds its statement; the DROP needs the table they read.
+    try await streamed.execute("DROP TABLE t")
+    await streamed.close()
+    print("ok streams-database")
+
+    let onePool = try DatabasePool(path: directory + "/streams-pool.db", key: "my-passphrase", maximumReaderCount: 1)
+    try await onePool.execute("CREATE TABLE t(x INTEGER)")
+    try await onePool.transaction { conn in
+        for x in 0..<1000 { try conn.execute("INSERT INTO t VALUES (?)", x) }
+    }
+    for try await row in onePool.stream("SELECT x FROM t", batchSize: 10) {
+        if row.get(0, as: Int.self) == 5 { break }
+    }
+    for try await row in onePool.stream("SELECT x FROM t", batchSize: 10) {
+        do { if row.get(0, as: Int.self) == 5 { break } }
+    }
+    // The only reader is held by the abandoned streams in turn: each read takes it back.
+    let count = try await onePool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
+    guard count == 1000 else { throw ExampleFailure(context: "streams-pool", what: "count \(String(describing: count))") }
+    var seen = 0
+    for try await _ in onePool.stream("SELECT x FROM t", batchSize: 10) { seen += 1 }
+    guard seen == 1000 else { throw ExampleFailure(context: "streams-pool", what: "streamed \(seen)") }
+    await onePool.close()
+    watchdog.cancel()
+    print("ok streams-pool")
 } catch {
     FileHandle.standardError.write(Data("examples failed: \(error)\n".utf8))
     exit(1)

@@ -22,6 +22,7 @@ let helperCommands: [HelperCommand] = [
     linkedSQLite3Command,
     alreadyLoadedCommand,
     createDatabaseCommand,
+    createRaceCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

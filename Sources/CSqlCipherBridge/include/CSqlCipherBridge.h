@@ -57,7 +57,13 @@ typedef enum scb_load_status {
     /* The process cannot host the isolated load (e.g. a sanitizer runtime); `message` says why. */
     SCB_LOAD_UNSUPPORTED_RUNTIME = 6,
     /* Another library is already loaded in this process; `object` names it. */
-    SCB_LOAD_ALREADY_LOADED_OTHER = 7
+    SCB_LOAD_ALREADY_LOADED_OTHER = 7,
+    /*
+    ** The process's C library is linked statically into the executable (a fully static program,
+    ** e.g. swift build -Xswiftc -static-executable): a libsqlcipher loaded into it brings its own
+    ** libc and libcrypto, whose initialisation never ran, so it is refused before dlopen.
+    */
+    SCB_LOAD_STATIC_EXECUTABLE = 8
 } scb_load_status;
 
 /*
@@ -91,6 +97,14 @@ typedef struct scb_load_report {
 ** leaves nothing loaded, so another path may be tried.
 */
 int scb_load(const char *path, scb_load_report *report);
+
+/*
+** Nonzero when the executable of this process has no program interpreter (no PT_INTERP program
+** header: the C library is linked into it statically, as in a fully static program); 0 for a
+** dynamically linked executable, and on platforms without ELF program headers. scb_load refuses
+** such a process with SCB_LOAD_STATIC_EXECUTABLE before it loads anything.
+*/
+int scb_static_c_library(void);
 
 /* Nonzero once scb_load has succeeded. */
 int scb_is_loaded(void);

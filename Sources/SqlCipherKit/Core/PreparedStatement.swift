@@ -226,7 +226,7 @@ final class CompiledStatement: BodyScoped {
         // A write prepared in a read-only body, or on a read-only database, can never run there:
         // say so now rather than at the first execution (which refuses it too).
         if !statement.isReadOnly {
-            if core.bodies.readOnlyDepth > 0 { throw SqlCipherError.readOnlyViolation(sql: sql) }
+            if core.bodies.readOnlyDepth > 0 { throw SqlCipherError.readOnlyViolation(sql: sql).redactingSQL() }
             if core.refusesWrites { throw SQLiteConnection.readOnlyRefusal(sql: sql) }
         }
         self.core = core
@@ -254,7 +254,7 @@ final class CompiledStatement: BodyScoped {
         // The body drops the statement when it ends (bodyDidEnd), before the connection can close.
         guard let statement else { throw SqlCipherError.connectionNotUsable }
         guard argumentCount == parameterCount else {
-            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: argumentCount, sql: sql)
+            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: argumentCount, sql: sql).redactingSQL()
         }
         // A cursor reads from the compiled statement: a copy of it serves this execution.
         return lentToCursor ? try core.singleStatement(sql) : statement

@@ -109,6 +109,6 @@ extension SQLiteConnection {
     func refuseStatementsAfterRollback(_ statement: Statement) throws {
         guard bodies.transactionalDepth > 0, !isInTransaction else { return }
         if interruptGate.isCancellingCurrentCall { throw CancellationError() }
-        throw SqlCipherError.transactionRolledBack(sql: statement.sql)
+        throw SqlCipherError.transactionRolledBack(sql: statement.sql).redactingSQL()
     }
 }

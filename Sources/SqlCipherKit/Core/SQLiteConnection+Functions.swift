@@ -272,9 +272,9 @@ extension SQLiteConnection {
             if failure.message == message {
                 switch failure.error {
                 case let .functionFailed(name, message, _):
-                    return .functionFailed(name: name, message: message, sql: sql ?? "")
+                    return .functionFailed(name: name, message: message, sql: sql ?? "").redactingSQL()
                 case let .functionNotAllowedInSchema(name, _):
-                    return .functionNotAllowedInSchema(name: name, sql: sql ?? "")
+                    return .functionNotAllowedInSchema(name: name, sql: sql ?? "").redactingSQL()
                 default:
                     return failure.error
                 }
@@ -284,7 +284,7 @@ extension SQLiteConnection {
         if !calls.directOnlyNames.isEmpty, message.hasPrefix(prefix), message.hasSuffix("()") {
             let name = String(message.dropFirst(prefix.count).dropLast(2))
             if calls.directOnlyNames.contains(FunctionKey.fold(name)) {
-                return .functionNotAllowedInSchema(name: name, sql: sql ?? "")
+                return .functionNotAllowedInSchema(name: name, sql: sql ?? "").redactingSQL()
             }
         }
         return nil

@@ -17,7 +17,7 @@ extension SQLiteConnection {
             guard let base = bytes.baseAddress, !bytes.isEmpty, let hit = memchr(base, 0, bytes.count) else { return nil }
             return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(hit))
         } ?? sql.utf8.firstIndex(of: 0).map { sql.utf8.distance(from: sql.utf8.startIndex, to: $0) }
-        if let offset { throw SqlCipherError.nulCharacterInSQL(sql: sql, offset: offset) }
+        if let offset { throw SqlCipherError.nulCharacterInSQL(sql: sql, offset: offset).redactingSQL() }
     }
 
     /// The typed error for a failed prepare of `sql`: the refusal the authorizer recorded when
@@ -116,12 +116,16 @@ final class SQLGuard {
 
         /// The typed error for a statement `sql` refused this way.
         func error(sql: String) -> SqlCipherError {
+            unredactedError(sql: sql).redactingSQL()
+        }
+
+        private func unredactedError(sql: String) -> SqlCipherError {
             switch self {
             case let .pragma(name, value): return .unsafePragma(name: name, value: value, sql: sql)
             case let .function(name): return .unsafeFunction(name: name, sql: sql)
             case .transactionControl: return .transactionControlInBody(sql: sql)
             case let .attachment(schema, path, encrypted):
-                return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql)
+                return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql).redactingSQL()
             case let .functionInSchema(name): return .functionNotAllowedInSchema(name: name, sql: sql)
             case let .plaintextWrite(schema): return .plaintextAttachmentWrite(schema: schema, sql: sql)
             }
@@ -238,7 +242,7 @@ extension SQLiteConnection {
     func refuseTransactionControl(_ statement: Statement) throws {
         let sqlGuard = changeTracker.sqlGuard
         if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
-            throw SqlCipherError.transactionControlInBody(sql: statement.sql)
+            throw SqlCipherError.transactionControlInBody(sql: statement.sql).redactingSQL()
         }
     }
 
@@ -262,7 +266,7 @@ extension SQLiteConnection {
         guard let tokens = SQLTokenizer.tokenize(String(cString: text)), let head = tokens.first else { return }
         if head.isKeyword("VACUUM") {
             if !changeTracker.sqlGuard.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
-                throw SqlCipherError.unsafeVacuumInto(sql: sql)
+                throw SqlCipherError.unsafeVacuumInto(sql: sql).redactingSQL()
             }
         } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), changeTracker.sqlGuard.packageDepth == 0,
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
@@ -276,7 +280,7 @@ extension SQLiteConnection {
                 guard token.kind == .word || token.kind == .quotedIdentifier,
                       token.identifier?.lowercased().hasPrefix("sqlcipher") == true, tokens[index + 1].isSymbol("("),
                       previous.kind == .symbol || expressionKeywords.contains(where: previous.isKeyword) else { continue }
-                throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql)
+                throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql).redactingSQL()
             }
         }
     }
@@ -329,7 +333,7 @@ extension SQLiteConnection {
             } else if let started {
                 Self.removeIfCreatedEmpty(file, since: started)
             }
-            throw SqlCipherError.unsafeAttach(schema: schema, path: file, encrypted: encrypted, sql: statement.sql)
+            throw SqlCipherError.unsafeAttach(schema: schema, path: file, encrypted: encrypted, sql: statement.sql).redactingSQL()
         }
     }
 

@@ -4,8 +4,8 @@ extension SQLiteConnection {
     /// Prepares `sql`, which must be exactly one statement, outside the statement cache: for
     /// statements that run once, or whose bindings must not stay in a cached statement (key bytes).
     func uncachedStatement(_ sql: String) throws -> Statement {
-        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
-        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
+        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql).redactingSQL() }
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
         return statement
     }
 

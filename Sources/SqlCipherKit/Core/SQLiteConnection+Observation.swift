@@ -50,7 +50,7 @@ extension SQLiteConnection {
         }
         try refuseStatementsAfterRollback(statement)
         if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
-            throw SqlCipherError.readOnlyViolation(sql: statement.sql)
+            throw SqlCipherError.readOnlyViolation(sql: statement.sql).redactingSQL()
         }
         if refusesWrites && !statement.isReadOnly { throw Self.readOnlyRefusal(sql: statement.sql) }
         statement.observation.started = true
@@ -169,7 +169,7 @@ extension SQLiteConnection {
         var rc: Int32 = 0
         defer {
             scb_finalize(raw)
-            trace?.finish(sql: TraceRedaction.text(of: sql), arguments: nil,
+            trace?.finish(sql: SQLRedaction.text(of: sql), arguments: nil,
                           outcome: rc == 101 ? .completed : .failed(code: rc & 0xFF))
         }
         while true {

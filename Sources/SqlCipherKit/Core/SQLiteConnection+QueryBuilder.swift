@@ -23,11 +23,11 @@ extension SQLiteConnection {
         }
 
         let statement = try cached ? cachedStatement(fragment.sql) : singleStatement(fragment.sql)
-        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: fragment.sql) }
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: fragment.sql).redactingSQL() }
         let expected = fragment.literals.count + fragment.parameterNames.count
         guard statement.parameterCount == expected else {
             throw SqlCipherError.argumentCountMismatch(
-                expected: statement.parameterCount, given: expected, sql: fragment.sql)
+                expected: statement.parameterCount, given: expected, sql: fragment.sql).redactingSQL()
         }
         do {
             for (index, value) in fragment.literals.enumerated() {

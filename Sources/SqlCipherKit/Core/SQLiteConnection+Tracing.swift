@@ -114,16 +114,16 @@ extension Statement {
         if let known = tracedSQL {
             text = known
         } else {
-            text = TraceRedaction.text(of: sql)
+            text = SQLRedaction.text(of: sql)
             tracedSQL = text
         }
         // The package's own statements, ATTACH (whose KEY can be bound) and `VACUUM INTO ?` (whose
-        // destination can be a `key=` URI; TraceRedaction.hidesArguments) never show values; nor
+        // destination can be a `key=` URI; SQLRedaction.hidesArguments) never show values; nor
         // does an execution whose every value was not seen (bound before a tracer asked for them,
         // or bound as raw bytes: keys).
         var shown: [DatabaseValue]?
         if !active.isInternal && guardKind != .attach, let arguments, arguments.count == parameterCount,
-           !arguments.contains(where: { $0 == nil }), !TraceRedaction.hidesArguments(of: sql) {
+           !arguments.contains(where: { $0 == nil }), !SQLRedaction.hidesArguments(of: sql) {
             shown = arguments.map { $0.unsafelyUnwrapped }
         }
         active.finish(sql: text, arguments: shown, outcome: outcome)

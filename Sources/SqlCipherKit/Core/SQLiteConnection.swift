@@ -10,6 +10,8 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     var cache = StatementCache()
+    /// The statements of ``DatabaseStream`` iterators open on this connection (DatabaseStream.swift).
+    var streams = OpenStreams()
     /// The ``Statement/serial`` of the newest statement.
     var statementSerial: UInt64 = 0
     private var savepointDepth = 0
@@ -88,7 +90,25 @@ final class SQLiteConnection {
         if rc & 0xFF == 1, let failure = functionFailure(sql: sql) { return failure }
         let extended = scb_extended_errcode(handle)
         let message = String(cString: scb_errmsg(handle))
-        return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql)
+        return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
+    }
+
+    /// Ends the streams paused between batches when a statement failed because their open
+    /// statements hold something it needs: `SQLITE_LOCKED` (`DROP TABLE` of a table being read),
+    /// or "SQL statements in progress" / "is locked" (`VACUUM`, `DETACH`, leaving WAL mode).
+    /// True when a stream was ended, so that the failed statement can run once more (StreamHold.swift).
+    /// Only the caller's SQL takes a stream's statement: the package's own statements that may
+    /// meet an open stream (a rekey's best-effort checkpoint) expect the failure and go on.
+    func endPausedStreams(after rc: Int32) -> Bool {
+        guard streams.count > 0, extensionState.internalDepth == 0, changeTracker.sqlGuard.packageDepth == 0 else {
+            return false
+        }
+        let primary = rc & 0xFF
+        guard primary == 6 || primary == 5 || primary == 1 else { return false }
+        let message = String(cString: scb_errmsg(handle))
+        guard primary == 6 || message.contains("in progress") || message.contains("is locked") else { return false }
+        return streams.endPaused(
+            reason: "a later call on the same Database needed what its open statement held (SQLite said: \(message))")
     }
 
     // MARK: Preparing
@@ -141,7 +161,7 @@ final class SQLiteConnection {
     /// The cached prepared statement for `sql`, prepared on first use.
     func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = cache.statement(for: sql) { return statement }
-        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
+        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql).redactingSQL() }
         // A statement that compiled only because the package runs it must not serve user SQL.
         if !statement.hasTrailingStatements && !changeTracker.sqlGuard.bypassed { cache.insert(statement) }
         return statement
@@ -151,8 +171,8 @@ final class SQLiteConnection {
     /// cursors and streams, which keep their statement open while other SQL runs (a cached
     /// statement could be handed out again and reset under them).
     func singleStatement(_ sql: String) throws -> Statement {
-        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql) }
-        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
+        guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql).redactingSQL() }
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
         return statement
     }
 
@@ -179,7 +199,7 @@ final class SQLiteConnection {
     func execute<Arguments: StatementArguments>(_ sql: String, binding arguments: Arguments) throws -> Int {
         let statement = try cachedStatement(sql)
         if statement.hasTrailingStatements {
-            guard arguments.count == 0 else { throw SqlCipherError.multipleStatements(sql: sql) }
+            guard arguments.count == 0 else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
             return try executeScript(sql)
         }
         defer { statement.reset() }
@@ -211,7 +231,7 @@ final class SQLiteConnection {
                 let statement = Statement(handle: handle, sql: text, hasTrailingStatements: false, connection: self)
                 statement.guardKind = changeTracker.sqlGuard.kind
                 guard statement.parameterCount == 0 else {
-                    throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: 0, sql: text)
+                    throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: 0, sql: text).redactingSQL()
                 }
                 try statement.run()
                 if !statement.isReadOnly { changed += Int(scb_changes(self.handle)) }
@@ -231,7 +251,7 @@ final class SQLiteConnection {
     /// Runs a single-statement query with positional arguments and returns its rows.
     func query<Arguments: StatementArguments>(_ sql: String, binding arguments: Arguments) throws -> [Row] {
         let statement = try cachedStatement(sql)
-        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql) }
+        guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
         defer { statement.reset() }
         try statement.bind(arguments)
         return try statement.fetchAll()

@@ -43,7 +43,7 @@ final class Statement {
     @exclusivity(unchecked) var trace: ActiveTrace?
     /// The values bound for the next or running execution, while a tracer asked for arguments.
     @exclusivity(unchecked) var tracedArguments: [DatabaseValue?]?
-    /// The text trace events show (``TraceRedaction``), found at the first traced execution.
+    /// The text trace events show (``SQLRedaction``), found at the first traced execution.
     var tracedSQL: String?
     /// Which functions the statement's own text calls, by folded name, found when first asked
     /// (SQLiteConnection+Functions.swift).
@@ -74,7 +74,7 @@ final class Statement {
     func bind<Arguments: StatementArguments>(_ arguments: Arguments) throws {
         let count = arguments.count
         guard count == parameterCount else {
-            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: count, sql: sql)
+            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: count, sql: sql).redactingSQL()
         }
         try arguments.bind(to: self)
     }
@@ -226,6 +226,13 @@ final class Statement {
             }
             if trace != nil { endTrace(.completed) }
             return false
+        }
+        if connection.endPausedStreams(after: rc) {
+            // The statement failed (and SQLite undid it) only because a paused stream's statement
+            // was open; with it ended, the same execution runs once more, bindings kept.
+            scb_reset(handle)
+            let retried = extensions.tracksRunningStatement ? stepMarkingRunning() : scb_step(handle)
+            return retried == 100 ? true : try ended(retried)
         }
         let error = connection.error(rc, sql: sql)
         if trace != nil { endTrace(.failed(code: rc & 0xFF)) }

@@ -24,7 +24,11 @@ import Synchronization
 ///   with SQLite's `SQLITE_ABORT` (4), and `DROP TABLE` of the table being read fails with
 ///   `SQLITE_LOCKED` (6).
 /// - Ends when the result does; cancelling the consuming task makes the pending ``Iterator/next()``
-///   throw `CancellationError`. Leaving the loop early releases the statement before the database runs its next call.
+///   throw `CancellationError`. Leaving the loop early releases the statement before the database
+///   runs its next call when Swift destroys the iterator; when it does not (a `break` inside an
+///   `if`, `do` or `switch` of top-level code), a stream paused between batches still gives its
+///   statement, or its pool reader, to the next call that needs it, and throws
+///   ``SqlCipherError/streamPreempted(reason:)`` if it is resumed after that (``preemptionDelay``).
 /// - Each iterator runs the query anew; the sequence can be iterated any number of times.
 public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
     let source: StreamSource
@@ -38,7 +42,19 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
         Iterator(stream: self)
     }
 
+    /// How long a stream of a ``DatabasePool`` may stay paused between batches (its consumer not
+    /// asking for the next element) while another read, a rekey or a close waits for its reader,
+    /// before it gives the reader up (``SqlCipherError/streamPreempted(reason:)``). One second: a
+    /// consumer that handles a batch in less never notices; a stream abandoned without being
+    /// destroyed (a `break` in top-level code) holds a reader no longer than this.
+    public static var preemptionDelay: Duration { .seconds(1) }
+
     /// Iterates a ``DatabaseStream``.
+    ///
+    /// The iterator implements both ``next()`` and ``next(isolation:)`` (SE-0421): a `for try await`
+    /// loop calls the latter, so the loop body and the iterator run on the caller's own actor (the
+    /// main actor in top-level code or a `@MainActor` model), and only a new batch crosses to the
+    /// database's executor, once per `batchSize` rows, instead of two hops for every element.
     public struct Iterator: AsyncIteratorProtocol {
         private let stream: DatabaseStream
         private var buffer: [Element] = []
@@ -46,6 +62,8 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
         private var handle: StreamHandle?
         /// The connection the stream reads from, taken at the first batch and kept to the end.
         private var lease: StreamSource.Lease?
+        /// What the stream holds between batches, and whether another call took it (StreamHold.swift).
+        private let hold = StreamHold()
         private var finished = false
 
         init(stream: DatabaseStream) {
@@ -54,8 +72,25 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
 
         /// The next element; fetches the next batch when the current one is used up.
         /// - Throws: SQLite's errors, decoding errors, ``SqlCipherError/databaseClosed``,
-        ///   `CancellationError`. The stream ends after an error.
+        ///   ``SqlCipherError/streamPreempted(reason:)`` when the stream, paused, gave its
+        ///   statement up to another call, `CancellationError`. The stream ends after an error.
         public mutating func next() async throws -> Element? {
+            try await next(isolation: nil)
+        }
+
+        /// The next element, running on `actor` (the caller's isolation): elements of the current
+        /// batch are returned without leaving it.
+        /// - Throws: As ``next()``.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
+            if index < buffer.count {
+                defer { index += 1 }
+                return buffer[index]
+            }
+            return try await nextBatch(isolation: actor)
+        }
+
+        /// Fetches the next batch and returns its first element, or nil at the end.
+        private mutating func nextBatch(isolation actor: isolated (any Actor)?) async throws -> Element? {
             if Task.isCancelled && !finished {
                 finish()
                 throw CancellationError()
@@ -64,18 +99,22 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                 guard !finished else { return nil }
                 do {
                     let query = try stream.query.get()
-                    if lease == nil { lease = try await stream.source.lease() }
+                    if lease == nil { lease = try await stream.source.lease(hold) }
                     // A pool closed since the last batch: its reader must not go on reading.
                     if lease.unsafelyUnwrapped.isRevoked() { throw SqlCipherError.databaseClosed }
+                    try hold.resume()
                     let database = lease.unsafelyUnwrapped.database
-                    let batch = try await database.streamBatch(handle?.id, query: query, limit: stream.batchSize)
+                    let batch = try await database.streamBatch(handle?.id, query: query, limit: stream.batchSize,
+                                                               hold: hold)
                     if handle == nil {
-                        handle = StreamHandle(database: database, id: batch.id, lease: batch.lease,
+                        handle = StreamHandle(database: database, id: batch.id, hold: hold,
                                               release: lease.unsafelyUnwrapped.release)
                     }
                     if batch.done {
                         finished = true
                         handle?.finished()
+                    } else {
+                        hold.pause()
                     }
                     buffer = try stream.transform(batch.rows)
                     index = 0
@@ -88,14 +127,14 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
             return buffer[index]
         }
 
-        /// Ends the stream and releases its statement.
+        /// Ends the stream and releases its statement, unless another call took it already.
         private mutating func finish() {
             finished = true
             buffer = []
             index = 0
             if let handle {
                 handle.close()
-            } else {
+            } else if hold.end() {
                 lease?.release()
             }
             handle = nil
@@ -104,40 +143,27 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// Tells the database that a stream's iterator is gone. Set from any thread (an iterator is freed
-/// wherever its task is); read on the database's executor at the start of its next call.
-final class StreamLease: Sendable {
-    private let abandoned = Atomic<Bool>(false)
-
-    func abandon() {
-        abandoned.store(true, ordering: .releasing)
-    }
-
-    var isAbandoned: Bool {
-        abandoned.load(ordering: .acquiring)
-    }
-}
-
 /// The statement of one stream iterator, kept open on the database actor between batches.
 ///
-/// When the iterator goes away before the end (a `break` out of the loop), its lease is marked
-/// at once, so the database releases the statement before it runs its next call: a `DROP TABLE`
+/// When the iterator goes away before the end (a `break` out of the loop), its hold is ended at
+/// once, so the database releases the statement before it runs its next call: a `DROP TABLE`
 /// right after the loop finds nothing open. A task also releases it soon after, for a database
-/// that is not called again.
+/// that is not called again. Swift does not always destroy an iterator whose loop was left, so
+/// this is only the fast path: ``StreamHold`` is the rule that does not depend on it.
 final class StreamHandle: @unchecked Sendable {
     let database: Database
     let id: UInt64
-    let lease: StreamLease
+    let hold: StreamHold
     /// Gives the connection back to its pool (nothing for a ``Database``).
     let release: @Sendable () -> Void
     /// Whether the actor still holds the statement. Changed only by the iterator that owns the
     /// handle (an iterator is used by one task at a time).
     var isOpen = true
 
-    init(database: Database, id: UInt64, lease: StreamLease, release: @escaping @Sendable () -> Void) {
+    init(database: Database, id: UInt64, hold: StreamHold, release: @escaping @Sendable () -> Void) {
         self.database = database
         self.id = id
-        self.lease = lease
+        self.hold = hold
         self.release = release
     }
 
@@ -145,14 +171,15 @@ final class StreamHandle: @unchecked Sendable {
     func finished() {
         guard isOpen else { return }
         isOpen = false
-        release()
+        if hold.end() { release() }
     }
 
-    /// Releases the statement now rather than at deinit, then the connection.
+    /// Releases the statement now rather than at deinit, then the connection; nothing when
+    /// another call preempted the stream (it released both).
     func close() {
         guard isOpen else { return }
         isOpen = false
-        lease.abandon()
+        guard hold.end() else { return }
         let database = self.database
         let id = self.id
         let release = self.release
@@ -167,15 +194,16 @@ final class StreamHandle: @unchecked Sendable {
     }
 }
 
-/// The statements of the streams that a ``Database`` has open, by stream number.
+/// The statements of the streams open on one connection, by stream number.
 struct OpenStreams {
     final class Entry {
         let statement: Statement
-        let lease = StreamLease()
+        let hold: StreamHold
         var columns: RowColumns?
 
-        init(statement: Statement) {
+        init(statement: Statement, hold: StreamHold) {
             self.statement = statement
+            self.hold = hold
         }
     }
 
@@ -183,9 +211,9 @@ struct OpenStreams {
     private var last: UInt64 = 0
 
     /// Opens a stream over `statement` and returns its number.
-    mutating func open(_ statement: Statement) -> UInt64 {
+    mutating func open(_ statement: Statement, hold: StreamHold) -> UInt64 {
         last &+= 1
-        entries[last] = Entry(statement: statement)
+        entries[last] = Entry(statement: statement, hold: hold)
         return last
     }
 
@@ -198,10 +226,23 @@ struct OpenStreams {
         if let entry = entries.removeValue(forKey: id) { entry.statement.reset() }
     }
 
-    /// Releases the statements of iterators that went away (``StreamLease``).
+    /// Releases the statements of iterators that ended (went away) without a last batch.
     mutating func closeAbandoned() {
         guard !entries.isEmpty else { return }
-        for (id, entry) in entries where entry.lease.isAbandoned { close(id) }
+        for (id, entry) in entries where entry.hold.isEnded { close(id) }
+    }
+
+    /// Ends every stream paused between batches, for a statement that failed because their
+    /// statements are open; true when there was one. Each such stream throws
+    /// ``SqlCipherError/streamPreempted(reason:)`` if it is resumed.
+    mutating func endPaused(reason: String) -> Bool {
+        guard !entries.isEmpty else { return false }
+        var ended = false
+        for (id, entry) in entries where entry.hold.preempt(reason: reason) {
+            close(id)
+            ended = true
+        }
+        return ended
     }
 
     /// Releases every statement.
@@ -283,21 +324,21 @@ struct StreamSource: Sendable {
         var isRevoked: @Sendable () -> Bool = { false }
     }
 
-    let lease: @Sendable () async throws -> Lease
+    let lease: @Sendable (StreamHold) async throws -> Lease
 
     init(_ access: some DatabaseAccess) {
         switch access {
         case let database as Database:
-            lease = { Lease(database: database, release: {}) }
+            lease = { _ in Lease(database: database, release: {}) }
         case let pool as DatabasePool:
-            lease = {
+            lease = { hold in
                 guard !pool.isClosed else { throw SqlCipherError.databaseClosed }
-                let reader = try await pool.readers.checkout()
+                let reader = try await pool.readers.checkout(holding: hold)
                 return Lease(database: reader, release: { pool.readers.checkin(reader) },
                              isRevoked: { pool.isClosed })
             }
         default:
-            lease = {
+            lease = { _ in
                 throw SqlCipherError.unsupported(
                     feature: "streams on \(type(of: access))", requires: "a Database or a DatabasePool",
                     loaded: access.library.cipherVersion)
@@ -309,14 +350,14 @@ struct StreamSource: Sendable {
 extension Database {
     /// Reads the next batch of stream `id`, or opens the stream (with `id` nil) and reads its
     /// first batch. A stream that ends or fails is released here.
-    func streamBatch(_ id: UInt64?, query: QuerySource, limit: Int) async throws
-        -> (id: UInt64, lease: StreamLease, rows: [Row], done: Bool) {
+    func streamBatch(_ id: UInt64?, query: QuerySource, limit: Int, hold: StreamHold) async throws
+        -> (id: UInt64, rows: [Row], done: Bool) {
         var current = id
         do {
             return try await perform { core in
                 let entry: OpenStreams.Entry
                 if let id {
-                    guard let open = streams[id] else { throw SqlCipherError.connectionNotUsable }
+                    guard let open = core.streams[id] else { throw SqlCipherError.connectionNotUsable }
                     entry = open
                 } else {
                     let statement = try core.openStatement(query)
@@ -329,26 +370,31 @@ extension Database {
                                 + "open between batches, it would hold back the commit of every later write. Run it "
                                 + "with execute, or with query for its rows")
                     }
-                    let opened = streams.open(statement)
+                    let opened = core.streams.open(statement, hold: hold)
                     current = opened
-                    entry = streams[opened].unsafelyUnwrapped
+                    entry = core.streams[opened].unsafelyUnwrapped
                 }
                 let batch = try entry.statement.fetch(limit: limit, columns: &entry.columns)
                 let number = current.unsafelyUnwrapped
-                if batch.done { streams.close(number) }
-                return (number, entry.lease, batch.rows, batch.done)
+                if batch.done { core.streams.close(number) }
+                return (number, batch.rows, batch.done)
             }
         } catch {
-            if let current { streams.close(current) }
+            if let current { connection?.streams.close(current) }
             throw error
         }
     }
 
     /// Releases stream `id` (an iterator left before the end).
     func closeStream(_ id: UInt64) {
-        streams.close(id)
+        connection?.streams.close(id)
+    }
+
+    /// Ends every stream open on this connection (a reader taken back from a paused stream).
+    func closeStreams() {
+        connection?.streams.closeAll()
     }
 
     /// How many streams hold a statement (for tests).
-    var openStreamCount: Int { streams.count }
+    var openStreamCount: Int { connection?.streams.count ?? 0 }
 }

@@ -24,12 +24,21 @@ public struct CipherSettings: Sendable, Hashable {
     /// The page size in bytes (`PRAGMA cipher_page_size`): a power of two from 1024 to 65536.
     /// (SQLite allows 512, but SQLCipher's per-page IV and HMAC leave too little of such a page.)
     public var pageSize: Int?
-    /// PBKDF2 iterations for a passphrase (`PRAGMA kdf_iter`). Ignored for raw keys, which skip
+    /// PBKDF2 iterations for a passphrase (`PRAGMA kdf_iter`): 1 to `Int32.max`. SQLCipher stores
+    /// the count in a 32-bit integer and would silently truncate a larger one (4294967297 would run
+    /// one iteration), so anything outside that range is refused. Ignored for raw keys, which skip
     /// key derivation.
     public var kdfIterations: Int?
     /// Bytes of the file header left unencrypted (`PRAGMA cipher_plaintext_header_size`, SQLCipher
-    /// 4 only): 0, or a multiple of 16 of at least 24, usually 32. The salt is then not stored in
-    /// the file; pass it with ``Database/init(path:rawKey:salt:journalMode:cipher:readOnly:)``.
+    /// 4 only): 0, or 32, 48, 64, 80 or 96, usually 32 (SQLCipher's value for iOS shared
+    /// containers). The salt is then not stored in the file; pass it with
+    /// ``Database/init(path:rawKey:salt:journalMode:cipher:readOnly:filePermissions:)``.
+    ///
+    /// The limit keeps the schema encrypted: the first page holds SQLite's 100-byte file header and
+    /// then `sqlite_schema`, whose cells grow from the end of the page towards its start, so with a
+    /// larger header the `CREATE` statements of a growing schema end up in the unencrypted bytes.
+    /// A larger multiple of 16 (below the page size) is accepted only with `readOnly: true`, to
+    /// read a file some other program wrote that way; docs/security.md has the rule.
     public var plaintextHeaderSize: Int?
 
     /// Creates settings; every nil field keeps the library's default.
@@ -55,7 +64,10 @@ public struct CipherSettings: Sendable, Hashable {
     /// (compatibility first: it resets the others).
     /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` or
     ///   ``SqlCipherError/invalidQuery(reason:)`` for out-of-range values.
-    func pragmas(for library: SqlCipherLibrary, schema: String? = nil) throws -> [String] {
+    ///
+    /// `readOnly` is true only for connections that can never write the file, the one case that
+    /// may name a plaintext header larger than ``largestWritablePlaintextHeader``.
+    func pragmas(for library: SqlCipherLibrary, schema: String? = nil, readOnly: Bool = false) throws -> [String] {
         // `PRAGMA name.cipher_page_size` applies to one attached database (the export target).
         let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
         var pragmas: [String] = []
@@ -84,19 +96,34 @@ public struct CipherSettings: Sendable, Hashable {
             pragmas.append(prefix + "cipher_page_size = \(pageSize)")
         }
         if let kdfIterations {
-            guard kdfIterations >= 1 else {
-                throw SqlCipherError.invalidQuery(reason: "KDF iterations must be at least 1, not \(kdfIterations)")
+            guard kdfIterations >= 1 && kdfIterations <= Int(Int32.max) else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "KDF iterations must be from 1 to \(Int32.max), not \(kdfIterations) (SQLCipher keeps the count "
+                        + "in 32 bits and would silently use fewer); pass a count in that range, such as 256000")
             }
             pragmas.append(prefix + "kdf_iter = \(kdfIterations)")
         }
         if let plaintextHeaderSize {
             try library.require("a plaintext header (cipher_plaintext_header_size)", cipher: 4)
-            guard plaintextHeaderSize == 0 || (plaintextHeaderSize >= 24 && plaintextHeaderSize % 16 == 0) else {
+            let writable = plaintextHeaderSize == 0
+                || ((32...Self.largestWritablePlaintextHeader).contains(plaintextHeaderSize) && plaintextHeaderSize % 16 == 0)
+            let readable = plaintextHeaderSize >= 32 && plaintextHeaderSize % 16 == 0
+                && plaintextHeaderSize < (pageSize ?? 65536)
+            guard writable || (readOnly && readable) else {
+                let reading = readable
+                    ? " (a larger header is accepted only with readOnly: true, to read a file written that way)" : ""
                 throw SqlCipherError.invalidQuery(
-                    reason: "a plaintext header must be 0 or a multiple of 16 of at least 24 bytes, not \(plaintextHeaderSize)")
+                    reason: "a plaintext header must be 0, 32, 48, 64, 80 or 96 bytes, not \(plaintextHeaderSize)\(reading): "
+                        + "a larger one leaves part of the schema unencrypted on disk; use 32 (the size SQLCipher documents "
+                        + "for iOS shared containers)")
             }
             pragmas.append(prefix + "cipher_plaintext_header_size = \(plaintextHeaderSize)")
         }
         return pragmas
     }
+
+    /// The largest plaintext header a writable connection may use: it ends before byte 100, where
+    /// page 1's b-tree (and with it `sqlite_schema`) starts, and is a multiple of SQLCipher's 16-byte
+    /// block.
+    static let largestWritablePlaintextHeader = 96
 }

@@ -338,6 +338,9 @@ struct Exporter {
         if foreignKeys != 0 { try source.execute("PRAGMA foreign_keys = OFF") }
         defer { if foreignKeys != 0 { source.interruptGate.shielded { _ = try? source.execute("PRAGMA foreign_keys = ON") } } }
         let pageSize = Int64(max(1, try source.integer("PRAGMA main.page_size") ?? 4096))
+        // A read-only Database's ATTACH is refused below, before SQLite creates anything: nor
+        // does the claim, so that its folder does not change either.
+        let claim = source.refusesWrites ? nil : try Self.createTarget(target)
         do {
             try attach(target, key: key)
             do {
@@ -362,7 +365,9 @@ struct Exporter {
             try Self.verify(target, key: key, cipher: cipher, expected: expected, source: sourcePath)
             try Task.checkCancellation()
         } catch {
-            try? Self.removeDatabaseFiles(target)
+            // Only what this export created (CreationClaim): a file another process put at the
+            // path stays.
+            for file in claim?.removableFiles ?? [] { try? FileManager.default.removeItem(atPath: file) }
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
@@ -471,6 +476,21 @@ struct Exporter {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw SqlCipherError.cannotOpen(path: target, reason: "the folder \(folder) does not exist; create it first")
         }
+    }
+
+    /// Creates the export's target, owner-only (docs/security.md, "Paths and permissions"), with
+    /// an exclusive create under the creation lock: the claim proves this export created it, so a
+    /// failure may remove it, and nothing else.
+    static func createTarget(_ target: String) throws -> CreationClaim {
+        let claim = try CreationClaim(path: target)
+        defer { claim.release() }
+        try claim.createIfMissing(permissions: .ownerOnly)
+        guard claim.createdFile else {
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "\(target) already exists; an export only writes a new file, so remove it or "
+                    + "choose another path")
+        }
+        return claim
     }
 
     /// Makes `connection` the only user of its file until it closes: the exclusive lock is taken

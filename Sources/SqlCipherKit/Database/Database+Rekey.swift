@@ -42,7 +42,7 @@ extension Database {
     ///   - passphrase: The new passphrase.
     ///   - progress: Called with the pages rewritten (see ``DatabaseProgress``); it must return quickly.
     /// - Throws: ``SqlCipherError/notEncrypted`` for a database opened with
-    ///   ``init(unencryptedPath:journalMode:readOnly:)``; ``SqlCipherError/emptyKey``;
+    ///   ``init(unencryptedPath:journalMode:readOnly:filePermissions:)``; ``SqlCipherError/emptyKey``;
     ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for a passphrase spelled like SQLCipher's
     ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
     ///   ``rekey(rawKey:progress:)``);
@@ -106,7 +106,7 @@ extension Database {
             guard let salt = Data(hexString: saltHex), salt.count == 16 else {
                 throw SqlCipherError.rekeyFailed(path: path, reason: "SQLCipher did not report the database's salt")
             }
-            verifyMaterial = try KeyMaterial(rawKey: newKey.bytes, salt: salt)
+            verifyMaterial = try KeyMaterial(rawKey: newKey.secret.view, salt: salt)
         }
 
         // Start from a WAL moved into the file; a reader elsewhere may keep it from completing,

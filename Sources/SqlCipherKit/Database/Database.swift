@@ -23,7 +23,7 @@ public actor Database {
     public nonisolated let path: String
     /// The SQLCipher library in use.
     public nonisolated let library: SqlCipherLibrary
-    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:readOnly:)``.
+    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:readOnly:filePermissions:)``.
     public nonisolated let isEncrypted: Bool
     /// The journal mode the file is in. An in-memory database reports ``JournalMode/rollback``.
     public nonisolated let journalMode: JournalMode
@@ -46,9 +46,6 @@ public actor Database {
         executor.asUnownedSerialExecutor()
     }
 
-    /// The statements of open ``DatabaseStream`` iterators (DatabaseStream.swift).
-    var streams = OpenStreams()
-
     /// The watch for commits of other connections, running while observations exist, and the
     /// `PRAGMA data_version` it last read (Database+LiveQueries.swift).
     var externalWatch: ExternalChangeWatch?
@@ -67,31 +64,35 @@ public actor Database {
     ///   - key: A non-empty passphrase. Its UTF-8 bytes are run through SQLCipher's key
     ///     derivation; a passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96
     ///     hexadecimal digits, 67 or 99 bytes in all) is refused, because SQLCipher would take it
-    ///     as a raw key: use ``init(path:rawKey:journalMode:cipher:readOnly:)`` for raw keys.
+    ///     as a raw key: use ``init(path:rawKey:journalMode:cipher:readOnly:filePermissions:)`` for raw keys.
     ///   - journalMode: The mode for a new file; an existing file keeps its own.
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
     ///   - readOnly: Opens an existing database without ever writing to it or to its folder:
     ///     statements that write throw, and no `-wal`, `-shm` or `-journal` file is created (see
     ///     "Read-only opening" in `docs/guide.md`).
+    ///   - filePermissions: The permissions of a new file and of its `-wal`, `-shm` and
+    ///     `-journal` (``FilePermissions/ownerOnly`` unless given); an existing file keeps its own.
     /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
     ///   ``SqlCipherError/keyFailed(path:reason:)`` and the other opening errors.
     public init(path: String, key: String, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false) throws {
+                readOnly: Bool = false, filePermissions: FilePermissions = .ownerOnly) throws {
         let material = try KeyMaterial(passphrase: key.utf8)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      permissions: filePermissions)
     }
 
     /// Opens or creates an encrypted database with a passphrase given as bytes.
     ///
     /// Any bytes are allowed, including NUL and invalid UTF-8, except the raw-key literal forms
-    /// that ``init(path:key:journalMode:cipher:readOnly:)-(_,String,_,_,_)`` refuses
+    /// that ``init(path:key:journalMode:cipher:readOnly:filePermissions:)-(_,String,_,_,_,_)`` refuses
     /// (``SqlCipherError/passphraseLooksLikeRawKey``). SqlCipherKit zeroes its own copy once the
     /// key is applied; zero yours when you are done with it
     /// (`passphrase.resetBytes(in: 0..<passphrase.count)`). `readOnly` as for a `String` passphrase.
     public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false) throws {
+                readOnly: Bool = false, filePermissions: FilePermissions = .ownerOnly) throws {
         let material = try KeyMaterial(passphrase: key)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      permissions: filePermissions)
     }
 
     /// Opens or creates an encrypted database with a raw 32-byte key: no key derivation runs.
@@ -105,9 +106,10 @@ public actor Database {
     /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes.
     public init(path: String, rawKey: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false) throws {
+                readOnly: Bool = false, filePermissions: FilePermissions = .ownerOnly) throws {
         let material = try KeyMaterial(rawKey: rawKey)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      permissions: filePermissions)
     }
 
     /// Opens or creates an encrypted database with a raw key and an explicit 16-byte salt.
@@ -116,9 +118,11 @@ public actor Database {
     /// not store their salt: the caller keeps it with the key. `readOnly` opens an existing
     /// database without ever writing to it or to its folder.
     public init(path: String, rawKey: Data, salt: Data, journalMode: JournalMode = .wal,
-                cipher: CipherSettings = .default, readOnly: Bool = false) throws {
+                cipher: CipherSettings = .default, readOnly: Bool = false,
+                filePermissions: FilePermissions = .ownerOnly) throws {
         let material = try KeyMaterial(rawKey: rawKey, salt: salt)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly)
+        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      permissions: filePermissions)
     }
 
     /// Opens or creates a plaintext SQLite database: no key, readable by any SQLite tool.
@@ -129,8 +133,10 @@ public actor Database {
     ///
     /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file.
-    public init(unencryptedPath: String, journalMode: JournalMode = .wal, readOnly: Bool = false) throws {
-        try self.init(path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default, readOnly: readOnly)
+    public init(unencryptedPath: String, journalMode: JournalMode = .wal, readOnly: Bool = false,
+                filePermissions: FilePermissions = .ownerOnly) throws {
+        try self.init(path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default, readOnly: readOnly,
+                      permissions: filePermissions)
     }
 
     /// Opens with `key` (nil for a plaintext database): every public initialiser and each
@@ -139,13 +145,17 @@ public actor Database {
     /// its commits through it; `extensions` is the pool's registry of tracers, functions and
     /// collations, shared by all its connections. `poolReader` makes it a reader of one: `PRAGMA query_only` then
     /// backs up the pool's own refusal of writing statements on readers
-    /// (https://sqlite.org/pragma.html#pragma_query_only).
+    /// (https://sqlite.org/pragma.html#pragma_query_only). `permissions`, `claim` and `identity`
+    /// are passed to the opener (DatabaseOpener.swift): a pool holds the creation lock across its
+    /// key derivation, and its readers check that the path still names the writer's file.
     init(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
          readOnly: Bool, relay: CommitRelay? = nil, poolReader: Bool = false,
-         extensions: ConnectionExtensions? = nil) throws {
+         extensions: ConnectionExtensions? = nil, permissions: FilePermissions = .ownerOnly,
+         claim: CreationClaim? = nil, identity: FileIdentity? = nil) throws {
         let opened = try DatabaseOpener.open(
             path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-            extensions: extensions, role: poolReader ? .reader : .writer)
+            extensions: extensions, role: poolReader ? .reader : .writer, permissions: permissions, claim: claim,
+            identity: identity)
         opened.connection.changeTracker.relay = relay
         if poolReader {
             do {
@@ -195,7 +205,7 @@ public actor Database {
     /// The synchronous part of ``perform(_:)``: no other call interleaves with it.
     private func run<T>(_ work: (SQLiteConnection) throws -> T, on core: SQLiteConnection, call: UInt64) throws -> T {
         // Before anything else: the statements of streams whose loop has already been left.
-        streams.closeAbandoned()
+        core.streams.closeAbandoned()
         let gate = core.interruptGate
         gate.begin(call)
         defer { gate.end(call) }
@@ -213,7 +223,7 @@ public actor Database {
     public func close() {
         externalWatch?.stop()
         externalWatch = nil
-        streams.closeAll()
+        connection?.streams.closeAll()
         connection?.close()
         connection = nil
     }

@@ -9,9 +9,9 @@ import Foundation
 ///
 /// A passphrase is run through SQLCipher's PBKDF2; a raw key is exactly 32 bytes and skips it.
 /// The value is checked when it is used (``SqlCipherError/emptyKey``,
-/// ``SqlCipherError/invalidRawKey(byteCount:)``). It holds a copy of the key bytes for as long as
-/// it exists, like any Swift value: keep it only as long as the call that needs it (see
-/// `docs/security.md`).
+/// ``SqlCipherError/invalidRawKey(byteCount:)``). The key bytes are copied at once into memory
+/// that no other value shares and that is zeroed when the last copy of this value goes away; the
+/// `String` or `Data` you passed in is yours to clear (see `docs/security.md`).
 public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
     enum Kind: Sendable {
         case passphrase
@@ -19,49 +19,52 @@ public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
     }
 
     let kind: Kind
-    let bytes: Data
+    let secret: SecretBytes
     let salt: Data?
 
-    private init(kind: Kind, bytes: Data, salt: Data?) {
+    init(kind: Kind, secret: SecretBytes, salt: Data?) {
         self.kind = kind
-        self.bytes = bytes
+        self.secret = secret
         self.salt = salt
     }
 
     /// A passphrase; its UTF-8 bytes go through SQLCipher's key derivation. A passphrase spelled
     /// like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal digits) is refused when
     /// used (``SqlCipherError/passphraseLooksLikeRawKey``): use ``rawKey(_:)`` for raw keys.
+    ///
+    /// The bytes are compared as they are: a string equal to another only under Unicode canonical
+    /// equivalence (NFC "é" and NFD "e" + U+0301) is a different key.
     public static func passphrase(_ passphrase: String) -> DatabaseKey {
-        DatabaseKey(kind: .passphrase, bytes: Data(passphrase.utf8), salt: nil)
+        DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: nil)
     }
 
     /// A passphrase given as bytes (any bytes, NUL and invalid UTF-8 included, but not the raw-key
     /// literal forms that ``passphrase(_:)-(String)`` refuses).
     public static func passphrase(_ passphrase: Data) -> DatabaseKey {
-        DatabaseKey(kind: .passphrase, bytes: passphrase, salt: nil)
+        DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase), salt: nil)
     }
 
     /// A raw key of exactly 32 bytes: no key derivation.
     public static func rawKey(_ key: Data) -> DatabaseKey {
-        DatabaseKey(kind: .raw, bytes: key, salt: nil)
+        DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: nil)
     }
 
     /// A raw key of 32 bytes with an explicit 16-byte salt, for files with a plaintext header
     /// (``CipherSettings/plaintextHeaderSize``), which do not store their salt.
     public static func rawKey(_ key: Data, salt: Data) -> DatabaseKey {
-        DatabaseKey(kind: .raw, bytes: key, salt: salt)
+        DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: salt)
     }
 
     /// A passphrase written as a string literal: `key: "secret"`.
     public init(stringLiteral passphrase: String) {
-        self.init(kind: .passphrase, bytes: Data(passphrase.utf8), salt: nil)
+        self.init(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: nil)
     }
 
     /// The bytes to hand to SQLCipher, checked.
     func material() throws -> KeyMaterial {
         switch kind {
-        case .passphrase: return try KeyMaterial(passphrase: bytes)
-        case .raw: return try KeyMaterial(rawKey: bytes, salt: salt)
+        case .passphrase: return try KeyMaterial(passphrase: secret.bytes)
+        case .raw: return try KeyMaterial(rawKey: secret.view, salt: salt)
         }
     }
 }

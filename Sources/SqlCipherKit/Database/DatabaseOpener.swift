@@ -11,6 +11,8 @@ enum DatabaseOpener {
         /// Whether SQLite opened the file read-only (it does so by itself when the file cannot be
         /// written, https://sqlite.org/c3ref/open.html).
         let isReadOnly: Bool
+        /// The path of the file opened: the given one with symbolic links resolved (``DatabasePath``).
+        let path: String
     }
 
     /// Opens `path` with `key` (nil for plaintext), applies `cipher`, proves the key, sets the
@@ -24,27 +26,70 @@ enum DatabaseOpener {
     /// from its first statement on, so its tracers see the opening statements (as internal ones)
     /// and its functions and collations are there before the caller's first statement. `role` is
     /// what its trace events report (a pool's readers: `.reader`).
-    static func open(path: String, key: KeyMaterial?, journalMode: JournalMode,
+    ///
+    /// The path is resolved once, here (``DatabasePath``): the connection, its companion files and
+    /// every check of them use the file a symbolic link leads to. A missing or empty file is
+    /// opened under the creation lock (``CreationClaim``), taken here unless the caller holds it
+    /// already (`claim`: a pool holds it across its key derivation); a missing file is created
+    /// with `permissions`. `identity`, when given, is the file the path must still name (a pool's
+    /// readers): checked before SQLite opens the file and again before anything is read.
+    static func open(path given: String, key: KeyMaterial?, journalMode: JournalMode,
                      cipher: CipherSettings, readOnly: Bool = false, extensions: ConnectionExtensions? = nil,
-                     role: ConnectionRole = .writer) throws -> Opened {
+                     role: ConnectionRole = .writer, permissions: FilePermissions = .ownerOnly,
+                     claim heldClaim: CreationClaim? = nil, identity: FileIdentity? = nil) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
-        let inMemory = path == ":memory:"
-        guard !path.isEmpty else {
-            throw SqlCipherError.cannotOpen(path: path, reason: "the path is empty; use \":memory:\" for an in-memory database")
+        let inMemory = given == ":memory:"
+        guard !given.isEmpty else {
+            throw SqlCipherError.cannotOpen(path: given, reason: "the path is empty; use \":memory:\" for an in-memory database")
         }
         // C sees a path only up to its first NUL: "a\0b.db" would open (or create) "a".
-        guard !path.utf8.contains(0) else {
-            throw SqlCipherError.cannotOpen(path: path, reason: "the path contains a NUL character; remove it")
+        guard !given.utf8.contains(0) else {
+            throw SqlCipherError.cannotOpen(path: given, reason: "the path contains a NUL character; remove it")
         }
-        let settings = try cipher.pragmas(for: library)
+        let settings = try cipher.pragmas(for: library, readOnly: readOnly)
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
-        let existed = !inMemory && FileManager.default.fileExists(atPath: path)
-        if readOnly { try checkReadOnlyPath(path, exists: existed) }
-        let isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        if !inMemory && !readOnly { _ = try permissions.mode(path: given) }
+        let path = try DatabasePath.resolve(given)
+        if readOnly { try checkReadOnlyPath(path, exists: !inMemory && FileManager.default.fileExists(atPath: path)) }
+        // A read-only open creates nothing and removes nothing: it needs no claim.
+        let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
+        defer { if heldClaim == nil { claim?.release() } }
+        var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        do {
+            if let claim, !FileManager.default.fileExists(atPath: path) {
+                try claim.createIfMissing(permissions: permissions)
+                // Another program made the file between the check and the create: judge it as found.
+                if !claim.createdFile { isNew = try checkPath(path, encrypted: encrypted, cipher: cipher) }
+            }
+            return try openConnection(
+                path: path, key: key, journalMode: journalMode, cipher: cipher, settings: settings, readOnly: readOnly,
+                isNew: isNew, extensions: extensions, role: role, library: library, identity: identity)
+        } catch {
+            if let claim {
+                if case SqlCipherError.plaintextDetected = error, isNew, claim.mayWipe {
+                    // The file was missing or empty before this call, which held the lock: what is
+                    // in it now came through a library that does not encrypt. Nothing of the
+                    // caller's was written yet.
+                    wipeRefusedCreation(path: path, created: claim.removableFiles)
+                }
+                for file in claim.removableFiles { try? FileManager.default.removeItem(atPath: file) }
+            }
+            throw error
+        }
+    }
 
+    /// The part of ``open(path:key:journalMode:cipher:readOnly:extensions:role:permissions:claim:identity:)``
+    /// after the file is there: opens, keys, proves and sets up the connection.
+    private static func openConnection(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
+                                       settings: [String], readOnly: Bool, isNew: Bool,
+                                       extensions: ConnectionExtensions?, role: ConnectionRole,
+                                       library: SqlCipherLibrary, identity: FileIdentity?) throws -> Opened {
+        let encrypted = key != nil
+        let inMemory = path == ":memory:"
+        try identity?.check(path: path)
         let connection: SQLiteConnection
         if readOnly {
             let access = try ReadOnlyOpening.access(for: path)
@@ -64,16 +109,11 @@ enum DatabaseOpener {
         // settings, neither of which can be checked before it runs.
         connection.changeTracker.sqlGuard.isEncrypted = encrypted
         connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted
-        // Files this call brings into existence, removed again when the open fails. A file that was
-        // there before (even an empty one) is never removed, and a read-only open removes nothing:
-        // it creates nothing, and a companion file appearing meanwhile belongs to another writer.
-        var created: [String] = []
-        if !inMemory && !readOnly {
-            created = [path + "-wal", path + "-shm", path + "-journal"]
-                .filter { !FileManager.default.fileExists(atPath: $0) }
-            if !existed { created.append(path) }
-        }
         do {
+            // Again now that SQLite holds the file open, before it reads anything: a file renamed
+            // over the path in between would otherwise be read with the old file's -wal and -shm.
+            // Closing a connection that read nothing touches no file.
+            try identity?.check(path: path)
             // Every statement of the opening is the package's own (trace events mark it).
             connection.extensionState.internalDepth += 1
             defer { connection.extensionState.internalDepth -= 1 }
@@ -97,9 +137,11 @@ enum DatabaseOpener {
             }
             try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher, readOnly: readOnly)
 
+            // New: the file was missing or empty, and no other connection has committed to it
+            // (a WAL database stays empty until its first checkpoint).
+            let fresh = try isNew && (inMemory || pageCount(connection) == 0)
             let mode: JournalMode
-            let empty = try inMemory || pageCount(connection) == 0
-            if isNew && empty {
+            if fresh {
                 let answer = try connection.scalar("PRAGMA journal_mode = \(journalMode.pragmaValue)")
                 mode = inMemory ? .rollback : JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
             } else {
@@ -112,23 +154,22 @@ enum DatabaseOpener {
             // (PageCache.swift, docs/performance.md).
             try connection.execute("PRAGMA cache_size = -\(Database.defaultPageCacheKiB)")
 
-            if encrypted && isNew && !inMemory {
+            if encrypted && fresh && !inMemory {
                 try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
+                // Before the creation lock is released: page 1, and with it the salt, is then in
+                // the file's first bytes, where every later opener (SQLCipher's own key
+                // derivation, KeySalt) reads it, rather than only in this connection's -wal.
+                if mode == .wal { try connection.execute("PRAGMA wal_checkpoint(PASSIVE)") }
             } else if encrypted && !inMemory {
                 try finishInterruptedCreation(connection, path: path, cipher: cipher)
             }
             // Last, so that the opening sequence's own statements (PRAGMA journal_mode) still run.
             connection.refusesWrites = readOnly
             let isReadOnly = readOnly || scb_db_readonly(connection.handle, "main") == 1
-            return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: isReadOnly)
+            return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: isReadOnly,
+                          path: path)
         } catch {
             connection.close()
-            if case SqlCipherError.plaintextDetected = error, isNew, !inMemory {
-                // The file was missing or empty before this call: what is in it now came through a
-                // library that does not encrypt. Nothing of the caller's was written yet.
-                wipeRefusedCreation(path: path, created: created)
-            }
-            for file in created { try? FileManager.default.removeItem(atPath: file) }
             throw error
         }
     }
@@ -229,21 +270,33 @@ enum DatabaseOpener {
                 path: path, code: code, extended: extended, message: message, readOnly: readOnly) {
                 throw walError
             }
-            let size = FileHeader(path: path)?.fileSize ?? 0
-            let unreadable = code == 26 || (encrypted && cipher.plaintextHeaderSize != nil && code == 1)
-            guard unreadable else {
-                throw SqlCipherError.sqlite(code: code, extendedCode: extended, message: message, sql: sql)
-            }
-            if size % 512 != 0 {
-                throw SqlCipherError.notADatabase(
-                    path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
-            }
-            if !encrypted { throw SqlCipherError.notPlaintextDatabase(path: path) }
-            throw SqlCipherError.keyFailed(
-                path: path,
-                reason: "SQLCipher reports \"\(message)\": the key is wrong, the file was made with other cipher "
-                    + "settings (\(otherSettingsHint)), or it is not a database")
+            throw failedRead(connection, path: path, encrypted: encrypted,
+                             error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
         }
+    }
+
+    /// The error for a failed first read of `path` on `connection`, which is still open with the
+    /// key (or none) and settings that failed: the one place that decides between "the key does not
+    /// open it" and "the key opens it, and the file is damaged behind page 1". Every opening
+    /// (``Database``, read-only, a pool's writer and readers, the conversions) comes through here.
+    ///
+    /// The decision is ``KeyProof``'s, by a second read of page 1, never by the result code: the
+    /// code a library gives for a page 1 that does not decrypt differs by release (1, 7, 11, 26).
+    static func failedRead(_ connection: SQLiteConnection, path: String, encrypted: Bool,
+                           error: SqlCipherError) -> SqlCipherError {
+        guard case let .sqlite(code, _, message, _) = error,
+              KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false
+        else { return error.redactingSQL() }
+        let size = FileHeader(path: path)?.fileSize ?? 0
+        if size % 512 != 0 {
+            return .notADatabase(path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
+        }
+        if !encrypted { return .notPlaintextDatabase(path: path) }
+        return .keyFailed(
+            path: path,
+            reason: "its first page does not decrypt with this key (SQLCipher reports \"\(message)\", SQLite error "
+                + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
+                + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
     }
 
     /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads

@@ -1,7 +1,7 @@
 import CSqlCipherBridge
 import Foundation
 
-/// Key bytes on their way to `sqlite3_key`, held in one buffer that is zeroed when used.
+/// Key bytes on their way to `sqlite3_key`, held in one ``SecretBytes`` that is zeroed when used.
 ///
 /// A passphrase goes to SQLCipher byte for byte (no SQL quoting, so any byte is allowed). A raw
 /// key goes as SQLCipher's `x'<64 hex digits>'` form (or `x'<96 hex digits>'` with a salt), which
@@ -10,7 +10,7 @@ import Foundation
 /// Every instance holds at most `Int32.max` bytes, so its count fits the C `int` that
 /// `sqlite3_key` and `sqlite3_rekey` take.
 final class KeyMaterial {
-    private var bytes: [UInt8]
+    private let secret: SecretBytes
 
     /// A passphrase.
     ///
@@ -29,7 +29,7 @@ final class KeyMaterial {
         guard !passphrase.isEmpty else { throw SqlCipherError.emptyKey }
         _ = try CLength.value(passphrase.count, kind: "a passphrase", sql: nil)
         if Self.isRawKeyLiteral(passphrase) { throw SqlCipherError.passphraseLooksLikeRawKey }
-        bytes = Array(passphrase)
+        secret = SecretBytes(passphrase)
     }
 
     /// Whether SQLCipher would take `key` as a raw key rather than a passphrase: 67 or 99 bytes,
@@ -59,7 +59,7 @@ final class KeyMaterial {
         if let salt, salt.count != 16 {
             throw SqlCipherError.invalidQuery(reason: "a salt must be exactly 16 bytes, not \(salt.count)")
         }
-        bytes = rawKey.withUnsafeBytes { Self.literal(key: $0, salt: salt ?? Data()) }
+        secret = rawKey.withUnsafeBytes { Self.literal(key: $0, salt: salt ?? Data()) }
     }
 
     /// A raw 32-byte key read from memory the caller zeroes afterwards, with its 16-byte salt: the
@@ -70,7 +70,7 @@ final class KeyMaterial {
         guard salt.count == 16 else {
             throw SqlCipherError.invalidQuery(reason: "a salt must be exactly 16 bytes, not \(salt.count)")
         }
-        bytes = Self.literal(key: key, salt: salt)
+        secret = Self.literal(key: key, salt: salt)
     }
 
     /// A copy of a raw-key literal (`x'…'`) kept elsewhere, for one more connection keyed with it
@@ -79,55 +79,122 @@ final class KeyMaterial {
         guard Self.isRawKeyLiteral(literal) else {
             throw SqlCipherError.invalidQuery(reason: "a stored key is not a raw-key literal")
         }
-        bytes = Array(literal)
+        secret = SecretBytes(literal)
     }
 
     /// The 32 key bytes and the salt of a raw-key literal with a salt (`x'<64 hex><32 hex>'`),
     /// passed to `body` in memory that is zeroed afterwards.
     func withRawKeyAndSalt<R>(_ body: (UnsafeRawBufferPointer, Data) throws -> R) throws -> R {
-        guard bytes.count == 2 + 96 + 1, isRawKey else {
+        guard secret.count == 2 + 96 + 1, isRawKey else {
             throw SqlCipherError.invalidQuery(reason: "the key is not a raw key with a salt")
         }
         func nibble(_ byte: UInt8) -> UInt8 { byte <= 57 ? byte - 48 : (byte | 0x20) - 87 }
-        var raw = [UInt8](repeating: 0, count: 48)
-        defer { raw.zeroKeyBytes() }
-        for index in 0..<48 {
-            raw[index] = nibble(bytes[2 + 2 * index]) << 4 | nibble(bytes[3 + 2 * index])
+        let text = secret.bytes
+        let raw = SecretBytes(count: 48) { raw in
+            for index in 0..<48 {
+                raw[index] = nibble(text[2 + 2 * index]) << 4 | nibble(text[3 + 2 * index])
+            }
         }
-        return try raw.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[0..<32]), Data(all[32..<48]))
+        return try withExtendedLifetime(raw) {
+            try body(UnsafeRawBufferPointer(rebasing: raw.bytes[0..<32]), Data(raw.bytes[32..<48]))
         }
     }
 
-    /// `x'<key hex><salt hex>'`, written into one buffer reserved at its final size, so that no
-    /// copy of the key's hex digits is left behind by a reallocation.
-    private static func literal(key: UnsafeRawBufferPointer, salt: Data) -> [UInt8] {
+    /// `x'<key hex><salt hex>'`, written straight into the ``SecretBytes`` that keeps it, so that no
+    /// other copy of the key's hex digits exists.
+    private static func literal(key: UnsafeRawBufferPointer, salt: Data) -> SecretBytes {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = [UInt8(ascii: "x"), UInt8(ascii: "'")]
-        text.reserveCapacity(2 + 96 + 1)
-        for byte in key {
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
+        return SecretBytes(count: 2 + 2 * key.count + 2 * salt.count + 1) { text in
+            var index = 0
+            func append(_ byte: UInt8) {
+                text[index] = byte
+                index += 1
+            }
+            append(UInt8(ascii: "x"))
+            append(UInt8(ascii: "'"))
+            for byte in key {
+                append(hex[Int(byte >> 4)])
+                append(hex[Int(byte & 0x0F)])
+            }
+            for byte in salt {
+                append(hex[Int(byte >> 4)])
+                append(hex[Int(byte & 0x0F)])
+            }
+            append(UInt8(ascii: "'"))
         }
-        for byte in salt {
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
-        }
-        text.append(UInt8(ascii: "'"))
-        return text
     }
 
     /// Whether this holds a raw key (`x'…'`) rather than a passphrase: a passphrase spelled like
     /// one is refused by ``init(passphrase:)``, so the spelling tells them apart.
-    var isRawKey: Bool { Self.isRawKeyLiteral(bytes) }
+    var isRawKey: Bool { Self.isRawKeyLiteral(secret.bytes) }
 
     /// Calls `body` with the key bytes.
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes(body)
+        try body(secret.bytes)
+    }
+}
+
+/// Secret bytes (a passphrase, a key, a key's hex text) in memory of their own: the one type that
+/// holds them inside the package, from the public entry point on.
+///
+/// A Swift `Array`, `Data` or `String` can be duplicated by copy-on-write behind the code's back
+/// (zeroing a `var` copy writes into a fresh buffer and leaves the original to be freed intact), and
+/// freed without being cleared. This class owns one allocation that nothing else references, so
+/// there is exactly one copy, and ``zero()`` (also run before the memory is freed) clears it through
+/// ``zeroKeyBytes(_:)``. The caller's own value (a `String` or `Data` passed in) is the caller's to
+/// clear; docs/security.md says so.
+final class SecretBytes: @unchecked Sendable {
+    // Written only at creation and by zero(); the owners (KeyMaterial, DatabaseKey, PoolKey under
+    // its lock) never zero bytes another thread still reads.
+    private let buffer: UnsafeMutableRawBufferPointer
+    /// The number of secret bytes (the allocation has at least one byte).
+    let count: Int
+
+    /// A copy of `bytes`, written straight into the secret's own memory.
+    init(_ bytes: some Collection<UInt8>) {
+        let count = bytes.count
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        var index = 0
+        for byte in bytes where index < count {
+            buffer[index] = byte
+            index += 1
+        }
+        self.count = count
+    }
+
+    /// `count` bytes written by `fill` (which receives zeroed memory), for secrets computed in place.
+    init(count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) {
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        self.count = count
+        fill(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+
+    /// The bytes, valid while this object lives.
+    var bytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])
+    }
+
+    /// A `Data` that views these bytes without copying them, valid while this object lives.
+    var view: Data {
+        guard count > 0, let base = buffer.baseAddress else { return Data() }
+        return Data(bytesNoCopy: base, count: count, deallocator: .none)
+    }
+
+    /// The bytes as a collection of `UInt8`, valid while this object lives.
+    var collection: UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: UnsafeBufferPointer(buffer.assumingMemoryBound(to: UInt8.self))[0..<count])
+    }
+
+    /// Clears the bytes; the object keeps its size, so a later reader sees zeros, never freed memory.
+    func zero() {
+        zeroKeyBytes(buffer)
     }
 
     deinit {
-        bytes.zeroKeyBytes()
+        zero()
+        buffer.deallocate()
     }
 }
 
@@ -137,11 +204,4 @@ final class KeyMaterial {
 func zeroKeyBytes(_ memory: UnsafeMutableRawBufferPointer) {
     guard let base = memory.baseAddress else { return }
     scb_kdf_zero(base, memory.count)
-}
-
-extension [UInt8] {
-    /// Zeroes the array's bytes in place (see ``zeroKeyBytes(_:)``).
-    mutating func zeroKeyBytes() {
-        withUnsafeMutableBytes { SqlCipherKit.zeroKeyBytes($0) }
-    }
 }

@@ -141,6 +141,6 @@ extension SQLiteConnection {
                 message: "attempt to write a readonly database: this Database was opened with readOnly: true, "
                     + "which runs only statements that read, and this one would write (or, like VACUUM INTO, create "
                     + "a file). Open the file without readOnly to change it",
-                sql: sql)
+                sql: sql).redactingSQL()
     }
 }

@@ -310,7 +310,7 @@ struct EntityWriter<T: Entity> {
         }
         let statement = try connection.cachedStatement(sql)
         guard statement.parameterCount == parameters else {
-            throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: parameters, sql: sql)
+            throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: parameters, sql: sql).redactingSQL()
         }
         statements[kind.rawValue] = statement
         return statement

@@ -3,6 +3,9 @@ import Foundation
 /// Every error SqlCipherKit throws.
 ///
 /// Each case carries what a person needs to act on it, and ``description`` says what to do.
+/// The SQL text a case carries is the statement with any key material replaced by `'***'` (an
+/// `ATTACH … KEY`, a `file:` URI's `key=`, a key pragma's value; docs/security.md), so printing,
+/// logging or `dump`ing an error never shows a key.
 /// The cases are `Equatable`, so tests and callers can match them exactly:
 ///
 /// ```swift
@@ -25,7 +28,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case bindingConflict(path: String, foreign: Int, checked: Int, symbol: String, boundTo: String)
     /// The library lacks a function SqlCipherKit requires.
     case missingSymbol(path: String, symbol: String)
-    /// The process cannot host an isolated load of the library (for example under a sanitizer).
+    /// The process cannot host an isolated load of the library (under a sanitizer, or a fully static
+    /// executable, whose own C library a loaded libsqlcipher and libcrypto cannot use).
     case unsupportedRuntime(reason: String)
     /// A different SQLCipher library is already in use by this process.
     case libraryAlreadyLoaded(loaded: String, requested: String)
@@ -60,6 +64,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case conversionFailed(source: String, target: String, reason: String)
     /// The database was closed with ``Database/close()``.
     case databaseClosed
+    /// A ``DatabaseStream`` paused between batches gave its statement (or its pool reader) to
+    /// another call that needed it, and was then resumed. `reason` says which call.
+    case streamPreempted(reason: String)
     /// A ``DatabasePool`` was opened on a file that is not in WAL mode (or on an in-memory
     /// database), where readers could not run beside the writer.
     case poolRequiresWAL(path: String, journalMode: String)
@@ -237,6 +244,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "Converting \(source) to \(target) failed: \(Self.clause(reason)). The source was not changed."
         case .databaseClosed:
             return "The database was closed. Open a new Database to continue."
+        case let .streamPreempted(reason):
+            return "This stream was paused between batches and gave up its statement: \(reason). A paused stream "
+                + "never holds a connection against a call that needs it (a loop left without its iterator being "
+                + "destroyed would otherwise hold it forever). Read the stream to its end first, collect the rows "
+                + "with fetch or query, or read inside db.read { } with a Cursor for one uninterrupted snapshot."
         case let .poolRequiresWAL(path, journalMode) where path == ":memory:" || path.isEmpty:
             return "A DatabasePool needs a file (it was given \(path.isEmpty ? "an empty path" : path), in \(journalMode) "
                 + "mode): each of its connections opens the file, and an in-memory or temporary database would be "
@@ -421,6 +433,12 @@ extension SqlCipherError {
                 + "program without the sanitizer (a build without -fsanitize or swift build --sanitize, and no "
                 + "sanitizer runtime in LD_PRELOAD), or run the database work in a separate process built "
                 + "without it."
+        }
+        if reason.contains("fully static executable") {
+            return "Build the program with `swift build -c release --static-swift-stdlib` instead of "
+                + "-static-executable (or without -static): the Swift runtime and Foundation are still linked in, "
+                + "and the program uses the system's C library, the one libsqlcipher and libcrypto run on "
+                + "(docs/linking.md). Nothing was created or opened."
         }
         if reason.contains("musl") || reason.contains("no RTLD_DEEPBIND") {
             return "Run on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple), where "

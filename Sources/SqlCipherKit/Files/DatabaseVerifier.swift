@@ -214,17 +214,24 @@ private struct VerificationRun {
                 attempts.append(.init(settings: candidate.name, accepted: true, result: "opened"))
                 opened = (connection, candidate)
                 break attempting
-            } catch SqlCipherError.sqlite(let code, _, let message, _) where code == Self.notADatabase {
+            } catch let error as SqlCipherError {
+                // Whether the key is right is proven by a second read of page 1 alone, never by
+                // the code: releases differ in what they return for a page 1 that does not decrypt.
+                guard case let .sqlite(code, _, message, _) = error,
+                      let decrypts = KeyProof.keyDecryptsPageOne(connection, path: path, afterFailure: code) else {
+                    connection.close()
+                    return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
+                }
+                if decrypts {
+                    // Page 1 decrypted, but the schema behind it is damaged.
+                    attempts.append(.init(settings: candidate.name, accepted: true,
+                                          result: "page 1 decrypted, then: \(message) (SQLite error \(code))"))
+                    opened = (connection, candidate)
+                    break attempting
+                }
                 connection.close()
                 attempts.append(.init(settings: candidate.name, accepted: false,
                                       result: "\(message) (SQLite error \(code))"))
-            } catch SqlCipherError.sqlite(let code, _, let message, _) where code == Self.corrupt {
-                // Page 1 decrypted (a wrong key fails its HMAC, which SQLCipher reports as
-                // SQLITE_NOTADB), but the schema behind it is damaged.
-                attempts.append(.init(settings: candidate.name, accepted: true,
-                                      result: "page 1 decrypted, then: \(message) (SQLite error \(code))"))
-                opened = (connection, candidate)
-                break attempting
             } catch {
                 connection.close()
                 return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
@@ -420,9 +427,6 @@ private struct VerificationRun {
     }
 
     // MARK: Helpers
-
-    static let notADatabase: Int32 = 26
-    static let corrupt: Int32 = 11
 
     /// Opens `path` with `key` and the candidate's settings. In place: read-only and immutable (no
     /// lock, no journal or WAL, nothing created). Otherwise (a private copy): read-write.

@@ -27,7 +27,7 @@ final class FunctionBox {
     /// Fails the call with `error`'s description, and keeps it for the statement's typed error.
     func fail(_ context: OpaquePointer, with error: any Error) {
         let message = FunctionCall.message(of: error)
-        calls.failure = (.functionFailed(name: name, message: message, sql: ""), message)
+        calls.failure = (.functionFailed(name: name, message: message, sql: "").redactingSQL(), message)
         FunctionCall.setError(message, on: context)
     }
 
@@ -38,7 +38,7 @@ final class FunctionBox {
         guard isDirectOnly, calls.enforcesDirectOnly else { return true }
         if let running = calls.running, running.callsDirectly(name) { return true }
         let message = "\(name)() may only be called from SQL you run yourself, not from the database's schema"
-        calls.failure = (.functionNotAllowedInSchema(name: name, sql: ""), message)
+        calls.failure = (.functionNotAllowedInSchema(name: name, sql: "").redactingSQL(), message)
         FunctionCall.setError(message, on: context)
         return false
     }

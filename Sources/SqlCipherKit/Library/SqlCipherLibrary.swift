@@ -241,7 +241,7 @@ public final class SqlCipherLibrary: Sendable {
             return .bindingConflict(
                 path: path, foreign: Int(report.audit_foreign), checked: Int(report.audit_checked),
                 symbol: symbol, boundTo: object)
-        case Int32(SCB_LOAD_UNSUPPORTED_RUNTIME.rawValue):
+        case Int32(SCB_LOAD_UNSUPPORTED_RUNTIME.rawValue), Int32(SCB_LOAD_STATIC_EXECUTABLE.rawValue):
             return .unsupportedRuntime(reason: message)
         case Int32(SCB_LOAD_ALREADY_LOADED_OTHER.rawValue):
             return .libraryAlreadyLoaded(loaded: object, requested: path)

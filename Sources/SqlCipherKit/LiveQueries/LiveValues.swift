@@ -54,6 +54,12 @@ public struct LiveValues<Value: Sendable>: AsyncSequence, Sendable {
         /// The current value on the first call; afterwards, waits for a change that alters the
         /// result. `nil` once the task is cancelled.
         public mutating func next() async throws -> Value? {
+            try await next(isolation: nil)
+        }
+
+        /// As ``next()``, running on `actor` (the caller's isolation, SE-0421), so that a
+        /// `for try await` loop on the main actor does not hop off it and back for each value.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Value? {
             switch state {
             case .finished:
                 return nil

@@ -20,12 +20,12 @@ extension DatabasePool {
     /// - Throws: ``SqlCipherError/notEncrypted``, ``SqlCipherError/rekeyFailed(path:reason:)``,
     ///   ``SqlCipherError/databaseClosed``, `CancellationError`.
     public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await rekey(passphrase: Array(passphrase.utf8), progress: progress)
+        try await rekey(passphrase: SecretBytes(passphrase.utf8), progress: progress)
     }
 
     /// Changes the pool's passphrase, given as bytes. See ``rekey(_:progress:)-(String,_)``.
     public func rekey(_ passphrase: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await rekey(passphrase: Array(passphrase), progress: progress)
+        try await rekey(passphrase: SecretBytes(passphrase), progress: progress)
     }
 
     /// Changes the pool's key to a raw 32-byte key. See ``rekey(_:progress:)-(String,_)``.
@@ -34,10 +34,10 @@ extension DatabasePool {
         try await rekey(to: .rawKey(rawKey), secret: .raw(key: SecretBytes(rawKey), salt: key?.salt), progress: progress)
     }
 
-    private func rekey(passphrase: [UInt8], progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
-        var passphrase = passphrase
-        defer { passphrase.zeroKeyBytes() }
-        let material = try KeyMaterial(passphrase: passphrase)
+    /// `passphrase` is the one copy of the caller's passphrase, made at the public entry point.
+    private func rekey(passphrase: SecretBytes, progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
+        defer { passphrase.zero() }
+        let material = try KeyMaterial(passphrase: passphrase.bytes)
         let (newKey, secret) = try Self.rekeyTarget(passphrase: passphrase, material: material, pool: self)
         try await rekey(to: newKey, secret: secret, progress: progress)
     }
@@ -72,15 +72,17 @@ extension DatabasePool {
     /// What the writer is rekeyed with and what readers are keyed with afterwards: the new key
     /// derived once with the file's salt (which a rekey keeps), so that neither the rekey nor the
     /// readers run SQLCipher's derivation; the passphrase when the pool could not derive.
-    private static func rekeyTarget(passphrase: [UInt8], material: KeyMaterial,
+    private static func rekeyTarget(passphrase: SecretBytes, material: KeyMaterial,
                                     pool: DatabasePool) throws -> (DatabaseKey, PoolKey.Secret) {
-        let fallback: (DatabaseKey, PoolKey.Secret) = (.passphrase(Data(passphrase)), .passphrase(SecretBytes(passphrase)))
+        let fallback: (DatabaseKey, PoolKey.Secret) = (
+            DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.bytes), salt: nil),
+            .passphrase(SecretBytes(passphrase.bytes)))
         guard pool.derivationFallback == nil, pool.key?.isPassphrase == false else { return fallback }
         switch try KeyDerivation.derivedKey(passphrase: material, path: pool.path, settings: pool.cipherSettings,
                                             library: pool.library) {
         case .derived(let derived):
             let newKey = try derived.key.withRawKeyAndSalt { key, salt in
-                DatabaseKey.rawKey(Data(key), salt: salt)
+                DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: salt)
             }
             return (newKey, derived.key.withBytes { .literal(SecretBytes($0)) })
         case .fallback:

@@ -24,6 +24,9 @@ import Synchronization
 ///   "Concurrency" in `docs/guide.md` and "Deriving the key once" in `docs/security.md`).
 ///
 /// The file must be in WAL mode (a new file is created in it); see ``SqlCipherError/poolRequiresWAL(path:journalMode:)``.
+/// The path is resolved once, when the pool opens (a symbolic link leads to its target), and a
+/// file later renamed over it is never read with the pool's `-wal`: readers opened after that
+/// throw ``SqlCipherError/cannotOpen(path:reason:)`` ("replaced"); close the pool and open it again.
 public final class DatabasePool: DatabaseAccess {
     /// The path of the database file.
     public let path: String
@@ -67,44 +70,54 @@ public final class DatabasePool: DatabaseAccess {
     ///
     /// - Parameters:
     ///   - path: The database file; created (in WAL mode) when missing.
-    ///   - key: A non-empty passphrase (see ``Database/init(path:key:journalMode:cipher:readOnly:)-(_,String,_,_,_)``).
+    ///   - key: A non-empty passphrase (see ``Database/init(path:key:journalMode:cipher:readOnly:filePermissions:)-(_,String,_,_,_,_)``).
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
     ///   - maximumReaderCount: The most readers open at once (at least 1).
+    ///   - filePermissions: The permissions of a new file and of its `-wal` and `-shm`
+    ///     (``FilePermissions/ownerOnly`` unless given); an existing file keeps its own.
     /// - Throws: ``SqlCipherError/poolRequiresWAL(path:journalMode:)`` for a file in rollback
     ///   mode or an in-memory path, and the errors of opening a ``Database``.
     public convenience init(path: String, key: String, cipher: CipherSettings = .default,
-                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
-        try self.init(path: path, passphrase: Array(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount)
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
+                            filePermissions: FilePermissions = .ownerOnly) throws {
+        try self.init(path: path, passphrase: SecretBytes(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount,
+                      permissions: filePermissions)
     }
 
     /// Opens or creates a pool with a passphrase given as bytes (see
-    /// ``Database/init(path:key:journalMode:cipher:readOnly:)-(_,Data,_,_,_)``).
+    /// ``Database/init(path:key:journalMode:cipher:readOnly:filePermissions:)-(_,Data,_,_,_,_)``).
     public convenience init(path: String, key: Data, cipher: CipherSettings = .default,
-                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
-        try self.init(path: path, passphrase: Array(key), cipher: cipher, maximumReaderCount: maximumReaderCount)
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
+                            filePermissions: FilePermissions = .ownerOnly) throws {
+        try self.init(path: path, passphrase: SecretBytes(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
+                      permissions: filePermissions)
     }
 
     /// Opens or creates a pool with a raw 32-byte key: no key derivation runs at all.
     public convenience init(path: String, rawKey: Data, cipher: CipherSettings = .default,
-                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
+                            filePermissions: FilePermissions = .ownerOnly) throws {
         _ = try KeyMaterial(rawKey: rawKey)
         try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: nil), cipher: cipher,
-                      maximumReaderCount: maximumReaderCount)
+                      maximumReaderCount: maximumReaderCount, permissions: filePermissions)
     }
 
     /// Opens or creates a pool with a raw key and an explicit 16-byte salt, for files with a
     /// plaintext header (``CipherSettings/plaintextHeaderSize``).
     public convenience init(path: String, rawKey: Data, salt: Data, cipher: CipherSettings = .default,
-                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
+                            filePermissions: FilePermissions = .ownerOnly) throws {
         _ = try KeyMaterial(rawKey: rawKey, salt: salt)
         try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: SecretBytes(salt)), cipher: cipher,
-                      maximumReaderCount: maximumReaderCount)
+                      maximumReaderCount: maximumReaderCount, permissions: filePermissions)
     }
 
     /// Opens or creates a pool on a plaintext database.
     public convenience init(unencryptedPath: String,
-                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount) throws {
-        try self.init(path: unencryptedPath, secret: nil, cipher: .default, maximumReaderCount: maximumReaderCount)
+                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
+                            filePermissions: FilePermissions = .ownerOnly) throws {
+        try self.init(path: unencryptedPath, secret: nil, cipher: .default, maximumReaderCount: maximumReaderCount,
+                      permissions: filePermissions)
     }
 
     /// Derives the key once (``KeyDerivation``) and opens every connection with it. Should the
@@ -112,29 +125,43 @@ public final class DatabasePool: DatabaseAccess {
     /// use it: if that opens the file, the derivation did not match this library, and the pool
     /// keys each connection with the passphrase instead (slower, never wrong). A wrong
     /// passphrase fails both and throws the first error.
-    private convenience init(path: String, passphrase: [UInt8], cipher: CipherSettings, maximumReaderCount: Int) throws {
-        var passphrase = passphrase
-        defer { passphrase.zeroKeyBytes() }
-        let material = try KeyMaterial(passphrase: passphrase)
+    ///
+    /// `passphrase` is the one copy of the caller's passphrase, made at the public entry point.
+    ///
+    /// A new file is claimed (``CreationClaim``) before its salt is chosen and until the writer
+    /// has created it: another opener of the same new path waits, then finds the salt in the file,
+    /// rather than choosing one of its own for a file that is not its to create.
+    private convenience init(path: String, passphrase: SecretBytes, cipher: CipherSettings, maximumReaderCount: Int,
+                             permissions: FilePermissions) throws {
+        defer { passphrase.zero() }
+        let material = try KeyMaterial(passphrase: passphrase.bytes)
         let library = try SqlCipherLibrary.shared
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:"), !path.utf8.contains(0) else {
+            try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
+                          maximumReaderCount: maximumReaderCount, permissions: permissions)
+            return
+        }
+        let resolved = try DatabasePath.resolve(path)
+        let claim = try CreationClaim(path: resolved)
+        defer { claim.release() }
         var fallbackReason: String?
         let secret: PoolKey.Secret
-        switch try KeyDerivation.derivedKey(passphrase: material, path: path, settings: cipher, library: library) {
+        switch try KeyDerivation.derivedKey(passphrase: material, path: resolved, settings: cipher, library: library) {
         case .derived(let derived):
             secret = derived.key.withBytes { .literal(SecretBytes($0)) }
         case .fallback(let reason):
-            secret = .passphrase(SecretBytes(passphrase))
+            secret = .passphrase(SecretBytes(passphrase.bytes))
             fallbackReason = reason
         }
         do {
             try self.init(path: path, secret: secret, cipher: cipher, maximumReaderCount: maximumReaderCount,
-                          derivationFallback: fallbackReason)
+                          permissions: permissions, claim: claim, derivationFallback: fallbackReason)
         } catch SqlCipherError.keyFailed(let failedPath, let reason) where fallbackReason == nil {
             // The derived key did not open the file: a wrong passphrase, or a derivation that does
             // not match this library. SQLCipher's own derivation tells which.
             do {
-                try self.init(path: path, secret: .passphrase(SecretBytes(passphrase)), cipher: cipher,
-                              maximumReaderCount: maximumReaderCount,
+                try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
+                              maximumReaderCount: maximumReaderCount, permissions: permissions, claim: claim,
                               derivationFallback: "the key derived in Swift did not open the file, the passphrase did")
             } catch {
                 throw SqlCipherError.keyFailed(path: failedPath, reason: reason)
@@ -142,8 +169,10 @@ public final class DatabasePool: DatabaseAccess {
         }
     }
 
+    /// Opens the writer (under `claim`, when the caller holds it) and records the file it opened:
+    /// readers opened later must find that same file at the path (``FileIdentity``).
     private init(path: String, secret: PoolKey.Secret?, cipher: CipherSettings, maximumReaderCount: Int,
-                 derivationFallback: String? = nil) throws {
+                 permissions: FilePermissions, claim: CreationClaim? = nil, derivationFallback: String? = nil) throws {
         guard maximumReaderCount >= 1 else {
             throw SqlCipherError.invalidQuery(
                 reason: "a DatabasePool needs at least one reader, and maximumReaderCount is \(maximumReaderCount)")
@@ -154,8 +183,15 @@ public final class DatabasePool: DatabaseAccess {
         let key = secret.map(PoolKey.init)
         let relay = self.relay
         let extensions = ConnectionExtensions()
-        let writer = try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher,
-                                  readOnly: false, relay: relay, extensions: extensions)
+        let resolved = try DatabasePath.resolve(path)
+        let writer = try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher,
+                                  readOnly: false, relay: relay, extensions: extensions, permissions: permissions,
+                                  claim: claim)
+        guard let identity = FileIdentity(path: resolved) else {
+            Task { await writer.close() }
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "the database file was deleted while the pool opened it; open the pool again")
+        }
         guard writer.journalMode == .wal else {
             Task { await writer.close() }
             throw SqlCipherError.poolRequiresWAL(path: path, journalMode: writer.journalMode.pragmaValue.lowercased())
@@ -171,8 +207,8 @@ public final class DatabasePool: DatabaseAccess {
         self.extensions = extensions
         self.key = key
         self.readers = ReaderSet(maximum: maximumReaderCount) {
-            try Database(path: path, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
-                         poolReader: true, extensions: extensions)
+            try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
+                         poolReader: true, extensions: extensions, identity: identity)
         }
     }
 

@@ -63,6 +63,19 @@ enum KeySalt {
             return .salt(given, .given)
         }
         guard exists, info.st_size > 0 else {
+            // An empty file whose -wal holds a committed page 1: another connection created the
+            // database and has not checkpointed yet (a creation by this package checkpoints before
+            // it releases the creation lock; an older one, or a crash, may not have). Its salt,
+            // not a fresh one: a fresh salt would key this pool for a file that is not there.
+            if exists, let stored = committedPageOneSalt(walPath: path + "-wal") {
+                if let given, given != stored {
+                    throw SqlCipherError.keyFailed(
+                        path: path,
+                        reason: "the salt given differs from the one the database's -wal holds in page 1; leave the "
+                            + "salt out for files without a plaintext header")
+                }
+                return .salt(stored, .walFrame)
+            }
             return .salt(given ?? fresh(), given == nil ? .fresh : .given)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {

@@ -37,6 +37,17 @@ final class ReaderSet: Sendable {
         /// Exclusive sections waiting for the current one to end.
         var exclusiveQueue: [ExclusiveWaiter] = []
         var nextExclusive: UInt64 = 0
+        /// Readers checked out for streams, by reader: a stream paused between batches gives its
+        /// reader back to a waiting call (StreamHold.swift).
+        var streamHolders: [ObjectIdentifier: StreamHolder] = [:]
+        /// Whether a task watches paused streams for waiting calls.
+        var isWatching = false
+    }
+
+    /// A reader checked out for a stream, and the stream's hold on it.
+    private struct StreamHolder {
+        let reader: Database
+        let hold: StreamHold
     }
 
     /// An exclusive section (a rekey) waiting, until its task is cancelled.
@@ -71,6 +82,18 @@ final class ReaderSet: Sendable {
 
     /// How many readers are open (for tests and the benchmark).
     var openCount: Int { state.withLock { $0.count } }
+
+    /// A reader for a stream, which keeps it across batches: while the stream is paused for
+    /// ``DatabaseStream/preemptionDelay`` and another call waits, the reader is taken back.
+    func checkout(holding hold: StreamHold) async throws -> Database {
+        let reader = try await checkout()
+        let watch = state.withLock { state -> Bool in
+            state.streamHolders[ObjectIdentifier(reader)] = StreamHolder(reader: reader, hold: hold)
+            return Self.startWatching(&state)
+        }
+        if watch { watchPausedStreams() }
+        return reader
+    }
 
     /// A reader for one call: an idle one (the most recently used), a new one while fewer than
     /// ``maximum`` are open, or else the next one checked in.
@@ -109,6 +132,7 @@ final class ReaderSet: Sendable {
     /// closes it when the pool was closed meanwhile.
     func checkin(_ reader: Database) {
         let (closeIt, resumes) = state.withLock { state -> (Bool, Resumes) in
+            state.streamHolders[ObjectIdentifier(reader)] = nil
             state.busy -= 1
             var resumes = Resumes()
             if state.isClosed {
@@ -162,17 +186,21 @@ final class ReaderSet: Sendable {
     /// Closes the set: idle readers now, busy ones when they come back; waiting and later
     /// checkouts throw ``SqlCipherError/databaseClosed``.
     func close() async {
-        let (idle, waiters) = state.withLock { state -> ([Database], [Waiter]) in
+        let (idle, waiters, taken) = state.withLock { state -> ([Database], [Waiter], [Database]) in
             state.isClosed = true
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
             let waiters = state.waiters
             state.waiters = []
-            return (idle, waiters)
+            // Paused streams give their readers back now (a stream whose loop was left without
+            // its iterator being destroyed would otherwise keep its reader open for good).
+            let taken = Self.takePausedStreams(&state, reason: "the pool was closed", pausedFor: .zero, limit: .max)
+            return (idle, waiters, taken)
         }
         for waiter in waiters { waiter.continuation.resume(throwing: SqlCipherError.databaseClosed) }
         for reader in idle { await reader.close() }
+        for reader in taken { await giveBack(reader) }
     }
 
     // MARK: Internals
@@ -212,6 +240,69 @@ final class ReaderSet: Sendable {
         return resumes
     }
 
+    /// Takes up to `limit` readers from streams paused for at least `pausedFor`, the longest
+    /// paused first. Each taken stream throws ``SqlCipherError/streamPreempted(reason:)`` if resumed;
+    /// the caller ends its statement and checks the reader in (``giveBack(_:)``).
+    private static func takePausedStreams(_ state: inout State, reason: String, pausedFor: Duration,
+                                          limit: Int) -> [Database] {
+        let paused = state.streamHolders.compactMap { key, holder in
+            holder.hold.pausedSince.map { (key, holder, $0) }
+        }.sorted { $0.2 < $1.2 }
+        var taken: [Database] = []
+        for (key, holder, _) in paused where taken.count < limit {
+            guard holder.hold.preempt(reason: reason, pausedFor: pausedFor) else { continue }
+            state.streamHolders[key] = nil
+            taken.append(holder.reader)
+        }
+        return taken
+    }
+
+    /// Ends the stream statement a taken reader holds, then checks it in like any reader.
+    private func giveBack(_ reader: Database) async {
+        await reader.closeStreams()
+        checkin(reader)
+    }
+
+    /// Whether calls wait that a reader held by a paused stream could serve.
+    private static func hasWaiting(_ state: State) -> Bool {
+        !state.waiters.isEmpty || state.drain != nil
+    }
+
+    /// Marks the watch as started when it is needed and not running; true when the caller must start it.
+    private static func startWatching(_ state: inout State) -> Bool {
+        guard !state.isWatching, hasWaiting(state), !state.streamHolders.isEmpty else { return false }
+        state.isWatching = true
+        return true
+    }
+
+    /// While calls wait and streams hold readers, takes the reader of each stream paused for
+    /// ``DatabaseStream/preemptionDelay``, one per waiting call, the longest paused first.
+    /// It sleeps until the next paused stream reaches the delay, and stops when nothing waits.
+    private func watchPausedStreams() {
+        let delay = DatabaseStream<Row>.preemptionDelay
+        Task.detached { [self] in
+            while true {
+                let (taken, wake) = state.withLock { state -> ([Database], ContinuousClock.Instant?) in
+                    guard Self.hasWaiting(state), !state.streamHolders.isEmpty, !state.isClosed else {
+                        state.isWatching = false
+                        return ([], nil)
+                    }
+                    let wanted = state.drain != nil ? state.streamHolders.count : state.waiters.count
+                    let reason = state.drain != nil
+                        ? "a rekey of the pool waited for its reader while it was paused"
+                        : "another read of the pool waited for its reader while it was paused"
+                    let taken = Self.takePausedStreams(&state, reason: reason, pausedFor: delay, limit: wanted)
+                    let oldest = state.streamHolders.values.compactMap { $0.hold.pausedSince }.min()
+                    // A stream reading a batch now pauses within one batch: look again after the delay.
+                    return (taken, (oldest ?? .now) + delay)
+                }
+                for reader in taken { await giveBack(reader) }
+                guard let wake else { return }
+                try? await Task.sleep(until: max(wake, .now + .milliseconds(10)), clock: .continuous)
+            }
+        }
+    }
+
     private func wait() async throws -> Grant {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiter &+= 1
@@ -222,6 +313,8 @@ final class ReaderSet: Sendable {
             if Task.isCancelled { return .failure(CancellationError()) }
             if state.waiters.isEmpty, let grant = Self.grant(&state, maximum: maximum) { return .success(grant) }
             state.waiters.append(Waiter(id: id, continuation: continuation))
+            // Spawning the watch takes no lock, so it may start from under this one.
+            if Self.startWatching(&state) { watchPausedStreams() }
             return nil
         }, unpark: { state in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
@@ -281,6 +374,7 @@ final class ReaderSet: Sendable {
                 if state.busy == 0 { return .success(()) }
                 if Task.isCancelled { return .failure(CancellationError()) }
                 state.drain = ExclusiveWaiter(id: id, continuation: continuation)
+                if Self.startWatching(&state) { watchPausedStreams() }
                 return nil
             }, unpark: { state in
                 guard let drain = state.drain, drain.id == id else { return nil }

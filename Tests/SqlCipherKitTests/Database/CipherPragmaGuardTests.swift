@@ -162,12 +162,19 @@ import Testing
 
     func expectRefused(_ db: Database, name: String, sql: String) async throws {
         let error = await #expect(throws: SqlCipherError.self, "\(sql)") { try await db.execute(sql) }
-        guard case .unsafePragma(let refusedName, _, let refusedSQL)? = error else {
+        guard case .unsafePragma(let refusedName, let refusedValue, let refusedSQL)? = error else {
             Issue.record("\(sql): expected unsafePragma, got \(String(describing: error))")
             return
         }
         #expect(refusedName.lowercased() == name, "\(sql)")
-        #expect(refusedSQL == sql)
+        if CipherPragmaRule.keyPragmas.contains(name) {
+            // The error keeps only the redacted text, and no value (docs/security.md).
+            #expect(refusedSQL == SQLRedaction.text(of: sql))
+            #expect(refusedSQL != sql && refusedSQL.contains("'***'"), "\(refusedSQL)")
+            #expect(refusedValue == "***")
+        } else {
+            #expect(refusedSQL == sql)
+        }
         if !sql.hasPrefix("SELECT 1;") {
             await #expect(throws: SqlCipherError.self, "\(sql) as a query") { try await db.query(sql) }
             await #expect(throws: SqlCipherError.self, "\(sql) in a transaction") {

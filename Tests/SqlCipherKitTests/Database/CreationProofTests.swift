@@ -15,7 +15,7 @@ import Testing
         if isSQLCipher4() {
             list += [("header 32", CipherSettings(plaintextHeaderSize: 32)),
                      ("header 48, 1024-byte pages", CipherSettings(pageSize: 1024, plaintextHeaderSize: 48)),
-                     ("header 112", CipherSettings(plaintextHeaderSize: 112)),
+                     ("header 96", CipherSettings(plaintextHeaderSize: 96)),
                      ("sqlcipher3 with header 32", CipherSettings(compatibility: 3, plaintextHeaderSize: 32))]
         }
         return list

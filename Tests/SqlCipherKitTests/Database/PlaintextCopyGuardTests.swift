@@ -84,7 +84,9 @@ import Testing
         let db = try await secretDatabase(dir, marker: marker)
         let target = dir.path("x.db")
         let attach = "ATTACH '\(target)' AS a KEY ''"
-        await #expect(throws: SqlCipherError.unsafeAttach(schema: "a", path: target, encrypted: false, sql: attach)) {
+        // The error shows the statement redacted (SQLRedaction): its file and key are masked.
+        let shown = "ATTACH '***' AS a KEY '***'"
+        await #expect(throws: SqlCipherError.unsafeAttach(schema: "a", path: target, encrypted: false, sql: shown)) {
             try await db.execute(attach)
         }
         await #expect(throws: SqlCipherError.self) { try await db.query("SELECT sqlcipher_export('a')") }
@@ -223,7 +225,8 @@ import Testing
         // Default settings too: the target decides the copy's key (`?key=` writes plaintext).
         for target in [dir.path("copy.db"), "file:\(dir.path("uri-copy.db"))?key="] {
             let sql = "VACUUM INTO '\(target)'"
-            await #expect(throws: SqlCipherError.unsafeVacuumInto(sql: sql)) { try await db.execute(sql) }
+            // The error shows the statement redacted (SQLRedaction): the target can carry a key.
+            await #expect(throws: SqlCipherError.unsafeVacuumInto(sql: "VACUUM INTO '***'")) { try await db.execute(sql) }
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")))
         #expect(!FileManager.default.fileExists(atPath: dir.path("uri-copy.db")))
@@ -246,7 +249,7 @@ import Testing
             for sql in ["VACUUM INTO '\(target)'", "vacuum main into '\(target)'", "/* c */ VACUUM\nINTO '\(target)'",
                         "VACUUM \"main\" INTO ?"] {
                 let arguments: [(any DatabaseValueConvertible)?] = sql.hasSuffix("?") ? [target] : []
-                await #expect(throws: SqlCipherError.unsafeVacuumInto(sql: sql), "\(sql)") {
+                await #expect(throws: SqlCipherError.unsafeVacuumInto(sql: SQLRedaction.text(of: sql)), "\(sql)") {
                     try await db.execute(sql, arguments: arguments)
                 }
             }

@@ -321,7 +321,8 @@ import Testing
             (["--key-env", "A"], ["A": "x"], "at least one FILE"),
             (["--key-env", "A", "--cipher-page-size", "big", file], ["A": "x"], "whole number"),
             (["--key-env", "A", "--cipher-page-size", "1000", file], ["A": "x"], "power of two"),
-            (["--key-env", "A", "--kdf-iter", "0", file], ["A": "x"], "at least 1"),
+            (["--key-env", "A", "--kdf-iter", "0", file], ["A": "x"], "must be from 1 to 2147483647"),
+            (["--key-env", "A", "--kdf-iter", "4294967297", file], ["A": "x"], "must be from 1 to 2147483647"),
         ]
         for (arguments, environment, message) in cases {
             let result = try doctor(arguments, environment: environment)

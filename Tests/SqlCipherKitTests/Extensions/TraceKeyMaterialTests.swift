@@ -78,13 +78,13 @@ import Testing
         ("ATTACH 'a.db' AS x KEY 'secret", "<statement not shown: its quotes do not close, so key material could not be removed>"),
     ])
     func textThatNamesAKeyIsRedacted(_ sql: String, _ shown: String) {
-        #expect(TraceRedaction.text(of: sql) == shown)
-        #expect(!TraceRedaction.text(of: sql).lowercased().contains("secret"))
+        #expect(SQLRedaction.text(of: sql) == shown)
+        #expect(!SQLRedaction.text(of: sql).lowercased().contains("secret"))
     }
 
     @Test(arguments: ["SELECT * FROM notes WHERE id = ?", "INSERT INTO t(a) VALUES ('monkey business')",
                       "CREATE TABLE keys(id INTEGER PRIMARY KEY, k TEXT)", "PRAGMA cipher_version"])
     func otherTextIsShownAsWritten(_ sql: String) {
-        #expect(TraceRedaction.text(of: sql) == sql)
+        #expect(SQLRedaction.text(of: sql) == sql)
     }
 }

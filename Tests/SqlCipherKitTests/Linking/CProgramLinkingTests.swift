@@ -135,6 +135,24 @@ import Testing
         #expect(!outcome.result.stderr.contains("RTLD_DEEPBIND flag which is incompatible"))
     }
 
+    @Test(arguments: ["-static", "-static-pie"])
+    func fullyStaticProgramIsRefusedBeforeAnythingIsLoaded(flag: String) async throws {
+        // A program whose C library is linked in (swiftc -static-executable is one) would get a
+        // second, uninitialised libc and libcrypto with libsqlcipher, and a Swift one crashed in
+        // libcrypto at its first encrypted read (SIGSEGV in pthread_rwlock_rdlock). The bridge
+        // refuses before dlopen: before the fix this program loaded the library (status 0).
+        let outcome = try await runProgram(flags: [flag])
+        #expect(outcome.result.status == 0, "\(outcome.result.stdout)\n\(outcome.result.stderr)")
+        // 8 = SCB_LOAD_STATIC_EXECUTABLE
+        #expect(outcome["status"] == "8", "\(outcome.result.stdout)")
+        #expect(outcome["message"]?.contains("fully static executable") == true)
+        #expect(outcome["checked"] == "0", "nothing was loaded, so nothing was audited")
+        #expect(outcome["written"] == nil)
+        // The Swift layer's error for that status says what to build instead.
+        let error = SqlCipherError.unsupportedRuntime(reason: outcome["message"] ?? "")
+        #expect(error.description.contains("--static-swift-stdlib"))
+    }
+
     @Test func theBridgeCompilesForMusl() throws {
         // musl has no RTLD_DEEPBIND and no dladdr1; the bridge must still build there (it then
         // relies on the audit alone). Only compiled: there is no musl libsqlcipher to run against.

@@ -1,0 +1,278 @@
+import Foundation
+
+/// The one redaction of SQL text that leaves the package: trace events, the associated values of
+/// ``SqlCipherError`` and every `description` show text that went through it.
+///
+/// Keys reach SQLite through `sqlite3_key` and `sqlite3_rekey` in this package, never through SQL,
+/// and the guards refuse `PRAGMA key` and its relatives before they run. What is left is SQL that
+/// names a key itself:
+/// - `ATTACH file AS schema KEY key`: everything after `KEY` is the key, and the file can be a
+///   `file:` URI with a `key=`, `hexkey=` or `textkey=` parameter (written with `%`-escapes, or
+///   assembled with `||`), so every literal of the statement is replaced;
+/// - `VACUUM INTO 'file:...?key=...'`: every literal is replaced;
+/// - a `PRAGMA` of the key family, with or without a schema, `=` or `(...)`: its value is replaced;
+/// - any other statement: a string literal that contains `key=` in any case.
+///
+/// The decision is made on tokens, never by searching for a key's value (a short key would mask
+/// unrelated words of a message): the WHOLE text is tokenized, so every statement of a script
+/// counts, whatever precedes it (a leading `;`, comments, `EXPLAIN`, `EXPLAIN QUERY PLAN`). A
+/// redacted text is rebuilt from its tokens, so comments (which could repeat the key) go too; text
+/// whose quotes do not close is not shown at all.
+enum SQLRedaction {
+    /// What replaces a literal.
+    static let mask = "'***'"
+
+    /// What is shown instead of text whose quotes do not close.
+    static let unclosed = "<statement not shown: its quotes do not close, so key material could not be removed>"
+
+    /// `sql` as it may leave the package. Costs one scan of the text when it needs no redaction, and
+    /// returns already redacted text unchanged.
+    static func text(of sql: String) -> String {
+        guard mayHoldKey(sql) else { return sql }
+        guard let tokens = SQLTokenizer.tokenize(sql) else { return unclosed }
+        var output: [String] = []
+        var redacted = false
+        for statement in statements(of: tokens) {
+            let body = tokens[statement]
+            let (head, kind) = classify(body)
+            switch kind {
+            case .attach, .vacuum:
+                // Inside the file expression (ATTACH's before AS, VACUUM's after INTO) a quoted
+                // identifier can stand for a string (SQLite reads an unknown "name" as text), so it
+                // is masked like a literal; the schema names around it are shown.
+                var inFile = kind == .attach
+                var index = body.startIndex
+                while index < body.endIndex {
+                    let token = body[index]
+                    if kind == .attach && token.isKeyword("AS") { inFile = false }
+                    if kind == .vacuum && token.isKeyword("INTO") { inFile = true }
+                    if kind == .attach && index > head && token.isKeyword("KEY") {
+                        output += ["KEY", mask]
+                        redacted = true
+                        if let last = body.last, last.isSymbol(";") { output.append(";") }
+                        break
+                    }
+                    if isLiteral(token) || (inFile && index > head && token.kind == .quotedIdentifier) {
+                        output.append(mask)
+                        redacted = true
+                    } else {
+                        output.append(token.text)
+                    }
+                    index += 1
+                }
+            case .keyPragma:
+                // PRAGMA [schema.]name [= value | (value)]: keep the name, mask any value.
+                var index = body.startIndex
+                while index < body.endIndex && !body[index].isSymbol("=") && !body[index].isSymbol("(")
+                    && !body[index].isSymbol(";") {
+                    // The keywords that decide the redaction are shown in capitals, as in KEY '***'.
+                    output.append(index == head ? "PRAGMA" : body[index].text)
+                    index += 1
+                }
+                if index < body.endIndex && !body[index].isSymbol(";") {
+                    output += ["=", mask]
+                    redacted = true
+                }
+                if let last = body.last, last.isSymbol(";") { output.append(";") }
+            case .other:
+                for token in body {
+                    if token.kind == .string && containsKeyParameter(token.text) {
+                        output.append(mask)
+                        redacted = true
+                    } else {
+                        output.append(token.text)
+                    }
+                }
+            }
+        }
+        return redacted ? join(output) : sql
+    }
+
+    /// Whether the values bound to `sql` must never be shown, even to a tracer that asked for
+    /// arguments: some statement of it is an `ATTACH` (its file and `KEY` can be bound), a `VACUUM`
+    /// (`VACUUM INTO ?` can name a `file:` URI with `key=`) or a key-family pragma. Text whose
+    /// tokens do not close hides them too.
+    static func hidesArguments(of sql: String) -> Bool {
+        guard mayHoldKey(sql) else { return false }
+        guard let tokens = SQLTokenizer.tokenize(sql) else { return true }
+        return statements(of: tokens).contains { classify(tokens[$0]).kind != .other }
+    }
+
+    /// SQLite's error `message` for `sql`, with what it echoes of the text masked when the text
+    /// holds key material: SQLite quotes the token it stumbled on (`near "...": syntax error`,
+    /// `unrecognized token: "..."`) or ends with the name it did not find (`no such column: ...`),
+    /// and either can be the key. Messages of other statements are returned unchanged.
+    static func message(_ message: String, of sql: String?) -> String {
+        guard let sql, hidesArguments(of: sql) || text(of: sql) != sql else { return message }
+        var output = ""
+        var quote: Character?
+        for character in message {
+            if let open = quote {
+                if character == open {
+                    output += "***" + String(character)
+                    quote = nil
+                }
+                continue
+            }
+            if character == "\"" || character == "'" {
+                quote = character
+            }
+            output.append(character)
+        }
+        if quote != nil { output += "***" }
+        // A single word after the last ": " is a name SQLite echoed.
+        if let colon = output.range(of: ": ", options: .backwards) {
+            let tail = output[colon.upperBound...]
+            if !tail.isEmpty && !tail.contains(" ") && tail != "***" && !tail.hasPrefix("\"") {
+                output.replaceSubrange(colon.upperBound..., with: "***")
+            }
+        }
+        return output
+    }
+
+    /// A file name as it may be shown: the value of every `key`, `hexkey` and `textkey` parameter
+    /// of a `file:` URI is masked (SQLCipher reads them as the attached database's key).
+    static func fileName(_ name: String) -> String {
+        guard mayHoldKey(name), let query = name.firstIndex(of: "?") else { return name }
+        let parameters = name[name.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false)
+        let masked = parameters.map { parameter -> String in
+            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, FunctionKey.fold(String(parts[0])).hasSuffix("key") else { return String(parameter) }
+            return parts[0] + "=***"
+        }
+        return String(name[...query]) + masked.joined(separator: "&")
+    }
+
+    /// The value of `PRAGMA name = value` as it may be shown: masked for the key family.
+    static func pragmaValue(name: String, value: String) -> String {
+        let bare = name.split(separator: ".").last.map(String.init) ?? name
+        guard CipherPragmaRule.keyPragmas.contains(FunctionKey.fold(bare)), !value.isEmpty else { return value }
+        return "***"
+    }
+
+    // MARK: Tokens
+
+    private enum Kind { case attach, vacuum, keyPragma, other }
+
+    /// Whether `sql` mentions `key`, `attach` or `vacuum` in any case: only such text is tokenized.
+    static func mayHoldKey(_ sql: String) -> Bool {
+        var utf8 = sql.utf8.makeIterator()
+        // A rolling window of the last six bytes, folded to lower case.
+        var window: UInt64 = 0
+        while let byte = utf8.next() {
+            let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
+            window = (window << 8) | UInt64(folded)
+            if window & 0xFF_FFFF == 0x6B_6579 { return true }  // "key"
+            if window & 0xFFFF_FFFF_FFFF == 0x6174_7461_6368 || window & 0xFFFF_FFFF_FFFF == 0x7661_6375_756D {
+                return true  // "attach", "vacuum"
+            }
+        }
+        return false
+    }
+
+    /// The token ranges of the statements of a script, each with its closing `;` if it has one; a
+    /// `;` with nothing before it is a statement of its own.
+    private static func statements(of tokens: [SQLTokenizer.Token]) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var depth = 0
+        var inTrigger = false
+        for (index, token) in tokens.enumerated() {
+            if index == start { inTrigger = false }
+            if token.isKeyword("TRIGGER") { inTrigger = true }
+            // A trigger's body holds `;` between BEGIN and END (CASE also ends with END): the
+            // statement ends after the END of its BEGIN.
+            if inTrigger && (token.isKeyword("BEGIN") || token.isKeyword("CASE")) { depth += 1 }
+            if inTrigger && token.isKeyword("END") && depth > 0 { depth -= 1 }
+            if token.isSymbol(";") && depth == 0 {
+                ranges.append(start..<(index + 1))
+                start = index + 1
+            }
+        }
+        if start < tokens.count { ranges.append(start..<tokens.count) }
+        return ranges
+    }
+
+    /// What a statement is, looked at past `EXPLAIN` and `EXPLAIN QUERY PLAN`, and the index of its
+    /// head token.
+    private static func classify(_ body: ArraySlice<SQLTokenizer.Token>) -> (head: Int, kind: Kind) {
+        var index = body.startIndex
+        if index < body.endIndex && body[index].isKeyword("EXPLAIN") {
+            index += 1
+            if index + 1 < body.endIndex && body[index].isKeyword("QUERY") && body[index + 1].isKeyword("PLAN") {
+                index += 2
+            }
+        }
+        guard index < body.endIndex else { return (index, .other) }
+        let head = body[index]
+        if head.isKeyword("ATTACH") { return (index, .attach) }
+        if head.isKeyword("VACUUM") { return (index, .vacuum) }
+        if head.isKeyword("PRAGMA") {
+            // The name is the token after PRAGMA, or the third after it past `schema .`.
+            let nameIndex = index + 2 < body.endIndex && body[index + 2].isSymbol(".") ? index + 3 : index + 1
+            if nameIndex < body.endIndex, let name = body[nameIndex].identifier,
+               CipherPragmaRule.keyPragmas.contains(FunctionKey.fold(name)) {
+                return (index, .keyPragma)
+            }
+        }
+        return (index, .other)
+    }
+
+    private static func isLiteral(_ token: SQLTokenizer.Token) -> Bool {
+        token.kind == .string || token.kind == .blob || token.kind == .number
+    }
+
+    private static func containsKeyParameter(_ literal: String) -> Bool {
+        FunctionKey.fold(literal).contains("key=")
+    }
+
+    /// Tokens as one line of SQL, spaced as people write it.
+    private static func join(_ tokens: [String]) -> String {
+        var text = ""
+        var previous = ""
+        for token in tokens {
+            let tight = text.isEmpty || previous == "(" || previous == "." || token == ")" || token == ","
+                || token == "." || token == ";"
+                || (token == "(" && previous.last.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "\"" } == true)
+            text += (tight ? "" : " ") + token
+            previous = token
+        }
+        return text
+    }
+}
+
+extension SqlCipherError {
+    /// This error with every SQL text, file name and SQLite message it carries passed through
+    /// ``SQLRedaction``: the one path by which the package creates errors that hold SQL, so that
+    /// `dump(error)`, `String(reflecting:)` and ``description`` never show a key.
+    func redactingSQL() -> SqlCipherError {
+        let text = SQLRedaction.text(of:)
+        switch self {
+        case let .sqlite(code, extended, message, sql):
+            return .sqlite(code: code, extendedCode: extended, message: SQLRedaction.message(message, of: sql),
+                           sql: sql.map(text))
+        case let .argumentCountMismatch(expected, given, sql):
+            return .argumentCountMismatch(expected: expected, given: given, sql: text(sql))
+        case let .multipleStatements(sql): return .multipleStatements(sql: text(sql))
+        case let .emptyStatement(sql): return .emptyStatement(sql: text(sql))
+        case let .nulCharacterInSQL(sql, offset):
+            // The offset still counts bytes of the text as given, which says where to look.
+            return .nulCharacterInSQL(sql: text(sql), offset: offset)
+        case let .unsafePragma(name, value, sql):
+            return .unsafePragma(name: name, value: SQLRedaction.pragmaValue(name: name, value: value), sql: text(sql))
+        case let .unsafeFunction(name, sql): return .unsafeFunction(name: name, sql: text(sql))
+        case let .unsafeAttach(schema, path, encrypted, sql):
+            return .unsafeAttach(schema: schema, path: SQLRedaction.fileName(path), encrypted: encrypted, sql: text(sql))
+        case let .unsafeVacuumInto(sql): return .unsafeVacuumInto(sql: text(sql))
+        case let .transactionControlInBody(sql): return .transactionControlInBody(sql: text(sql))
+        case let .transactionRolledBack(sql): return .transactionRolledBack(sql: text(sql))
+        case let .readOnlyViolation(sql): return .readOnlyViolation(sql: text(sql))
+        case let .functionFailed(name, message, sql):
+            return .functionFailed(name: name, message: message, sql: text(sql))
+        case let .functionNotAllowedInSchema(name, sql):
+            return .functionNotAllowedInSchema(name: name, sql: text(sql))
+        default:
+            return self
+        }
+    }
+}

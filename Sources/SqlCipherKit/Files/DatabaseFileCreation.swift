@@ -1,0 +1,252 @@
+import Foundation
+import Synchronization
+
+/// The permissions a new database file is created with (its `-wal`, `-shm` and `-journal` get the
+/// same: SQLite copies them from the database file). The default, ``ownerOnly`` (`0o600`), keeps
+/// an encrypted store, its size and its timestamps, nobody else's business; the process's umask
+/// can only take permissions away. An existing file keeps its permissions.
+///
+/// ```swift
+/// let db = try Database(path: path, key: passphrase, filePermissions: 0o640)   // group may read
+/// ```
+public struct FilePermissions: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
+    /// The permission bits, as `chmod` takes them (`0o600`); only the lowest nine bits may be set.
+    public let rawValue: UInt16
+
+    /// Read and write for the file's owner only: `0o600`.
+    public static let ownerOnly = FilePermissions(rawValue: 0o600)
+
+    /// Permissions from their bits (`0o640`); bits beyond `0o777` are refused when a file is created.
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// Permissions from an octal literal: `0o640`.
+    public init(integerLiteral value: UInt16) { self.rawValue = value }
+
+    /// The bits in octal, as `chmod` writes them: `0o600`.
+    public var description: String { "0o" + String(rawValue, radix: 8) }
+
+    /// The bits for `open(2)`, or a typed error for bits that are not permissions.
+    func mode(path: String) throws -> mode_t {
+        guard rawValue & ~0o777 == 0 else {
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "file permissions \(self) are not permission bits (setuid, setgid, sticky or "
+                    + "beyond); give at most 0o777, for example 0o600")
+        }
+        return mode_t(rawValue)
+    }
+}
+
+/// The file a database path names, resolved once, at open (docs/security.md, "Paths").
+///
+/// A symbolic link as the last component is followed to its target, also when the target does not
+/// exist yet (a dangling link: the target is created). SQLite names the companion files after the
+/// path it is given: resolved here, `-wal`, `-shm` and `-journal` lie beside the file that holds
+/// the pages, and every reader of the package (the ciphertext proof, the salt lookup) reads those.
+/// Links among the folders need no resolving: they lead every name to the same folder.
+enum DatabasePath {
+    /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
+    static let maximumLinks = 40
+
+    /// The path of the file `path` names, after following symbolic links in its last component.
+    /// Unchanged for `:memory:` and for a path that is no link.
+    ///
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` for a loop of links or more than
+    ///   ``maximumLinks`` of them.
+    static func resolve(_ path: String) throws -> String {
+        guard path != ":memory:", !path.isEmpty, !path.utf8.contains(0) else { return path }
+        var current = path
+        for _ in 0...maximumLinks {
+            var info = stat()
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count >= 0 else { return current }
+            let target = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if target.hasPrefix("/") {
+                current = target
+            } else {
+                let folder = (current as NSString).deletingLastPathComponent
+                current = folder.isEmpty ? target : folder + "/" + target
+            }
+        }
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: "it is a symbolic link that leads through more than \(maximumLinks) links (a loop?); "
+                + "point it at the database file")
+    }
+}
+
+/// The device and inode of a database file: who opened a file can tell whether the path still
+/// names it, or another file was renamed over it (DatabasePool's readers check this).
+struct FileIdentity: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The identity of the file at `path` now, or nil when there is none.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+
+    /// Throws unless `path` still names this file.
+    func check(path: String) throws {
+        guard FileIdentity(path: path) != self else { return }
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: "the database file was replaced (another file renamed over it, or it was deleted) "
+                + "after the pool opened it; a connection to the new file would use the old file's -wal and -shm. "
+                + "Close the pool and open it again")
+    }
+}
+
+/// The right to create a database file, and the record of what a call created
+/// (docs/architecture.md, "Creating a file").
+///
+/// Every opener of the package that may create a file — a path that is missing or holds an empty
+/// file — takes an exclusive `flock` on the database's folder before it looks at the file, and
+/// keeps it until the new database is keyed, proven ciphertext and checkpointed, so that its salt
+/// is in the file's first 16 bytes. A second opener of the same new path, in this process or
+/// another, waits, and then finds a finished database with the winner's salt. An existing
+/// non-empty file needs no lock: nothing about it is decided any more.
+///
+/// Only a call that proved it created the file — `open(O_CREAT | O_EXCL)` succeeded — may remove
+/// it; only a call holding the lock on a file that was missing or empty may zero or truncate what
+/// it wrote, and remove the companion files that appeared while it held the lock. A call that
+/// found a file proves nothing, and removes nothing.
+final class CreationClaim: Sendable {
+    /// How long an opener waits for another to finish creating a database in the same folder.
+    /// Long enough for a key derivation with many iterations on a loaded machine.
+    static let timeoutSeconds = 30.0
+
+    /// The resolved path of the database file.
+    let path: String
+    /// The folder's descriptor, holding the lock (-1 when none is held), and whether this call
+    /// created the file. Behind a mutex only so that a pool can hand the claim to the writer's
+    /// actor; one opening uses it at a time.
+    private let state = Mutex<(folderDescriptor: Int32, createdFile: Bool)>((-1, false))
+    /// Whether the file was missing or empty once the lock was held: what it holds at the end of
+    /// the opening, this call wrote.
+    let foundEmpty: Bool
+    /// Whether this call created the file (an exclusive create succeeded).
+    var createdFile: Bool { state.withLock { $0.createdFile } }
+    /// The companion files that were there when the lock was taken.
+    private let companionsBefore: Set<String>
+
+    static func companions(of path: String) -> [String] { [path + "-wal", path + "-shm", path + "-journal"] }
+
+    /// Takes the lock for `path` (resolved) when the file is missing or empty; otherwise claims
+    /// nothing.
+    ///
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the folder is missing or cannot
+    ///   be read, and when another opener holds the lock for longer than ``timeoutSeconds``.
+    init(path: String) throws {
+        self.path = path
+        guard path != ":memory:", Self.isMissingOrEmpty(path) else {
+            foundEmpty = false
+            companionsBefore = []
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            if error == ENOENT || error == ENOTDIR {
+                throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
+            }
+            // A folder that can be written but not read (mode 0300): no lock to take, but the
+            // exclusive create still proves which call made the file, as without flock below.
+            foundEmpty = Self.isMissingOrEmpty(path)
+            companionsBefore = Self.existing(Self.companions(of: path))
+            return
+        }
+        let deadline = Date().addingTimeInterval(Self.timeoutSeconds)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let error = errno
+            if error == EINTR { continue }
+            guard error == EWOULDBLOCK else {
+                // A file system without flock (ENOLCK, EINVAL): the exclusive create still proves
+                // which call created the file, so removal stays safe; only the wait is lost.
+                close(descriptor)
+                foundEmpty = Self.isMissingOrEmpty(path)
+                companionsBefore = Self.existing(Self.companions(of: path))
+                return
+            }
+            if Date() >= deadline {
+                close(descriptor)
+                throw SqlCipherError.cannotOpen(
+                    path: path, reason: "another connection has been creating a database in \(folder) for more than "
+                        + "\(Int(Self.timeoutSeconds)) seconds (it holds SqlCipherKit's creation lock on the folder); "
+                        + "try again, or look for a process stuck while opening a database there")
+            }
+            usleep(2000)
+        }
+        state.withLock { $0.folderDescriptor = descriptor }
+        foundEmpty = Self.isMissingOrEmpty(path)
+        companionsBefore = Self.existing(Self.companions(of: path))
+        // Nothing to create any more (another opener finished meanwhile): the lock is not needed.
+        if !foundEmpty { release() }
+    }
+
+    deinit { release() }
+
+    /// Whether this claim holds the lock.
+    var isLocked: Bool { state.withLock { $0.folderDescriptor >= 0 } }
+
+    /// Creates the file when it is missing, with `permissions`, and records that this call did.
+    /// A file that appears meanwhile (a program that does not take the lock) is left to the
+    /// caller as found.
+    func createIfMissing(permissions: FilePermissions) throws {
+        let mode = try permissions.mode(path: path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        if descriptor >= 0 {
+            close(descriptor)
+            state.withLock { $0.createdFile = true }
+            return
+        }
+        let error = errno
+        guard error != EEXIST else { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: error == EACCES || error == EROFS || error == EPERM
+                ? "the folder \(folder) is not writable"
+                : "the file cannot be created (\(String(cString: strerror(error))))")
+    }
+
+    /// Whether this call may zero and truncate the database file and its companions: it created
+    /// the file, or held the lock on an empty one, so everything in them is its own.
+    var mayWipe: Bool { createdFile || (isLocked && foundEmpty) }
+
+    /// The files this call may remove when its open fails: the database file if it created it,
+    /// and the companions that appeared while it held the lock (or after its exclusive create).
+    var removableFiles: [String] {
+        guard mayWipe else { return [] }
+        let companions = Self.companions(of: path).filter { !companionsBefore.contains($0) }
+        return createdFile ? [path] + companions : companions
+    }
+
+    /// Releases the lock (once the new database is finished, or the opening failed).
+    func release() {
+        state.withLock { state in
+            guard state.folderDescriptor >= 0 else { return }
+            close(state.folderDescriptor)  // closing the only descriptor releases the flock
+            state.folderDescriptor = -1
+        }
+    }
+
+    private static func isMissingOrEmpty(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno == ENOENT }
+        return (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
+    }
+
+    private static func existing(_ paths: [String]) -> Set<String> {
+        Set(paths.filter { access($0, F_OK) == 0 || isLink($0) })
+    }
+
+    private static func isLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+}

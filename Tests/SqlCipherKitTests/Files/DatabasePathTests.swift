@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// How a database path becomes a file (docs/security.md, "Paths and permissions"): symbolic links
+/// resolved once, at open, for the file and every companion; new files readable by their owner
+/// only; a pool's readers never open a file renamed over the writer's.
+@Suite struct DatabasePathTests {
+    private func permissions(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
+    }
+
+    @Test func aDanglingSymlinkCreatesItsTargetAndTheCompanionsGoBesideTheTarget() async throws {
+        let folder = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder.path("real"), withIntermediateDirectories: true)
+        let link = folder.path("link.db"), target = folder.path("real/store.db")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real/store.db")
+        // Before: the ciphertext proof read the -wal beside the link, found nothing, and refused
+        // the creation as plaintextDetected.
+        for mode in JournalMode.allCases {
+            try? FileManager.default.removeItem(atPath: target)
+            let db = try Database(path: link, key: "linked", journalMode: mode, cipher: CipherSettings(kdfIterations: 1000))
+            try await db.execute("CREATE TABLE t(v)")
+            try await db.execute("INSERT INTO t VALUES ('through the link')")
+            #expect(FileManager.default.fileExists(atPath: target + (mode == .wal ? "-wal" : "")), "\(mode)")
+            #expect(!FileManager.default.fileExists(atPath: link + "-wal"), "\(mode)")
+            #expect(!FileManager.default.fileExists(atPath: link + "-journal"), "\(mode)")
+            await db.close()
+            // Still a link, and the data is in the target.
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "real/store.db")
+            let again = try Database(path: target, key: "linked", cipher: CipherSettings(kdfIterations: 1000))
+            #expect(try await again.query("SELECT v FROM t").first?.get(0, as: String.self) == "through the link")
+            await again.close()
+        }
+        let pool = try DatabasePool(path: folder.path("pool-link.db"), key: "linked",
+                                    cipher: CipherSettings(kdfIterations: 1000))
+        await pool.close()
+        try FileManager.default.createSymbolicLink(atPath: folder.path("pool-link2.db"), withDestinationPath: folder.path("real/pool.db"))
+        let linkedPool = try DatabasePool(path: folder.path("pool-link2.db"), key: "linked",
+                                          cipher: CipherSettings(kdfIterations: 1000))
+        try await linkedPool.execute("CREATE TABLE t(v)")
+        #expect(try await linkedPool.query("SELECT count(*) FROM t").first?.get(0, as: Int.self) == 0)
+        #expect(FileManager.default.fileExists(atPath: folder.path("real/pool.db-wal")))
+        await linkedPool.close()
+    }
+
+    @Test func aLoopOfSymlinksIsATypedError() throws {
+        let folder = TemporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: folder.path("a.db"), withDestinationPath: "b.db")
+        try FileManager.default.createSymbolicLink(atPath: folder.path("b.db"), withDestinationPath: "a.db")
+        #expect {
+            _ = try Database(path: folder.path("a.db"), rawKey: rawKey())
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("symbolic link")
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder.path("a.db")) == "b.db")
+    }
+
+    @Test func newFilesAndTheirCompanionsAreOwnerOnlyUnlessAskedOtherwise() async throws {
+        let folder = TemporaryDirectory()
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        // Before: 0644 (SQLite's default, 0644 under umask 022), readable by every user.
+        let db = try Database(path: folder.path("a.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(v)")
+        for file in ["a.db", "a.db-wal", "a.db-shm"] {
+            #expect(permissions(folder.path(file)) == 0o600, "\(file)")
+        }
+        await db.close()
+        let rollback = try Database(path: folder.path("r.db"), key: "k", journalMode: .rollback,
+                                    cipher: CipherSettings(kdfIterations: 1000))
+        try await rollback.transaction { conn in
+            try conn.execute("CREATE TABLE t(v)")
+            #expect(self.permissions(folder.path("r.db-journal")) == 0o600)
+        }
+        await rollback.close()
+        let pool = try DatabasePool(path: folder.path("p.db"), key: "k", cipher: CipherSettings(kdfIterations: 1000))
+        try await pool.execute("CREATE TABLE t(v)")
+        for file in ["p.db", "p.db-wal", "p.db-shm"] { #expect(permissions(folder.path(file)) == 0o600, "\(file)") }
+        await pool.close()
+        let plain = try Database(unencryptedPath: folder.path("plain.db"))
+        #expect(permissions(folder.path("plain.db")) == 0o600)
+        await plain.close()
+
+        let shared = try Database(path: folder.path("g.db"), rawKey: rawKey(), filePermissions: 0o640)
+        try await shared.execute("CREATE TABLE t(v)")
+        for file in ["g.db", "g.db-wal", "g.db-shm"] { #expect(permissions(folder.path(file)) == 0o640, "\(file)") }
+        await shared.close()
+        // An existing file keeps its own permissions.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder.path("a.db"))
+        let reopened = try Database(path: folder.path("a.db"), rawKey: rawKey())
+        await reopened.close()
+        #expect(permissions(folder.path("a.db")) == 0o644)
+
+        #expect {
+            _ = try Database(path: folder.path("s.db"), rawKey: rawKey(), filePermissions: 0o4600)
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen = error else { return false }
+            return true
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path("s.db")))
+    }
+
+    @Test func anEncryptedCopyIsOwnerOnly() async throws {
+        let folder = TemporaryDirectory()
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let plain = try Database(unencryptedPath: folder.path("plain.db"), filePermissions: 0o644)
+        try await plain.execute("CREATE TABLE t(v)")
+        await plain.close()
+        // Before: the copy was made by ATTACH with SQLite's default 0644.
+        try Database.encrypt(plaintextAt: folder.path("plain.db"), to: folder.path("enc.db"), key: "k")
+        #expect(permissions(folder.path("enc.db")) == 0o600)
+    }
+
+    @Test func poolReadersRefuseAFileRenamedOverTheWritersFile() async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("store.db")
+        let pool = try DatabasePool(path: path, rawKey: rawKey(), maximumReaderCount: 2)
+        try await pool.execute("CREATE TABLE t(v)")
+        try await pool.execute("INSERT INTO t VALUES ('original')")
+        // Another file of the same key, renamed over the path while the pool is open.
+        let other = try Database(path: folder.path("other.db"), rawKey: rawKey(), journalMode: .rollback)
+        try await other.execute("CREATE TABLE t(v)")
+        try await other.execute("INSERT INTO t VALUES ('replacement')")
+        await other.close()
+        try #require(rename(folder.path("other.db"), path) == 0)
+        let replacementBytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Before: the reader opened the new file with the old file's -wal and -shm (3.4.1 then
+        // destroyed rows); now its open fails with a typed error that says what happened.
+        await #expect {
+            _ = try await pool.query("SELECT v FROM t")
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("replaced")
+        }
+        #expect(pool.openReaderCount == 0)
+        // The writer still has the original file, and nothing was written into the replacement.
+        try await pool.execute("INSERT INTO t VALUES ('after')")
+        await pool.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == replacementBytes)
+        // (SQLite leaves the old -wal beside the path when its database was moved: a file must
+        // not be renamed over an open database without its -wal, sqlite.org/howtocorrupt.html.)
+    }
+}

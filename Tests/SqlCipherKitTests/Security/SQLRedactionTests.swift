@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// One redaction for all SQL text that leaves the package: the whole text is tokenized, so a key
+/// is masked wherever its statement stands in a script and whatever precedes it, in trace events,
+/// in errors' associated values (what `dump` and `String(reflecting:)` show) and in descriptions.
+@Suite struct SQLRedactionTests {
+    static let secret = "Zq7SecretPass"
+
+    @Test(arguments: [
+        ("EXPLAIN ATTACH 'a.db' AS x KEY 'Zq7SecretPass'", "EXPLAIN ATTACH '***' AS x KEY '***'"),
+        ("EXPLAIN QUERY PLAN ATTACH 'a.db' AS x KEY 'Zq7SecretPass'", "EXPLAIN QUERY PLAN ATTACH '***' AS x KEY '***'"),
+        ("; ATTACH 'a.db' AS x KEY 'Zq7SecretPass'", "; ATTACH '***' AS x KEY '***'"),
+        ("SELECT 1; ATTACH 'a.db' AS x KEY 'Zq7SecretPass'; SELECT 2",
+         "SELECT 1; ATTACH '***' AS x KEY '***'; SELECT 2"),
+        ("/* c */ ATTACH /* c */ 'a.db' -- c\n AS x /* c */ KEY /* c */ 'Zq7SecretPass'", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH 'a.db' AS x KEY \"Zq7SecretPass\"", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH 'a.db' AS x KEY `Zq7SecretPass`", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH 'a.db' AS x KEY [Zq7SecretPass]", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH 'a.db' AS x KEY Zq7SecretPass", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH 'a.db' AS x KEY x'5a71375365637265745061737300'", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH \"file:a.db?key=Zq7SecretPass\" AS x", "ATTACH '***' AS x"),
+        ("PRAGMA main.hexkey = 'Zq7SecretPass'", "PRAGMA main.hexkey = '***'"),
+        ("PRAGMA \"main\".KEY('Zq7SecretPass')", "PRAGMA \"main\".KEY = '***'"),
+        ("pragma HexReKey = \"Zq7SecretPass\";", "PRAGMA HexReKey = '***';"),
+        ("EXPLAIN PRAGMA textkey = 'Zq7SecretPass'", "EXPLAIN PRAGMA textkey = '***'"),
+        ("SELECT 1;; PRAGMA rekey = Zq7SecretPass", "SELECT 1;; PRAGMA rekey = '***'"),
+        ("VACUUM main INTO 'file:b.db?hexkey=Zq7SecretPass'", "VACUUM main INTO '***'"),
+        ("EXPLAIN VACUUM INTO 'file:b.db?key=Zq7SecretPass'", "EXPLAIN VACUUM INTO '***'"),
+        ("CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 'file:x?key=Zq7SecretPass'; SELECT CASE WHEN 1 THEN 2 END; END; "
+            + "ATTACH 'a' AS b KEY 'Zq7SecretPass'",
+         "CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT '***'; SELECT CASE WHEN 1 THEN 2 END; END; ATTACH '***' AS b KEY '***'"),
+    ])
+    func everyStatementOfTheTextIsRedacted(_ sql: String, _ shown: String) {
+        let redacted = SQLRedaction.text(of: sql)
+        #expect(redacted == shown)
+        #expect(!redacted.contains(Self.secret))
+        #expect(!redacted.contains("5a713753"))
+        // Redacting again changes nothing: errors made from errors stay readable.
+        #expect(SQLRedaction.text(of: redacted) == redacted)
+        #expect(SQLRedaction.hidesArguments(of: sql))
+    }
+
+    @Test func sqliteMessagesThatEchoTheKeyAreMasked() {
+        let sql = "ATTACH 'a.db' AS x KEY x'Zq7SecretPass'"
+        #expect(SQLRedaction.message("unrecognized token: \"x'Zq7SecretPass'\"", of: sql) == "unrecognized token: \"***\"")
+        #expect(SQLRedaction.message("no such column: Zq7SecretPass", of: sql) == "no such column: ***")
+        #expect(SQLRedaction.message("near \"Zq7SecretPass\": syntax error", of: sql) == "near \"***\": syntax error")
+        // Messages of other statements, and a short key's letters elsewhere, are left alone.
+        #expect(SQLRedaction.message("no such table: secrets", of: "SELECT * FROM secrets") == "no such table: secrets")
+        #expect(SQLRedaction.fileName("file:a.db?mode=ro&KEY=Zq7SecretPass&hexkey=00") == "file:a.db?mode=ro&KEY=***&hexkey=***")
+    }
+
+    /// What an error shows, through every way a program prints it.
+    private static func everyRendering(_ error: any Error) -> String {
+        var dumped = ""
+        dump(error, to: &dumped)
+        return [String(describing: error), String(reflecting: error), "\(error)", error.localizedDescription, dumped]
+            .joined(separator: "\n")
+    }
+
+    @Test func errorsHoldOnlyRedactedSQL() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        var errors: [SqlCipherError] = []
+        func collect(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async {
+            do {
+                _ = try await db.execute(sql, arguments: arguments)
+                Issue.record("\(sql) did not fail")
+            } catch let error as SqlCipherError {
+                errors.append(error)
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+        let file = dir.path("other.db")
+        // multipleStatements: arguments with a script whose key sits in its second statement.
+        await collect("SELECT ?; ATTACH '\(file)' AS o KEY '\(Self.secret)'", 1)
+        // argumentCountMismatch.
+        await collect("EXPLAIN ATTACH ? AS o KEY '\(Self.secret)'", 1, 2)
+        // unsafePragma: the key family is refused, and its value is not kept.
+        await collect("PRAGMA main.hexkey = '\(Self.secret)'")
+        await collect("; PRAGMA rekey = '\(Self.secret)'")
+        // sqlite: SQLite's own message echoes the bad token.
+        await collect("ATTACH '\(file)' AS o KEY x'\(Self.secret)'")
+        // unsafeVacuumInto.
+        await collect("VACUUM INTO 'file:\(file)?key=\(Self.secret)'")
+        #expect(errors.count == 6)
+        #expect(errors.contains { if case .multipleStatements = $0 { return true } else { return false } })
+        #expect(errors.contains { if case .argumentCountMismatch = $0 { return true } else { return false } })
+        #expect(errors.contains { if case .unsafePragma(_, "***", _) = $0 { return true } else { return false } })
+        #expect(errors.contains { if case .sqlite = $0 { return true } else { return false } })
+        for error in errors {
+            let shown = Self.everyRendering(error)
+            #expect(!shown.contains(Self.secret), "\(shown)")
+        }
+        await db.close()
+    }
+
+    @Test func traceEventsOfScriptsAndExplainHoldNoKey() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        let recorder = TraceRecorder()
+        try await recorder.attach(to: db, options: TraceOptions(includeArguments: true))
+        let file = dir.path("other.db")
+        try await db.execute("EXPLAIN ATTACH '\(file)' AS o KEY '\(Self.secret)'")
+        try await db.execute("EXPLAIN QUERY PLAN ATTACH '\(file)' AS o KEY '\(Self.secret)'")
+        try await db.execute("; ATTACH '\(file)' AS o /* \(Self.secret) */ KEY '\(Self.secret)'; DETACH o")
+        try await db.execute("SELECT 1; ATTACH '\(file)' AS o KEY [\(Self.secret)]; DETACH o")
+        let events = recorder.userEvents
+        #expect(events.count >= 4)
+        #expect(keyLeaks(in: events, passphrases: [Self.secret], rawKeys: []) == [])
+        #expect(events.contains { $0.sql == "EXPLAIN ATTACH '***' AS o KEY '***'" }, "\(events.map(\.sql))")
+        await db.close()
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+import Glibc
+import Testing
+@testable import SqlCipherKit
+
+/// No passphrase and no derived key is left in the process's memory once the `Database` or the
+/// pool that used it is closed, nor after a rekey replaced it: the test reads its own anonymous and
+/// heap mappings through `/proc/self/mem` and counts the secret's bytes.
+///
+/// The secrets are random, and the test keeps its own copies where the scan does not count them:
+/// the needles live in a mapping of their own that the scan skips, and the test's `String` and
+/// `Data` arguments are cleared in place once the package has them. What is left to find is what
+/// the package (or SQLCipher) kept.
+@Suite(.serialized) struct SecretMemoryTests {
+    @Test func aClosedDatabaseLeavesNoPassphraseOrKeyBehind() async throws {
+        let scanner = try MemoryScanner()
+        let dir = TemporaryDirectory()
+        let path = dir.path("db.db")
+        let first = scanner.randomNeedle(), second = scanner.randomNeedle()
+        let third = scanner.randomNeedle()
+
+        var key = String(decoding: first.bytes, as: UTF8.self)
+        // The scan works: it finds the test's own copy.
+        #expect(try scanner.count(first) >= 1)
+        let db = try Database(path: path, key: key, cipher: fastCipher)
+        wipe(&key)
+        try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+
+        var secondKey = String(decoding: second.bytes, as: UTF8.self)
+        try await db.rekey(secondKey)
+        wipe(&secondKey)
+        var thirdKey = Data(third.bytes)
+        try await db.rekey(thirdKey)
+        thirdKey.resetBytes(in: 0..<thirdKey.count)
+        #expect(try await db.query("SELECT x FROM t").first?.get(0, as: Int.self) == 1)
+        await db.close()
+
+        for (name, needle) in [("first (String, at open)", first), ("second (String, rekey)", second),
+                               ("third (Data, rekey)", third)] {
+            #expect(try scanner.count(needle) == 0, "the \(name) passphrase is still in memory after close")
+        }
+    }
+
+    @Test func aClosedPoolLeavesNoPassphraseOrDerivedKeyBehind() async throws {
+        let scanner = try MemoryScanner()
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        let first = scanner.randomNeedle(), second = scanner.randomNeedle()
+        let third = scanner.randomNeedle()
+
+        var key = String(decoding: first.bytes, as: UTF8.self)
+        let pool = try DatabasePool(path: path, key: key, cipher: fastCipher)
+        wipe(&key)
+        _ = try await pool.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let firstKey = try scanner.derivedKeyNeedle(first, path: path)
+        // The scan works: the pool keeps the derived key for readers opened later.
+        #expect(try scanner.count(firstKey.hex) >= 1)
+
+        var secondKey = String(decoding: second.bytes, as: UTF8.self)
+        try await pool.rekey(secondKey)
+        wipe(&secondKey)
+        let secondDerived = try scanner.derivedKeyNeedle(second, path: path)
+        #expect(try scanner.count(secondDerived.hex) >= 1)
+
+        var thirdKey = Data(third.bytes)
+        try await pool.rekey(thirdKey)
+        thirdKey.resetBytes(in: 0..<thirdKey.count)
+        let thirdDerived = try scanner.derivedKeyNeedle(third, path: path)
+        #expect(try await pool.query("SELECT x FROM t").first?.get(0, as: Int.self) == 1)
+        #expect(try scanner.count(thirdDerived.hex) >= 1)
+        #expect(try scanner.count(firstKey.hex) == 0, "a replaced derived key is still in memory")
+        await pool.close()
+
+        let secrets = [("first passphrase (String, at open)", first), ("second passphrase (String, rekey)", second),
+                       ("third passphrase (Data, rekey)", third), ("first key text", firstKey.hex),
+                       ("first key", firstKey.raw), ("second key text", secondDerived.hex),
+                       ("second key", secondDerived.raw), ("third key text", thirdDerived.hex),
+                       ("third key", thirdDerived.raw)]
+        for (name, needle) in secrets {
+            #expect(try scanner.count(needle) == 0, "the \(name) is still in memory after the pool closed")
+        }
+    }
+}
+
+/// Clears a string's own storage in place: the test's copy of a passphrase, once handed over.
+private func wipe(_ string: inout String) {
+    string.withUTF8 { buffer in
+        guard let base = buffer.baseAddress else { return }
+        memset(UnsafeMutableRawPointer(mutating: base), 0, buffer.count)
+    }
+}
+
+/// Reads the process's own writable anonymous and heap mappings through `/proc/self/mem`.
+private final class MemoryScanner {
+    /// Bytes to look for, in the scanner's own mapping, which no scan counts.
+    struct Needle {
+        let bytes: UnsafeRawBufferPointer
+    }
+
+    private let chunkSize = 1 << 20
+    /// One mapping for the needles and one for the chunks read: both are skipped by address.
+    private let needles: UnsafeMutableRawBufferPointer
+    private var used = 0
+    private let chunk: UnsafeMutableRawBufferPointer
+    private let mapsText: UnsafeMutableRawBufferPointer
+    private let regions: UnsafeMutableBufferPointer<Range<UInt>>
+    private let fd: Int32
+    /// The scanner's own mappings, which no scan reads.
+    private let skipped: [Range<UInt>]
+
+    init() throws {
+        func map(_ size: Int) throws -> UnsafeMutableRawBufferPointer {
+            let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            guard let address, address != MAP_FAILED else { throw POSIXError(.ENOMEM) }
+            return UnsafeMutableRawBufferPointer(start: address, count: size)
+        }
+        needles = try map(1 << 16)
+        chunk = try map(chunkSize)
+        mapsText = try map(4 << 20)
+        regions = try map(1 << 20).bindMemory(to: Range<UInt>.self)
+        skipped = [needles, chunk, mapsText, UnsafeMutableRawBufferPointer(regions)].map { buffer in
+            let start = UInt(bitPattern: buffer.baseAddress)
+            return start..<(start + UInt(buffer.count))
+        }
+        fd = open("/proc/self/mem", O_RDONLY)
+        guard fd >= 0 else { throw POSIXError(.EACCES) }
+    }
+
+    deinit {
+        memset(needles.baseAddress!, 0, needles.count)
+        munmap(needles.baseAddress!, needles.count)
+        munmap(chunk.baseAddress!, chunk.count)
+        munmap(mapsText.baseAddress!, mapsText.count)
+        munmap(UnsafeMutableRawPointer(regions.baseAddress!), regions.count * MemoryLayout<Range<UInt>>.stride)
+        close(fd)
+    }
+
+    /// A random passphrase of 2000 letters and digits, written straight into the needles' mapping
+    /// (a temporary array would leave a copy in freed memory): never found by chance, on the heap
+    /// as a `String`, and in chunks large enough that malloc does not hand them out again at once.
+    func randomNeedle() -> Needle {
+        let alphabet: StaticString = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+        let start = used
+        for _ in 0..<2000 {
+            needles[used] = alphabet.utf8Start[Int.random(in: 0..<alphabet.utf8CodeUnitCount)]
+            used += 1
+        }
+        return Needle(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(needles)[start..<used]))
+    }
+
+    func needle(_ bytes: some Collection<UInt8>) -> Needle {
+        let start = used
+        for byte in bytes {
+            needles[used] = byte
+            used += 1
+        }
+        return Needle(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(needles)[start..<used]))
+    }
+
+    /// The text the pool keys its connections with for `passphrase` (`x'<key><salt>'`), derived
+    /// with the file's salt: written straight into the needles' mapping from the key's own memory.
+    /// The derived key's 32 bytes come along as a second needle: SQLCipher and the package hold
+    /// the key in both forms.
+    func derivedKeyNeedle(_ passphrase: Needle, path: String) throws -> (hex: Needle, raw: Needle) {
+        let material = try KeyMaterial(passphrase: passphrase.bytes)
+        guard case .derived(let derived) = try KeyDerivation.derivedKey(
+            passphrase: material, path: path, settings: fastCipher, library: try loadedLibrary()) else {
+            throw SqlCipherError.invalidQuery(reason: "the test needs a derived key")
+        }
+        let hex = derived.key.withBytes { needle($0) }
+        let raw = try derived.key.withRawKeyAndSalt { key, _ in needle(key) }
+        return (hex, raw)
+    }
+
+    /// How many times the needle's bytes occur in the writable anonymous and heap mappings.
+    ///
+    /// Allocates nothing while it runs (the maps text, the regions and the chunks read all live in
+    /// the scanner's own mappings): an allocation would reuse, and overwrite, exactly the freed
+    /// memory where a forgotten copy of a secret lies.
+    func count(_ needle: Needle) throws -> Int {
+        var found = 0
+        for index in 0..<readRegions() {
+            let region = regions[index]
+            var start = region.lowerBound
+            while start < region.upperBound {
+                let end = min(start + UInt(chunkSize), region.upperBound)
+                found += count(needle, in: start..<end)
+                start = end == region.upperBound ? end : end - UInt(needle.bytes.count - 1)
+            }
+        }
+        return found
+    }
+
+    /// Occurrences in `piece`, read around the scanner's own mappings.
+    private func count(_ needle: Needle, in piece: Range<UInt>) -> Int {
+        guard !piece.isEmpty else { return 0 }
+        if let skip = skipped.first(where: { $0.overlaps(piece) }) {
+            return count(needle, in: piece.lowerBound..<max(piece.lowerBound, skip.lowerBound))
+                + count(needle, in: min(piece.upperBound, skip.upperBound)..<piece.upperBound)
+        }
+        return read(piece).map { occurrences(of: needle, in: $0) } ?? 0
+    }
+
+    /// Reads `/proc/self/maps` into `mapsText` and the `rw` mappings without a file (the heap,
+    /// thread stacks, malloc arenas) into `regions`; returns how many there are.
+    private func readRegions() -> Int {
+        let maps = open("/proc/self/maps", O_RDONLY)
+        guard maps >= 0 else { return 0 }
+        defer { close(maps) }
+        var length = 0
+        while length < mapsText.count {
+            let got = Glibc.read(maps, mapsText.baseAddress! + length, mapsText.count - length)
+            if got <= 0 { break }
+            length += got
+        }
+        var count = 0
+        var lineStart = 0
+        let text = UnsafeRawBufferPointer(mapsText)
+        while lineStart < length && count < regions.count {
+            var lineEnd = lineStart
+            while lineEnd < length && text[lineEnd] != 10 { lineEnd += 1 }
+            if let region = parseLine(text, lineStart, lineEnd) {
+                regions[count] = region
+                count += 1
+            }
+            lineStart = lineEnd + 1
+        }
+        return count
+    }
+
+    /// `start-end perms offset dev inode [path]`: the range of a `rw` line whose path is empty or
+    /// `[heap]`/`[stack]`.
+    private func parseLine(_ text: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Range<UInt>? {
+        var index = start
+        func hexNumber() -> UInt {
+            var value: UInt = 0
+            while index < end {
+                let byte = text[index]
+                let digit: UInt
+                switch byte {
+                case 48...57: digit = UInt(byte - 48)
+                case 97...102: digit = UInt(byte - 87)
+                default: return value
+                }
+                value = value << 4 | digit
+                index += 1
+            }
+            return value
+        }
+        let low = hexNumber()
+        index += 1  // '-'
+        let high = hexNumber()
+        index += 1  // ' '
+        guard index + 1 < end, text[index] == UInt8(ascii: "r"), text[index + 1] == UInt8(ascii: "w") else {
+            return nil
+        }
+        // Skip perms, offset, dev and inode; what is left is the path.
+        var fields = 0
+        while index < end && fields < 4 {
+            while index < end && text[index] != 32 { index += 1 }
+            while index < end && text[index] == 32 { index += 1 }
+            fields += 1
+        }
+        if index < end && text[index] != UInt8(ascii: "[") { return nil }  // a file
+        if index < end {
+            let heap = end - index == 6 && text[index + 1] == UInt8(ascii: "h")
+            let stack = end - index == 7 && text[index + 1] == UInt8(ascii: "s") && text[index + 2] == UInt8(ascii: "t")
+            if !heap && !stack { return nil }
+        }
+        return low < high ? low..<high : nil
+    }
+
+    private func read(_ range: Range<UInt>) -> UnsafeRawBufferPointer? {
+        let length = Int(range.upperBound - range.lowerBound)
+        let got = pread(fd, chunk.baseAddress, length, off_t(Int64(bitPattern: UInt64(range.lowerBound))))
+        guard got > 0 else { return nil }
+        return UnsafeRawBufferPointer(start: chunk.baseAddress, count: got)
+    }
+
+    private func occurrences(of needle: Needle, in haystack: UnsafeRawBufferPointer) -> Int {
+        // memchr for the first byte, memcmp for the rest (memmem is a GNU extension Swift does not see).
+        guard let base = haystack.baseAddress, let wanted = needle.bytes.baseAddress, needle.bytes.count > 0 else {
+            return 0
+        }
+        let first = Int32(needle.bytes[0])
+        var found = 0
+        var offset = 0
+        while haystack.count - offset >= needle.bytes.count,
+              let hit = memchr(base + offset, first, haystack.count - offset - needle.bytes.count + 1) {
+            let position = UnsafeRawPointer(hit) - base
+            if memcmp(hit, wanted, needle.bytes.count) == 0 { found += 1 }
+            offset = position + 1
+        }
+        return found
+    }
+}
