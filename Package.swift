@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 // SqlCipherKit never links libsqlcipher (nor libsqlite3): the C bridge loads SQLCipher at run
@@ -52,10 +52,18 @@ let package = Package(
             name: "sqlcipherkit-isolation-examples",
             dependencies: ["SqlCipherKit"]
         ),
+        // The same examples in a module whose default isolation is the main actor (Swift 6.2, as
+        // new app templates set it), which needs the 6.2 tools version above.
+        .executableTarget(
+            name: "sqlcipherkit-isolation-examples-mainactor",
+            dependencies: ["SqlCipherKit"],
+            swiftSettings: [.defaultIsolation(MainActor.self)]
+        ),
         .testTarget(
             name: "SqlCipherKitTests",
             dependencies: ["SqlCipherKit", "CSQLite3", "sqlcipherkit-test-helper", "sqlcipher-doctor",
-                           "sqlcipherkit-bench", "sqlcipherkit-isolation-examples"]
+                           "sqlcipherkit-bench", "sqlcipherkit-isolation-examples",
+                           "sqlcipherkit-isolation-examples-mainactor"]
         ),
     ],
     swiftLanguageModes: [.v6],

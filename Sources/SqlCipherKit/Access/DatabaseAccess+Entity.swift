@@ -21,6 +21,35 @@ extension DatabaseAccess {
         try await _withConnection(.write) { try $0.core.save(entity) }
     }
 
+    /// Inserts `entity`, or updates the row that already holds its values in `columns` (a UNIQUE
+    /// column such as a name), and returns the saved copy with that row's key.
+    ///
+    /// ```swift
+    /// // tags(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, color TEXT)
+    /// let red = try await db.save(Label(id: nil, name: "urgent", color: "red"), onConflict: "name")
+    /// let orange = try await db.save(Label(id: nil, name: "urgent", color: "orange"), onConflict: "name")
+    /// // orange.id == red.id: the row was updated, not duplicated
+    /// ```
+    ///
+    /// "Insert or update by name" without a fetch first. In one savepoint, a `SELECT` finds the
+    /// key of the row whose `columns` hold the entity's values; the entity, with that key, is then
+    /// saved as ``save(_:)-(T)`` saves it (in place, never deleting the row). With no such row it
+    /// is inserted. This works on every supported SQLite, including SQLCipher 3.4.1's 3.15, which
+    /// has no `ON CONFLICT … DO UPDATE`. The found row keeps its key: a key set in `entity` is
+    /// replaced by it. The comparison is SQL's `=`, so a NULL value matches no row (as a UNIQUE
+    /// index allows any number of NULLs).
+    /// - Parameters:
+    ///   - entity: The entity to save; its key, if set, gives way to the found row's.
+    ///   - columns: The column names (the entity's coding keys) that identify the row, usually
+    ///     the columns of one UNIQUE index or constraint; not the primary key's column.
+    /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for no column, a column the entity does
+    ///   not encode, the key's column, or values that more than one row holds (the columns are
+    ///   not unique); the errors of ``save(_:)-(T)``.
+    @discardableResult
+    public func save<T: Entity>(_ entity: T, onConflict columns: String...) async throws -> T {
+        try await _withConnection(.write) { try $0.core.save(entity, onConflict: columns) }
+    }
+
     /// Saves every entity, atomically: when one fails, none is saved. Returns the saved copies.
     ///
     /// Runs in a savepoint, so inside ``transaction(_:)`` (through ``Connection/save(_:)-([T])``) it

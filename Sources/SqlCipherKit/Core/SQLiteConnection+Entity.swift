@@ -22,6 +22,16 @@ extension SQLiteConnection {
         return try writer.save(entity)
     }
 
+    /// Saves `entity` over the row whose `columns` hold its values, or as a new row; in a savepoint.
+    @discardableResult
+    func save<T: Entity>(_ entity: T, onConflict columns: [String]) throws -> T {
+        try inSavepoint {
+            var writer = EntityWriter<T>(connection: self, strategy: .automatic)
+            defer { writer.finish() }
+            return try writer.save(entity, matching: columns)
+        }
+    }
+
     /// Saves every entity in one savepoint: all or none. Nests inside an open transaction.
     ///
     /// One ``EntityWriter`` serves the whole batch, so each statement is prepared once and every

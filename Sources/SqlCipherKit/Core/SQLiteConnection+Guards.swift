@@ -99,6 +99,9 @@ final class SQLGuard {
     /// A database that ``SQLiteConnection/attachDidRun(_:)`` could not detach again; while it is
     /// set, every statement is refused.
     var unsafeAttachment: (schema: String, path: String, encrypted: Bool)?
+    /// The schema of the plaintext file that ``SQLiteConnection/withPlaintextAttached(_:as:_:)``
+    /// attached: every action on it but a read is refused while it is set.
+    var readOnlySchema: String?
     /// Lower-cased names of the SQL functions added without `allowedInSchema`
     /// (SQLiteConnection+Functions.swift): a trigger or view that calls one is refused.
     var directOnlyFunctions: Set<String> = []
@@ -109,6 +112,7 @@ final class SQLGuard {
         case transactionControl
         case attachment(schema: String, path: String, encrypted: Bool)
         case functionInSchema(name: String)
+        case plaintextWrite(schema: String)
 
         /// The typed error for a statement `sql` refused this way.
         func error(sql: String) -> SqlCipherError {
@@ -123,6 +127,7 @@ final class SQLGuard {
             case let .attachment(schema, path, encrypted):
                 return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql).redactingSQL()
             case let .functionInSchema(name): return .functionNotAllowedInSchema(name: name, sql: sql)
+            case let .plaintextWrite(schema): return .plaintextAttachmentWrite(schema: schema, sql: sql)
             }
         }
     }
@@ -141,6 +146,7 @@ extension SQLiteConnection {
     static let attachAction: Int32 = 24
     static let functionAction: Int32 = 31
     static let savepointAction: Int32 = 32
+    static let readAction: Int32 = 20
 
     /// The authorizer's answer (`SQLITE_OK` or `SQLITE_DENY`) for one action of a compile, and what
     /// it learns about the statement on the way. Runs for every action of every compile (cache
@@ -150,10 +156,21 @@ extension SQLiteConnection {
     /// `context` is the innermost trigger or view the action comes from (nil for the statement's
     /// own SQL): a function added without `allowedInSchema` is refused there, on every SQLite
     /// version (SQLite 3.30 and later refuse it by themselves too, with `SQLITE_DIRECTONLY`).
+    ///
+    /// `database` is the schema the action is on (nil for actions on none): while a plaintext file
+    /// is attached for reading (``SQLGuard/readOnlySchema``), any action on its schema but a read
+    /// (an insert, update, delete, create, drop, alter, pragma) is refused, so nothing of the
+    /// encrypted database can be written to it.
     static func authorize(_ sqlGuard: SQLGuard, action: Int32, first: UnsafePointer<CChar>?,
-                          second: UnsafePointer<CChar>?, context: UnsafePointer<CChar>? = nil) -> Int32 {
+                          second: UnsafePointer<CChar>?, database: UnsafePointer<CChar>? = nil,
+                          context: UnsafePointer<CChar>? = nil) -> Int32 {
         if let attachment = sqlGuard.unsafeAttachment {
             sqlGuard.refused = .attachment(schema: attachment.schema, path: attachment.path, encrypted: attachment.encrypted)
+            return deny
+        }
+        if let schema = sqlGuard.readOnlySchema, let database, action != readAction,
+           strcasecmp(database, schema) == 0 {
+            sqlGuard.refused = .plaintextWrite(schema: schema)
             return deny
         }
         switch action {

@@ -16,11 +16,11 @@ extension SQLiteConnection {
         // mapped to a typed error).
         // Otherwise it only watches: outside an analysis it returns at once, so ordinary compiles
         // pay a switch and a nil test per reported action.
-        scb_set_authorizer(handle, { context, action, first, second, _, source in
+        scb_set_authorizer(handle, { context, action, first, second, database, source in
             guard let context else { return 0 }
             let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
             let verdict = SQLiteConnection.authorize(tracker.sqlGuard, action: action, first: first, second: second,
-                                                     context: source)
+                                                     database: database, context: source)
             if verdict != 0 { return verdict }
             if tracker.compiling != nil {
                 tracker.compiling?.record(action: action, first: first, second: second)

@@ -13,6 +13,13 @@ extension Connection {
         try core.save(entity)
     }
 
+    /// Inserts `entity`, or updates the row that already holds its values in `columns`, in a
+    /// savepoint; returns the saved copy with that row's key. See ``Database/save(_:onConflict:)``.
+    @discardableResult
+    public func save<T: Entity>(_ entity: T, onConflict columns: String...) throws -> T {
+        try core.save(entity, onConflict: columns)
+    }
+
     /// Saves every entity in a savepoint: when one fails, none of them is saved and the enclosing
     /// transaction goes on (the error is rethrown).
     @discardableResult

@@ -46,6 +46,23 @@ public struct IntegrityReport: Sendable, Equatable {
     public var hmacVerified: Bool { checksRun.contains(.cipherHMAC) && !problems.contains { $0.hasPrefix(Check.cipherHMAC.rawValue) } }
 }
 
+extension IntegrityReport.Check: CustomStringConvertible {
+    /// What the check is and the pragma that runs it, e.g. "SQLCipher's page HMAC check (PRAGMA
+    /// cipher_integrity_check)": `print(report.checksRun)` then reads as a list of checks, where the
+    /// synthesized form would print only the case names.
+    public var description: String {
+        switch self {
+        case .cipherHMAC: return "SQLCipher's page HMAC check (PRAGMA \(rawValue))"
+        case .sqliteIntegrity: return "SQLite's structural check (PRAGMA \(rawValue))"
+        }
+    }
+}
+
+extension IntegrityReport.Skipped: CustomStringConvertible {
+    /// The check and why it did not run, as one line.
+    public var description: String { "\(check) did not run: \(reason)" }
+}
+
 extension DatabaseAccess {
     /// Checks the database: SQLCipher's page HMACs where the loaded version can
     /// (`cipher_integrity_check`, SQLCipher 4.2+, after a WAL checkpoint, since it reads the main file

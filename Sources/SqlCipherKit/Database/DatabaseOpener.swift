@@ -295,9 +295,18 @@ enum DatabaseOpener {
         return .keyFailed(
             path: path,
             reason: "its first page does not decrypt with this key (SQLCipher reports \"\(message)\", SQLite error "
-                + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings (a SQLCipher 3 "
-                + "file needs CipherSettings.sqlcipher3 on SQLCipher 4; a plaintext header needs the same "
-                + "plaintextHeaderSize), its first page is damaged, or it is not a database")
+                + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
+                + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
+    }
+
+    /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads
+    /// a 3.x file with ``CipherSettings/sqlcipher3``, but SQLCipher 3 cannot read a 4.x file at all.
+    private static var otherSettingsHint: String {
+        guard let library = try? SqlCipherLibrary.shared, library.cipherMajorVersion < 4 else {
+            return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4"
+        }
+        return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), so "
+            + "point \(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1"
     }
 
     private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {

@@ -245,7 +245,7 @@ struct RowDecoder: Decoder {
         private func value(for key: Key, expecting type: Any.Type) throws -> DatabaseValue {
             guard let index = context.index(of: key.stringValue) else {
                 throw SqlCipherError.decodingFailed(
-                    entity: context.entityName, column: key.stringValue, stored: "no such column",
+                    entity: context.entityName, column: key.stringValue, stored: SqlCipherError.noSuchColumn,
                     expected: String(describing: type))
             }
             return context.value(at: index)

@@ -85,7 +85,7 @@ struct EntityWriter<T: Entity> {
     /// Whether ``rowEncode`` is set: a flag, so that choosing the path copies nothing.
     private let usesRows: Bool
     private var rowColumns = EntityColumns()
-    private let keyPath: WritableKeyPath<T, T.ID?>
+    private let keyPath: WritableKeyPath<T, T.PrimaryKey>
     private let hasIntegerKey: Bool
 
     /// The encoder layout the statements below were prepared for.
@@ -124,7 +124,7 @@ struct EntityWriter<T: Entity> {
         if currentLayoutVersion != layoutVersion { try adoptLayout() }
         guard let sql else { preconditionFailure("adoptLayout sets the SQL") }
         let keyIndex = sql.keyIndex
-        let key = entity[keyPath: keyPath]?.databaseValue ?? .null
+        let key = entity[keyPath: keyPath].entityKeyValue?.databaseValue ?? .null
         let values = currentValues
         let encodedKey = values[keyIndex]
         guard encodedKey == key else {
@@ -152,7 +152,7 @@ struct EntityWriter<T: Entity> {
                     reason: "SQLite assigned the rowid \(rowid), which \(T.ID.self) cannot hold")
             }
             var saved = entity
-            saved[keyPath: keyPath] = id
+            saved[keyPath: keyPath] = T.PrimaryKey.entityKey(assigned: id)
             return saved
         }
 
@@ -183,6 +183,63 @@ struct EntityWriter<T: Entity> {
             }
         }
         return entity
+    }
+
+    /// Saves `entity` as the row whose `columns` hold the entity's values, when there is one: that
+    /// row's key is put into the entity, which ``save(_:)`` then writes over the row. With no such
+    /// row, ``save(_:)`` as it is. Run in a savepoint, so that no other write comes between.
+    ///
+    /// The lookup is a plain `SELECT`, so it works on SQLite 3.15 (SQLCipher 3.4.1), which has no
+    /// `ON CONFLICT … DO UPDATE`; and it uses `=`, so a NULL matches no row, as in a UNIQUE index.
+    /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for an empty list, a column the entity
+    ///   does not encode, the primary key's column, or values that more than one row holds.
+    mutating func save(_ entity: T, matching names: [String]) throws -> T {
+        guard !names.isEmpty else {
+            throw SqlCipherError.invalidQuery(reason: "save(_:onConflict:) needs at least one column name")
+        }
+        if usesRows {
+            try encodeColumns(entity)
+        } else {
+            try encoder.encode(entity)
+        }
+        if currentLayoutVersion != layoutVersion { try adoptLayout() }
+        guard let sql else { preconditionFailure("adoptLayout sets the SQL") }
+        let columns = currentColumns
+        let values = currentValues
+        var matched: [DatabaseValue] = []
+        var conditions: [String] = []
+        for name in names {
+            let index = columns.firstIndex(of: name) ?? columns.firstIndex { $0.lowercased() == name.lowercased() }
+            guard let index else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "\(encoder.entityName) encodes no column named \"\(name)\" (columns: "
+                        + "\(columns.joined(separator: ", "))); name the UNIQUE column(s) to match on")
+            }
+            guard index != sql.keyIndex else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "\"\(name)\" is the primary key's column; save(_:) already inserts or updates by the key")
+            }
+            conditions.append("\(try SQLRenderer.quoteIdentifier(columns[index])) = ?")
+            matched.append(values[index])
+        }
+        let select = "SELECT \(try SQLRenderer.quoteIdentifier(columns[sql.keyIndex])) FROM \(sql.table) WHERE "
+            + conditions.joined(separator: " AND ") + " LIMIT 2"
+        let rows = try connection.query(select, binding: ArgumentList(matched))
+        guard rows.count < 2 else {
+            throw SqlCipherError.invalidQuery(
+                reason: "more than one row of \(T.tableName.name) holds these values of \(names.joined(separator: ", ")); "
+                    + "save(_:onConflict:) needs columns that a UNIQUE index or constraint covers")
+        }
+        guard let row = rows.first else { return try save(entity) }
+        let stored = row[0]
+        guard let id = T.ID.fromDatabaseValue(stored) else {
+            throw SqlCipherError.decodingFailed(
+                entity: encoder.entityName, column: columns[sql.keyIndex], stored: stored.kindDescription,
+                expected: String(describing: T.ID.self))
+        }
+        var keyed = entity
+        keyed[keyPath: keyPath] = T.PrimaryKey.entityKey(assigned: id)
+        return try save(keyed)
     }
 
     /// Releases the encoder's reused container; call when the batch is done.

@@ -325,8 +325,8 @@ enum RowDecodableReader {
         case let .typeMismatch(column, stored, expected):
             return .decodingFailed(entity: String(describing: R.self), column: column, stored: stored, expected: expected)
         case let .columnNotFound(name, available):
-            return .decodingFailed(entity: String(describing: R.self), column: name, stored: "no such column",
-                                   expected: "a column of that name (the result has \(available.joined(separator: ", ")))")
+            return .decodingFailed(entity: String(describing: R.self), column: name, stored: SqlCipherError.noSuchColumn,
+                                   expected: "a value; the result's columns are \(available.joined(separator: ", "))")
         default:
             return error
         }

@@ -106,6 +106,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// before the statement returned; nothing was written to it, and the empty file the statement
     /// created for a missing path was removed.
     case unsafeAttach(schema: String, path: String, encrypted: Bool, sql: String)
+    /// `sql` would change the plaintext database that ``DatabaseAccess/importPlaintext(from:as:_:)``
+    /// attached as `schema` for reading: it was not run, and the plaintext file was not written.
+    case plaintextAttachmentWrite(schema: String, sql: String)
     /// `VACUUM INTO` on an encrypted database: SQLCipher takes the copy's key from the target (a
     /// `file:...?key=` URI with an empty key writes the whole database in plaintext) and writes it
     /// with its default settings, not the database's (measured with SQLCipher 4.6.1). Neither can
@@ -191,7 +194,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "Install it (on Debian/Ubuntu: apt-get install \(package)), or point "
                 + "\(SqlCipherLibrary.environmentVariable) or SqlCipherLibrary.load(from:) at a libsqlcipher file."
         case let .notSQLCipher(path, reason):
-            return "\(path) is not a usable SQLCipher library: \(reason). "
+            return "\(path) is not a usable SQLCipher library: \(Self.clause(reason)). "
                 + "Point \(SqlCipherLibrary.environmentVariable) at libsqlcipher (e.g. /usr/lib/x86_64-linux-gnu/libsqlcipher.so.1)."
         case let .bindingConflict(path, foreign, checked, symbol, boundTo):
             return "Binding conflict in \(path): \(foreign) of its \(checked) references to its own "
@@ -202,7 +205,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "\(path) does not export \(symbol), which SqlCipherKit requires. Install a complete SQLCipher "
                 + "build (SQLCipher 3.4 or later)."
         case let .unsupportedRuntime(reason):
-            return "This process cannot load SQLCipher in isolation: \(reason). "
+            return "This process cannot load SQLCipher in isolation: \(Self.clause(reason)). "
                 + SqlCipherError.unsupportedRuntimeAdvice(for: reason)
         case let .libraryAlreadyLoaded(loaded, requested):
             return "This process already uses \(loaded); \(requested) cannot be loaded next to it. Use one "
@@ -213,7 +216,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .invalidRawKey(count):
             return "A raw key must be exactly 32 bytes; this one has \(count). Pass 32 random bytes, or use a passphrase."
         case let .keyFailed(path, reason):
-            return "The key does not open \(path): \(reason)."
+            return "The key does not open \(path): \(Self.clause(reason))."
         case let .notPlaintextDatabase(path):
             return "\(path) is not a plaintext SQLite database (it is encrypted, or not a database). "
                 + "Open it with Database(path:key:) or Database(path:rawKey:)."
@@ -223,11 +226,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "bookworm-backports libsqlcipher1; Debian 13 and Ubuntu 24.04: apt-get install libsqlcipher1) and point "
                 + "\(SqlCipherLibrary.environmentVariable) at it, or remove it from the requirement."
         case let .notADatabase(path, reason):
-            return "\(path) is not a database: \(reason). Check the path; run `sqlcipher-doctor inspect \(path)`."
+            return "\(path) is not a database: \(Self.clause(reason)). Check the path; run `sqlcipher-doctor inspect \(path)`."
         case let .cannotOpen(path, reason):
-            return "Cannot open or create \(path): \(reason)."
+            return "Cannot open or create \(path): \(Self.clause(reason))."
         case let .plaintextDetected(path, reason):
-            return "Refusing to use \(path): it was meant to be encrypted but \(reason). Nothing more was written. "
+            return "Refusing to use \(path): it was meant to be encrypted but \(Self.clause(reason)). Nothing more was written. "
                 + "Run sqlcipher-doctor to check the SQLCipher binding."
         case let .unsupported(feature, requires, loaded):
             return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Install SQLCipher 4 "
@@ -236,9 +239,9 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "This database was opened without encryption, so it has no key to change. Use "
                 + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."
         case let .rekeyFailed(path, reason):
-            return "Changing the key of \(path) failed: \(reason). The database still opens with the old key."
+            return "Changing the key of \(path) failed: \(Self.clause(reason)). The database still opens with the old key."
         case let .conversionFailed(source, target, reason):
-            return "Converting \(source) to \(target) failed: \(reason). The source was not changed."
+            return "Converting \(source) to \(target) failed: \(Self.clause(reason)). The source was not changed."
         case .databaseClosed:
             return "The database was closed. Open a new Database to continue."
         case let .streamPreempted(reason):
@@ -258,7 +261,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "file), then open the pool; or use Database, which works in either mode. Nothing was changed."
         case let .sqlite(code, extended, message, sql):
             let statement = sql.map { " in `\($0)`" } ?? ""
-            return "SQLite error \(code) (extended \(extended)): \(message)\(statement)."
+            return "SQLite error \(code) (extended \(extended)): \(Self.clause(message))\(statement)."
         case let .argumentCountMismatch(expected, given, sql):
             return "`\(sql)` has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
         case let .multipleStatements(sql):
@@ -300,9 +303,14 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                     + "really needed; to encrypt this plaintext database use Database.encrypt(plaintextAt:to:key:)."
             }
             return "`\(sql)` attached \(path) as \(schema) without encryption (an empty KEY), so anything copied into "
-                + "it would be written in the clear; it was detached again and nothing was written to it. Leave the "
-                + "KEY clause out to attach with this database's key, or give a non-empty key; for a plaintext copy "
-                + "use exportDecrypted(to:)."
+                + "it would be written in the clear; it was detached again and nothing was written to it. To read "
+                + "rows from a plaintext database into this one, use db.importPlaintext(from:) { conn in ... }, which "
+                + "attaches it for reading only. Leave the KEY clause out to attach an encrypted database with this "
+                + "database's key, or give a non-empty key; for a plaintext copy use exportDecrypted(to:)."
+        case let .plaintextAttachmentWrite(schema, sql):
+            return "`\(sql)` would change \(schema), the plaintext database attached for reading by "
+                + "importPlaintext(from:), so it was not run: nothing of the encrypted database may be written in the "
+                + "clear. Read from \(schema) and write into main (INSERT INTO main.t SELECT ... FROM \(schema).t)."
         case let .unsafeVacuumInto(sql):
             return "`\(sql)` would write a copy of this encrypted database whose key comes from the target (a "
                 + "`file:...?key=` URI writes it in plaintext) and whose settings are SQLCipher's defaults, neither of "
@@ -328,22 +336,26 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "has ended; use it only inside the body. To read rows from outside a body, use db.stream(...)."
         case let .readOnlyViolation(sql):
             return "`\(sql)` writes, but it ran inside a read-only body (db.read { ... }), so it was not run. "
-                + "Use db.transaction { ... } (or db.write on a pool) for statements that change the database."
+                + "Use db.transaction { ... } or db.savepoint { ... } (on a Database or a DatabasePool) for statements "
+                + "that change the database."
         case let .unboundParameter(name):
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):
             return "A value was bound to :\(name), which the query does not use. Remove it or fix the name."
         case let .invalidQuery(reason):
-            return "Invalid query: \(reason)."
+            return "Invalid query: \(Self.clause(reason))."
         case let .deleteWithoutWhere(table):
             return "Delete from \"\(table)\" has no where clause and would remove every row. Add .where(...) "
                 + "or use Delete(table, allRows: true)."
+        case let .decodingFailed(entity, column, stored, expected) where stored == SqlCipherError.noSuchColumn:
+            return "Cannot decode \(entity): the row has no column \"\(column)\" (expected \(expected)). Select that "
+                + "column, or make the property optional so that a missing column decodes as nil."
         case let .decodingFailed(entity, column, stored, expected):
             return "Cannot decode \(entity): column \"\(column)\" holds \(stored), expected \(expected)."
         case let .encodingFailed(entity, reason):
-            return "Cannot encode \(entity): \(reason)."
+            return "Cannot encode \(entity): \(Self.clause(reason))."
         case let .migrationFailed(id, reason):
-            return "Migration \"\(id)\" failed and was rolled back: \(reason)."
+            return "Migration \"\(id)\" failed and was rolled back: \(Self.clause(reason))."
         case let .unknownAppliedMigrations(ids):
             return "The database records migrations that are not in the list given: \(ids.joined(separator: ", ")). "
                 + "It was migrated by a newer or different version of the program; pass the full list."
@@ -361,11 +373,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "32 bytes with rawKey: (Database(path:rawKey:), Database(path:rawKey:salt:), DatabaseKey.rawKey(_:), "
                 + "or rekey(rawKey:)); otherwise choose another passphrase."
         case let .functionFailed(name, message, sql):
-            return "The SQL function \(name)() failed while `\(sql)` ran: \(message). SQLite stopped the statement "
+            return "The SQL function \(name)() failed while `\(sql)` ran: \(Self.clause(message)). SQLite stopped the statement "
                 + "and undid its changes. Check the values the statement passes to \(name)(), or make the function "
                 + "handle them."
         case let .registrationFailed(name, reason):
-            return "The SQL function or collation \"\(name)\" was not added or removed: \(reason). Nothing changed."
+            return "The SQL function or collation \"\(name)\" was not added or removed: \(Self.clause(reason)). Nothing changed."
         case let .functionNotAllowedInSchema(name, sql):
             return "`\(sql)` would make the database's schema (a trigger, view, CHECK or DEFAULT expression, or an "
                 + "index on an expression) call \(name)(), which may only be called from SQL you run yourself, so it "
@@ -373,6 +385,20 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "with DatabaseFunction(..., allowedInSchema: true); otherwise do not use it in the schema (the "
                 + "schema of a file made by someone else may call it with arguments of their choosing)."
         }
+    }
+
+    /// `text` without its closing period, for a message that goes on after it: reasons come from
+    /// SQLite, from callers' own errors (a migration's) and from other descriptions, which may
+    /// already end a sentence, and a message must not end in "..".
+    /// The `stored` of ``decodingFailed(entity:column:stored:expected:)`` when the row has no
+    /// column of that name: the description then says so instead of "holds no such column".
+    static let noSuchColumn = "no such column"
+
+    static func clause(_ text: String) -> String {
+        var trimmed = Substring(text)
+        while let last = trimmed.last, last.isWhitespace { trimmed.removeLast() }
+        if trimmed.hasSuffix("."), !trimmed.hasSuffix("..") { trimmed.removeLast() }
+        return String(trimmed)
     }
 
     /// The same text as ``description``, for `localizedDescription`.

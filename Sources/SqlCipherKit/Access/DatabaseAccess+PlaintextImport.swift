@@ -1,0 +1,76 @@
+import Foundation
+
+extension DatabaseAccess {
+    /// Attaches the plaintext SQLite database at `path` as `schema`, for reading only, runs `body`
+    /// in a transaction, and detaches it again: the way to bring plaintext rows into an encrypted
+    /// database.
+    ///
+    /// ```swift
+    /// try await db.importPlaintext(from: "/tmp/legacy.sqlite") { conn in
+    ///     try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM plain.notes")
+    /// }
+    /// ```
+    ///
+    /// While the file is attached, every statement that would change it (an insert, update,
+    /// delete, create, drop, alter or pragma on `schema`) is refused before it runs with
+    /// ``SqlCipherError/plaintextAttachmentWrite(schema:sql:)``, so nothing of the encrypted
+    /// database can reach the plaintext file. That is why a hand-written `ATTACH … KEY ''` is
+    /// refused (``SqlCipherError/unsafeAttach(schema:path:encrypted:sql:)``): it would let rows be
+    /// copied out in the clear. The body's writes to `main` commit together; a throw rolls them back.
+    ///
+    /// SQLite cannot attach a file inside a transaction, so this is called on the database, not
+    /// inside ``transaction(_:)``. The body is `@Sendable` for the reason given at
+    /// ``transaction(_:)``.
+    /// - Parameters:
+    ///   - path: A plaintext SQLite database file. It is not created when missing.
+    ///   - schema: The name the body's SQL uses for it; `"plain"` by default.
+    ///   - body: Runs in a transaction with the file attached; returns the call's result.
+    /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file or one that is
+    ///   not a database; ``SqlCipherError/cannotOpen(path:reason:)`` for a missing file;
+    ///   ``SqlCipherError/invalidQuery(reason:)`` for `main`, `temp` or an empty name, or inside a
+    ///   transaction; ``SqlCipherError/plaintextAttachmentWrite(schema:sql:)``; what the body throws.
+    @discardableResult
+    public func importPlaintext<T: Sendable>(from path: String, as schema: String = "plain",
+                                             _ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
+        try await _withConnection(.write) { conn in
+            try conn.core.withPlaintextAttached(path, as: schema) {
+                try conn.core.inTransaction { try conn.core.lend(body) }
+            }
+        }
+    }
+}
+
+extension SQLiteConnection {
+    /// Attaches the plaintext database at `path` as `schema` with writes to it refused by the
+    /// authorizer (``SQLGuard/readOnlySchema``), runs `body`, and detaches it. Should the detach
+    /// fail, the refusal stays in force for as long as the connection lives.
+    func withPlaintextAttached<T>(_ path: String, as schema: String, _ body: () throws -> T) throws -> T {
+        let lower = schema.lowercased()
+        guard !schema.isEmpty, lower != "main", lower != "temp" else {
+            throw SqlCipherError.invalidQuery(reason: "importPlaintext(from:as:) needs a schema name other than main or temp")
+        }
+        guard !isInTransaction else {
+            throw SqlCipherError.invalidQuery(
+                reason: "importPlaintext(from:) attaches a file, which SQLite cannot do inside a transaction; call it "
+                    + "on the database, outside transaction { }")
+        }
+        let sqlGuard = changeTracker.sqlGuard
+        guard sqlGuard.readOnlySchema == nil else {
+            throw SqlCipherError.invalidQuery(reason: "a plaintext database is already attached as \(sqlGuard.readOnlySchema ?? "")")
+        }
+        guard FileManager.default.fileExists(atPath: path), let header = FileHeader(path: path) else {
+            throw SqlCipherError.cannotOpen(path: path, reason: "the file does not exist or cannot be read")
+        }
+        guard header.fileSize > 0, header.looksPlaintextSQLite else {
+            throw SqlCipherError.notPlaintextDatabase(path: path)
+        }
+        let quoted = try SQLRenderer.quoteIdentifier(schema)
+        try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(path)]) }
+        sqlGuard.readOnlySchema = schema
+        defer {
+            let detached = asPackage { (try? execute("DETACH DATABASE \(quoted)")) != nil }
+            if detached { sqlGuard.readOnlySchema = nil }
+        }
+        return try body()
+    }
+}

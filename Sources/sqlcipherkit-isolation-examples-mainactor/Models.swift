@@ -1,0 +1,116 @@
+import SqlCipherKit
+
+// The seed's types in a module whose default isolation is the main actor (Swift 6.2's
+// `.defaultIsolation(MainActor.self)`, as new app templates set it). There every declaration
+// without isolation of its own is @MainActor, and so are the conformances it declares, unless the
+// protocol requires Sendable: `Entity` and `Migration` do, so their conformances are nonisolated
+// and the seed's types need nothing. A row type declared `Decodable, Sendable` is different: its
+// `Decodable` conformance is main-actor isolated, and the database decodes rows on its own
+// executor, so the compiler refuses it ("main actor-isolated conformance of 'CustomerOrders' to
+// 'Decodable' cannot satisfy conformance requirement for a 'Sendable' type parameter"). Write
+// `nonisolated struct`, or mark the one conformance `nonisolated`; both are below.
+
+struct Product: Entity {
+    static let tableName = TableName("products")
+    static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
+
+    var id: Int?
+    var name: String
+    var price: Double
+}
+
+struct Order: Entity {
+    static let tableName = TableName("orders")
+    static let primaryKey: WritableKeyPath<Order, Int?> & Sendable = \.id
+
+    var id: Int?
+    var customer: String
+}
+
+struct LineItem: Entity {
+    static let tableName = TableName("line_items")
+    static let primaryKey: WritableKeyPath<LineItem, Int?> & Sendable = \.id
+
+    var id: Int?
+    var orderID: Int
+    var sku: String
+}
+
+/// The guide's `Decodable, Sendable` row type for `fetch(_:sql:)`, made nonisolated as a whole.
+nonisolated struct CustomerOrders: Decodable, Sendable {
+    var name: String
+    var orders: Int
+}
+
+/// The same with only the conformance nonisolated (SE-0470): the type's other members stay on
+/// the main actor.
+struct CustomerName: nonisolated Decodable, Sendable {
+    var name: String
+}
+
+struct CreateProductsTable: Migration {
+    let id = "001-create-products"
+
+    func up(_ ctx: MigrationContext) throws {
+        try ctx.execute(
+            CreateTable(TableName("products"))
+                .column("id", .integer, .primaryKey)
+                .column("name", .text, .notNull)
+                .column("price", .real, .notNull)
+        )
+    }
+
+    func down(_ ctx: MigrationContext) throws {
+        try ctx.execute(DropTable(TableName("products")))
+    }
+}
+
+struct AddDiscountColumn: Migration {
+    let id = "002-add-discount"
+
+    func up(_ ctx: MigrationContext) throws {
+        try ctx.execute(AlterTable(TableName("products"), addColumn: "discount", .real, .default(0.0)))
+    }
+
+    func down(_ ctx: MigrationContext) throws {
+        try ctx.execute(AlterTable(TableName("products"), dropColumn: "discount"))
+    }
+}
+
+struct CreateOrders: Migration {
+    let id = "000-create-orders"
+
+    func up(_ ctx: MigrationContext) throws {
+        try ctx.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT NOT NULL)")
+        try ctx.execute("""
+            CREATE TABLE line_items(id INTEGER PRIMARY KEY, orderID INTEGER NOT NULL REFERENCES orders(id),
+                                    sku TEXT NOT NULL)
+            """)
+        try ctx.execute("CREATE TABLE customers(name TEXT PRIMARY KEY, orders INTEGER NOT NULL)")
+        try ctx.execute("INSERT INTO customers VALUES ('Alice', 0)")
+    }
+}
+
+/// What every context must find after running the examples; throws with the first difference.
+func verify(_ db: some DatabaseAccess, context: String) async throws {
+    func expect(_ condition: Bool, _ what: String) throws {
+        if !condition { throw ExampleFailure(context: context, what: what) }
+    }
+    let items = try await db.fetch(LineItem.self, orderBy: col("id"))
+    try expect(items.map(\.sku) == ["A-1", "B-2", "C-3"], "line items \(items.map(\.sku))")
+    let alice = try await db.fetch(CustomerOrders.self, sql: "SELECT name, orders FROM customers WHERE name = ?", "Alice")
+    try expect(alice.first?.orders == 1, "Alice's order count")
+    let names = try await db.query("SELECT name FROM customers ORDER BY name").compactMap { $0.get("name", as: String.self) }
+    try expect(names == ["Alice", "Bob", "Dave"], "customers \(names)")
+    let decoded = try await db.fetch(CustomerName.self, sql: "SELECT name FROM customers ORDER BY name").map(\.name)
+    try expect(decoded == names, "decoded customers \(decoded)")
+    try expect(try await db.appliedMigrations() == ["000-create-orders", "001-create-products"], "migrations after rollback")
+    let columns = try await db.query("PRAGMA table_info(products)").compactMap { $0.get("name", as: String.self) }
+    try expect(!columns.contains("discount"), "discount column after rollback")
+}
+
+struct ExampleFailure: Error, CustomStringConvertible {
+    let context: String
+    let what: String
+    var description: String { "\(context): unexpected \(what)" }
+}

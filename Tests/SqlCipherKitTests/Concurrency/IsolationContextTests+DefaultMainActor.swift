@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+extension IsolationContextTests {
+    /// The seed's examples in a module built with `.defaultIsolation(MainActor.self)` (Swift 6.2,
+    /// as new app templates are): Sources/sqlcipherkit-isolation-examples-mainactor. Its types
+    /// are declared as docs/guide.md says ("Which isolation context"); that it builds is half of
+    /// the test, that every context runs to the end against the loaded library is the other.
+    @Test func theSeedsExamplesRunInADefaultMainActorModule() throws {
+        let directory = TemporaryDirectory()
+        let library = try loadedLibrary().path
+        let result = try runChild(productPath("sqlcipherkit-isolation-examples-mainactor"), [directory.url.path],
+                                  environment: ["SQLCIPHERKIT_LIBRARY": library])
+        #expect(!result.signaled, "the examples crashed: \(result.stderr)")
+        #expect(result.status == 0, "\(result.stderr)")
+        let contexts = ["default-main-actor", "default-main-actor-class", "default-main-actor-pool"]
+        #expect(result.stdout.split(separator: "\n").map(String.init) == contexts.map { "ok " + $0 })
+        for context in contexts {
+            let header = FileManager.default.contents(atPath: directory.path(context + ".db"))?.prefix(16)
+            #expect(header != nil && header != Data("SQLite format 3\0".utf8), "\(context).db")
+        }
+    }
+}

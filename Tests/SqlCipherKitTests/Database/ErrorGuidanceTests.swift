@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Error messages that tell the user the way that exists: the API they name is real, the hint
+/// fits the loaded library, and a reason that ends a sentence does not end the message twice.
+@Suite struct ErrorGuidanceTests {
+    @Test func readOnlyViolationNamesTheRealWriteAPI() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("r.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(x)")
+        let error = try await #require(throws: SqlCipherError.self) {
+            try await db.read { conn in try conn.execute("INSERT INTO t(x) VALUES (1)") }
+        }
+        guard case .readOnlyViolation = error else {
+            Issue.record("expected readOnlyViolation, got \(error)")
+            return
+        }
+        #expect(!error.description.contains("db.write"))
+        #expect(error.description.contains("db.transaction { ... } or db.savepoint { ... }"))
+        await db.close()
+    }
+
+    /// SQLCipher 3 cannot read a 4.x file whatever the settings: the hint must say the file needs
+    /// SQLCipher 4, not suggest `CipherSettings.sqlcipher3` (which 3.4.1 refuses anyway).
+    @Test func aVersion4FileOnSQLCipher3NeedsSQLCipher4() throws {
+        guard !isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("v4.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "secret"), "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)",
+        ])
+        let error = try #require(throws: SqlCipherError.self) { try Database(path: path, key: "secret") }
+        guard case .keyFailed(_, let reason) = error else {
+            Issue.record("expected keyFailed, got \(error)")
+            return
+        }
+        #expect(reason.contains("a SQLCipher 4 file needs SQLCipher 4"))
+        #expect(reason.contains("the loaded library is SQLCipher 3.4"))
+        #expect(!reason.contains("CipherSettings.sqlcipher3"))
+    }
+
+    /// On SQLCipher 4 a file it cannot open may be a 3.x file, which the setting opens.
+    @Test func aWrongKeyOnSQLCipher4PointsAtTheVersion3Setting() async throws {
+        guard isSQLCipher4() else { return }
+        let dir = TemporaryDirectory()
+        let path = dir.path("k.db")
+        let db = try Database(path: path, key: "secret")
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let error = try #require(throws: SqlCipherError.self) { try Database(path: path, key: "other") }
+        #expect(error.description.contains("a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4"))
+    }
+
+    /// The reason of a failed migration is another error's description, a full sentence.
+    @Test func aFailedMigrationsMessageEndsInOnePeriod() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("m.db"), rawKey: rawKey())
+        let broken = StepMigration("001-broken", up: { ctx in try ctx.execute("INSERT INTO no_such_table VALUES (1)") })
+        let error = try await #require(throws: SqlCipherError.self) { try await db.migrate([broken]) }
+        guard case .migrationFailed(_, let reason) = error else {
+            Issue.record("expected migrationFailed, got \(error)")
+            return
+        }
+        #expect(reason.hasSuffix("."))
+        #expect(error.description.hasSuffix("`INSERT INTO no_such_table VALUES (1)`."))
+        #expect(!error.description.contains(".."))
+        await db.close()
+    }
+
+    @Test func everyReasonIsEndedOnce() {
+        let errors: [SqlCipherError] = [
+            .keyFailed(path: "/a.db", reason: "a reason."),
+            .cannotOpen(path: "/a.db", reason: "a reason.  "),
+            .invalidQuery(reason: "a reason."),
+            .encodingFailed(entity: "E", reason: "a reason."),
+            .migrationFailed(id: "1", reason: "a reason."),
+            .rekeyFailed(path: "/a.db", reason: "a reason."),
+            .conversionFailed(source: "/a.db", target: "/b.db", reason: "a reason."),
+            .sqlite(code: 1, extendedCode: 1, message: "a message.", sql: nil),
+        ]
+        for error in errors {
+            #expect(!error.description.contains(".."), "\(error.description)")
+            #expect(error.description.contains("a reason") || error.description.contains("a message"))
+        }
+    }
+
+    @Test func integrityChecksReadAsChecks() async throws {
+        #expect("\(IntegrityReport.Check.cipherHMAC)" == "SQLCipher's page HMAC check (PRAGMA cipher_integrity_check)")
+        #expect("\(IntegrityReport.Check.sqliteIntegrity)" == "SQLite's structural check (PRAGMA integrity_check)")
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("i.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(x)")
+        let report = try await db.verifyIntegrity()
+        #expect("\(report.checksRun)".contains("SQLite's structural check (PRAGMA integrity_check)"))
+        if !isSQLCipher4() {
+            #expect("\(report.skipped)".contains(
+                "SQLCipher's page HMAC check (PRAGMA cipher_integrity_check) did not run: SQLCipher 3.4"))
+        }
+        await db.close()
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// `importPlaintext(from:)`: plaintext rows come into an encrypted database, and nothing goes
+/// the other way.
+@Suite struct PlaintextImportTests {
+    /// A plaintext file with `notes(title, body)` holding two rows and an empty `inbox`; returns its path. Journal mode
+    /// rollback (DELETE), so that the file alone is the database and its bytes can be compared.
+    func makePlaintext(_ dir: TemporaryDirectory) async throws -> String {
+        let path = dir.path("legacy.sqlite")
+        let plain = try Database(unencryptedPath: path, journalMode: .rollback)
+        try await plain.execute("""
+            CREATE TABLE notes(title TEXT, body TEXT);
+            INSERT INTO notes VALUES ('one', 'first'), ('two', 'second');
+            CREATE TABLE inbox(title TEXT, body TEXT);
+            """)
+        await plain.close()
+        return path
+    }
+
+    func makeEncrypted(_ dir: TemporaryDirectory) async throws -> Database {
+        let db = try Database(path: dir.path("vault.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
+        return db
+    }
+
+    @Test func theGuideExampleCopiesRowsIn() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        let copied = try await db.importPlaintext(from: plainPath) { conn in
+            try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM plain.notes")
+        }
+        #expect(copied == 2)
+        let titles = try await db.query("SELECT title FROM notes ORDER BY id").compactMap { $0.get(0, as: String.self) }
+        #expect(titles == ["one", "two"])
+        // Detached again: the schema is gone, and the plaintext file is byte for byte as it was.
+        await #expect(throws: SqlCipherError.self) { try await db.query("SELECT * FROM plain.notes") }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        await db.close()
+    }
+
+    @Test func everyWriteToThePlaintextFileIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        try await db.execute("INSERT INTO notes(title, body) VALUES ('secret', 'do not leak')")
+        let writes = [
+            "INSERT INTO plain.notes SELECT title, body FROM main.notes",
+            "UPDATE plain.notes SET body = 'x'",
+            "DELETE FROM plain.notes",
+            "CREATE TABLE plain.leak AS SELECT * FROM main.notes",
+            "DROP TABLE plain.notes",
+            "ALTER TABLE plain.notes ADD COLUMN leak TEXT",
+            "CREATE INDEX plain.leak_index ON notes(body)",
+            "PRAGMA plain.user_version = 7",
+        ]
+        let refusals = try await db.importPlaintext(from: plainPath) { conn in
+            var refusals: [String] = []
+            for sql in writes {
+                do {
+                    try conn.execute(sql)
+                } catch let SqlCipherError.plaintextAttachmentWrite(schema, refused) where schema == "plain" {
+                    refusals.append(refused)
+                }
+            }
+            return refusals
+        }
+        #expect(refusals == writes)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        let message = SqlCipherError.plaintextAttachmentWrite(schema: "plain", sql: writes[0]).description
+        #expect(message.contains("INSERT INTO main.t SELECT ... FROM plain.t"))
+        await db.close()
+    }
+
+    /// A temporary trigger is compiled when it fires, so the refusal reaches the writes it makes.
+    /// (SQLite allows no schema name in a trigger's INSERT, so it writes to `inbox`, a table only
+    /// the plaintext file has.)
+    @Test func aTriggerCannotWriteToThePlaintextFileEither() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        let error = try await #require(throws: SqlCipherError.self) {
+            try await db.importPlaintext(from: plainPath) { conn in
+                try conn.execute("""
+                    CREATE TEMP TRIGGER leak AFTER INSERT ON main.notes
+                    BEGIN INSERT INTO inbox VALUES (new.title, new.body); END
+                    """)
+                try conn.execute("INSERT INTO main.notes(title, body) VALUES ('secret', 'do not leak')")
+            }
+        }
+        guard case .plaintextAttachmentWrite(let schema, _) = error else {
+            Issue.record("expected plaintextAttachmentWrite, got \(error)")
+            return
+        }
+        #expect(schema == "plain")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 0)
+        await db.close()
+    }
+
+    @Test func aPoolImportsThroughItsWriter() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let pool = try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey())
+        try await pool.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
+        try await pool.importPlaintext(from: plainPath, as: "legacy") { conn in
+            try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM legacy.notes")
+        }
+        #expect(try await pool.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 2)
+        await pool.close()
+    }
+
+    @Test func onlyAnExistingPlaintextFileIsAttached() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeEncrypted(dir)
+        let missing = dir.path("missing.sqlite")
+        await #expect(throws: SqlCipherError.cannotOpen(path: missing, reason: "the file does not exist or cannot be read")) {
+            try await db.importPlaintext(from: missing) { _ in }
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        let other = try Database(path: dir.path("other.db"), rawKey: rawKey(2))
+        try await other.execute("CREATE TABLE t(x)")
+        await other.close()
+        await #expect(throws: SqlCipherError.notPlaintextDatabase(path: dir.path("other.db"))) {
+            try await db.importPlaintext(from: dir.path("other.db")) { _ in }
+        }
+        let plainPath = try await makePlaintext(dir)
+        await #expect(throws: SqlCipherError.self) {
+            try await db.importPlaintext(from: plainPath, as: "main") { _ in }
+        }
+        await db.close()
+    }
+
+    /// The refusal of a hand-written `ATTACH … KEY ''` points to the safe way.
+    @Test func theEmptyKeyAttachRefusalPointsToImportPlaintext() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let db = try await makeEncrypted(dir)
+        let error = try await #require(throws: SqlCipherError.self) {
+            try await db.execute("ATTACH DATABASE ? AS p KEY ''", plainPath)
+        }
+        guard case .unsafeAttach = error else {
+            Issue.record("expected unsafeAttach, got \(error)")
+            return
+        }
+        #expect(error.description.contains("db.importPlaintext(from:)"))
+        await db.close()
+    }
+}
