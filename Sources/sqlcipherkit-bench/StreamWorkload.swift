@@ -128,8 +128,9 @@ func streamByCursor(_ db: Database) async throws -> FetchTotals {
     }
 }
 
-/// Every row through the async sequence, values by index.
-func streamBySequence(_ db: Database) async throws -> FetchTotals {
+/// Every row through the async sequence, values by index, with the loop on `isolation` (the
+/// caller's actor; none from a nonisolated caller, which runs it on the global executor).
+func streamBySequence(_ db: Database, isolation: isolated (any Actor)? = #isolation) async throws -> FetchTotals {
     var rows = 0
     var sum: Int64 = 0
     for try await row in db.stream(BenchSchema.selectSQL) {
@@ -143,13 +144,7 @@ func streamBySequence(_ db: Database) async throws -> FetchTotals {
 /// `next(isolation:)` keeps it there, so only each batch crosses to the database's executor.
 @MainActor
 func streamBySequenceOnMainActor(_ db: Database) async throws -> FetchTotals {
-    var rows = 0
-    var sum: Int64 = 0
-    for try await row in db.stream(BenchSchema.selectSQL) {
-        rows += 1
-        for column in 0..<10 { sum &+= Int64(row.get(column, as: Int.self) ?? 0) }
-    }
-    return FetchTotals(rows: rows, checksum: sum)
+    try await streamBySequence(db)
 }
 
 /// The process's resident set size now (VmRSS of /proc/self/status), in bytes.

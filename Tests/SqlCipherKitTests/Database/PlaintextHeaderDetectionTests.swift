@@ -93,7 +93,8 @@ import Testing
     func plainFilesWithReservedBytesStayPlaintext(tables: Int) async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("reserved.db")
-        try Self.makePlainFile(path, reserve: 32, tables: tables)
+        let schema = (0..<tables).map { "CREATE TABLE table_\($0)(id INTEGER PRIMARY KEY, body TEXT, more TEXT DEFAULT 'x')" }
+        try ReservedBytesOpeningTests.makePlainFile(path, reserve: 32, statements: ["PRAGMA user_version = 1"] + schema)
         let header = try #require(FileHeader(path: path))
         try #require(header.reservedBytes == 32)
         if tables == 300 { try #require(header.firstPageType == 5, "page 1 is an interior page") }
@@ -108,26 +109,5 @@ import Testing
     private func isNotPlaintext(_ error: SqlCipherError, _ path: String) -> Bool {
         if case .notPlaintextDatabase(let failed) = error { return failed == path }
         return false
-    }
-
-    /// A plain SQLite file made by the linked libsqlite3 with `reserve` bytes per page and
-    /// `tables` tables.
-    static func makePlainFile(_ path: String, reserve: Int32, tables: Int) throws {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
-            sqlite3_close(db)
-            throw LibSQLite3Error(code: SQLITE_CANTOPEN, message: "cannot create \(path)")
-        }
-        defer { sqlite3_close(db) }
-        var wanted = reserve
-        let rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &wanted)
-        guard rc == SQLITE_OK else { throw LibSQLite3Error(code: rc, message: "SQLITE_FCNTL_RESERVE_BYTES refused") }
-        var script = "PRAGMA user_version = 1;"
-        for index in 0..<tables {
-            script += "CREATE TABLE table_\(index)(id INTEGER PRIMARY KEY, body TEXT, more TEXT DEFAULT 'x');"
-        }
-        script += "VACUUM;"
-        let result = sqlite3_exec(db, script, nil, nil, nil)
-        guard result == SQLITE_OK else { throw LibSQLite3Error(code: result, message: String(cString: sqlite3_errmsg(db))) }
     }
 }

@@ -9,8 +9,10 @@ import Testing
 @Suite struct ReservedBytesOpeningTests {
     /// Makes a plain SQLite file with `reserve` bytes reserved per page, through the linked
     /// libsqlite3 (https://sqlite.org/c3ref/c_fcntl_begin_atomic_write.html#sqlitefcntlreservebytes),
-    /// holding one row.
-    static func makePlainFile(_ path: String, reserve: Int32) throws {
+    /// then runs `statements` on it (by default: one table holding one row).
+    static func makePlainFile(_ path: String, reserve: Int32, statements: [String] = [
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)", "INSERT INTO notes(body) VALUES ('plain with reserve')",
+    ]) throws {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
             sqlite3_close(db)
@@ -20,8 +22,8 @@ import Testing
         var wanted = reserve
         let rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &wanted)
         guard rc == SQLITE_OK else { throw LibSQLite3Error(code: rc, message: "SQLITE_FCNTL_RESERVE_BYTES refused") }
-        for sql in ["CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)", "INSERT INTO notes(body) VALUES ('plain with reserve')",
-                    "VACUUM"] {
+        // VACUUM last: it rewrites the file with the reserved bytes on every page.
+        for sql in statements + ["VACUUM"] {
             let rc = sqlite3_exec(db, sql, nil, nil, nil)
             guard rc == SQLITE_OK else { throw LibSQLite3Error(code: rc, message: String(cString: sqlite3_errmsg(db))) }
         }
