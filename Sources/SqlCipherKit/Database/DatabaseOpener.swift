@@ -54,7 +54,9 @@ enum DatabaseOpener {
         if !inMemory && !readOnly { _ = try permissions.mode(path: given) }
         let path = try DatabasePath.resolve(given)
         if readOnly { try checkReadOnlyPath(path, exists: !inMemory && FileManager.default.fileExists(atPath: path)) }
-        // A read-only open creates nothing and removes nothing: it needs no claim.
+        // A read-only open creates nothing and removes nothing: it needs no claim, but it waits
+        // for a creator of the file to finish, as an opener of an existing file does.
+        if readOnly && !inMemory { try CreationClaim.waitForCreators(of: path) }
         let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
         defer { if heldClaim == nil { claim?.release() } }
         var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)

@@ -106,8 +106,9 @@ struct FileIdentity: Sendable, Equatable {
 /// file — takes an exclusive `flock` on the database's folder before it looks at the file, and
 /// keeps it until the new database is keyed, proven ciphertext and checkpointed, so that its salt
 /// is in the file's first 16 bytes. A second opener of the same new path, in this process or
-/// another, waits, and then finds a finished database with the winner's salt. An existing
-/// non-empty file needs no lock: nothing about it is decided any more.
+/// another, waits, and then finds a finished database with the winner's salt. An opener of an
+/// existing non-empty file, or a read-only one, waits for the folder's creators to finish
+/// (``waitForCreators(of:)``) but holds no lock while it opens.
 ///
 /// Only a call that proved it created the file — `open(O_CREAT | O_EXCL)` succeeded — may remove
 /// it; only a call holding the lock on a file that was missing or empty may zero or truncate what
@@ -144,6 +145,7 @@ final class CreationClaim: Sendable {
         guard path != ":memory:", Self.isMissingOrEmpty(path) else {
             foundEmpty = false
             companionsBefore = []
+            if path != ":memory:" { try Self.waitForCreators(of: path) }
             return
         }
         let parent = (path as NSString).deletingLastPathComponent
@@ -189,6 +191,37 @@ final class CreationClaim: Sendable {
     }
 
     deinit { release() }
+
+    /// Waits until no opener in this process or another is creating a database in `path`'s
+    /// folder (a shared `flock` on it, released at once), for an opener that found the file
+    /// already there, or opens it read-only. Another opener may have made the file and still be
+    /// proving it (its creation probe is in the file): the file is not finished until its creator
+    /// lets the lock go, and an opener that went ahead could take the probe for the leftover of a
+    /// crash and drop it under the creator. Nothing is waited for where the folder cannot be read
+    /// or does not support `flock`.
+    ///
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when a creator holds the lock for
+    ///   longer than ``timeoutSeconds``.
+    static func waitForCreators(of path: String) throws {
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }  // releases the shared lock
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
+            let error = errno
+            if error == EINTR { continue }
+            guard error == EWOULDBLOCK else { return }
+            if Date() >= deadline {
+                throw SqlCipherError.cannotOpen(
+                    path: path, reason: "another connection has been creating a database in \(folder) for more than "
+                        + "\(Int(timeoutSeconds)) seconds (it holds SqlCipherKit's creation lock on the folder); "
+                        + "try again, or look for a process stuck while opening a database there")
+            }
+            usleep(2000)
+        }
+    }
 
     /// Whether this claim holds the lock.
     var isLocked: Bool { state.withLock { $0.folderDescriptor >= 0 } }

@@ -198,7 +198,22 @@ private final class MemoryScanner {
             return count(needle, in: piece.lowerBound..<max(piece.lowerBound, skip.lowerBound))
                 + count(needle, in: min(piece.upperBound, skip.upperBound)..<piece.upperBound)
         }
-        return read(piece).map { occurrences(of: needle, in: $0) } ?? 0
+        // A read can come back short, or fail, where a page changed under it (other tests run in
+        // this process meanwhile): go on after what was read, and past a page that fails, rather
+        // than drop the rest of the piece, so that a scan that finds nothing means nothing is there.
+        var found = 0
+        var start = piece.lowerBound
+        while start < piece.upperBound {
+            guard let got = read(start..<piece.upperBound) else {
+                start = (start / 4096 + 1) * 4096
+                continue
+            }
+            found += occurrences(of: needle, in: got)
+            let end = start + UInt(got.count)
+            if end >= piece.upperBound { break }
+            start = max(start + 1, end - UInt(min(got.count, needle.bytes.count - 1)))
+        }
+        return found
     }
 
     /// Reads `/proc/self/maps` into `mapsText` and the `rw` mappings without a file (the heap,
