@@ -50,3 +50,24 @@ import Testing
         #expect(result.stdout.contains("error cannotOpen"), "\(result.stdout)")
     }
 }
+
+/// The pool opens through the same checks: a pipe beside the file is refused at once.
+@Suite struct PoolSpecialFileTests {
+    @Test(arguments: ["", "-journal", "-wal", "-shm"])
+    func aPoolRefusesAPipeAsTheDatabaseOrACompanion(suffix: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("store.db")
+        if !suffix.isEmpty {
+            let db = try Database(path: path, rawKey: rawKey())
+            try await db.execute("CREATE TABLE t(x)")
+            await db.close()
+        }
+        #expect(mkfifo(path + suffix, 0o600) == 0)
+        #expect {
+            _ = try DatabasePool(path: path, rawKey: rawKey())
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("named pipe")
+        }
+    }
+}
