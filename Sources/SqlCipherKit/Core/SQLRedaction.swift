@@ -120,15 +120,20 @@ enum SQLRedaction {
             output.append(character)
         }
         if quote != nil { output += "***" }
-        // A single word after the last ": " is a name SQLite echoed.
-        if let colon = output.range(of: ": ", options: .backwards) {
+        // What follows the first ": " is a name SQLite echoed (`no such column: …`, `no such
+        // table: …`), and a bracketed or backquoted name can hold spaces, so the whole rest is
+        // masked; only SQLite's own words after a quoted token (`near "***": syntax error`) stay.
+        if let colon = output.range(of: ": ") {
             let tail = output[colon.upperBound...]
-            if !tail.isEmpty && !tail.contains(" ") && tail != "***" && !tail.hasPrefix("\"") {
+            if !tail.isEmpty && !Self.ownWords.contains(String(tail)) {
                 output.replaceSubrange(colon.upperBound..., with: "***")
             }
         }
         return output
     }
+
+    /// Tails of SQLite messages that are SQLite's own words, or already masked: kept as they are.
+    private static let ownWords: Set<String> = ["syntax error", "incomplete input", "***", "\"***\"", "'***'"]
 
     /// A file name as it may be shown: the value of every `key`, `hexkey` and `textkey` parameter
     /// of a `file:` URI is masked (SQLCipher reads them as the attached database's key).
