@@ -43,4 +43,19 @@ import Testing
             #expect(!shown.contains(Self.secret), "\(shown)")
         }
     }
+
+    /// Trace events of such a script, run as a script, with arguments shown: no key either.
+    @Test func traceEventsOfAScriptWithKeywordNamesHoldNoKey() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        let recorder = TraceRecorder()
+        _ = try await recorder.attach(to: db, options: TraceOptions(includeArguments: true))
+        let file = dir.path("o.db")
+        try await db.execute("SELECT 1 AS trigger, 2 AS begin; ATTACH '\(file)' AS o KEY '\(Self.secret)'; DETACH o")
+        try await db.execute("SELECT 1 AS trigger, 2 AS \"case\"; ATTACH '\(file)' AS o KEY [\(Self.secret)]; DETACH o")
+        let events = recorder.userEvents
+        #expect(events.count >= 2)
+        #expect(keyLeaks(in: events, passphrases: [Self.secret], rawKeys: []) == [], "\(events.map(\.sql))")
+        await db.close()
+    }
 }
