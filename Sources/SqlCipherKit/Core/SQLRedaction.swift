@@ -120,15 +120,20 @@ enum SQLRedaction {
             output.append(character)
         }
         if quote != nil { output += "***" }
-        // A single word after the last ": " is a name SQLite echoed.
-        if let colon = output.range(of: ": ", options: .backwards) {
+        // What follows the first ": " is a name SQLite echoed (`no such column: …`, `no such
+        // table: …`), and a bracketed or backquoted name can hold spaces, so the whole rest is
+        // masked; only SQLite's own words after a quoted token (`near "***": syntax error`) stay.
+        if let colon = output.range(of: ": ") {
             let tail = output[colon.upperBound...]
-            if !tail.isEmpty && !tail.contains(" ") && tail != "***" && !tail.hasPrefix("\"") {
+            if !tail.isEmpty && !Self.ownWords.contains(String(tail)) {
                 output.replaceSubrange(colon.upperBound..., with: "***")
             }
         }
         return output
     }
+
+    /// Tails of SQLite messages that are SQLite's own words, or already masked: kept as they are.
+    private static let ownWords: Set<String> = ["syntax error", "incomplete input", "***", "\"***\"", "'***'"]
 
     /// A file name as it may be shown: the value of every `key`, `hexkey` and `textkey` parameter
     /// of a `file:` URI is masked (SQLCipher reads them as the attached database's key).
@@ -170,24 +175,18 @@ enum SQLRedaction {
         return false
     }
 
-    /// The token ranges of the statements of a script, each with its closing `;` if it has one; a
-    /// `;` with nothing before it is a statement of its own.
+    /// The token ranges of the pieces of a script, each ending after a `;`, so that every `;`
+    /// starts a new piece. A trigger's body holds `;` inside one statement, but its pieces can only
+    /// be `INSERT`, `UPDATE`, `DELETE` and `SELECT`, which are redacted alike as pieces; counting
+    /// `BEGIN`, `CASE` and `END` to keep a body whole cannot work, because SQLite accepts those
+    /// words as names (`SELECT 1 AS trigger, 2 AS begin; ATTACH … KEY …` would hide the `ATTACH`
+    /// inside the first statement). Splitting too often only masks more; never too little.
     private static func statements(of tokens: [SQLTokenizer.Token]) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         var start = 0
-        var depth = 0
-        var inTrigger = false
-        for (index, token) in tokens.enumerated() {
-            if index == start { inTrigger = false }
-            if token.isKeyword("TRIGGER") { inTrigger = true }
-            // A trigger's body holds `;` between BEGIN and END (CASE also ends with END): the
-            // statement ends after the END of its BEGIN.
-            if inTrigger && (token.isKeyword("BEGIN") || token.isKeyword("CASE")) { depth += 1 }
-            if inTrigger && token.isKeyword("END") && depth > 0 { depth -= 1 }
-            if token.isSymbol(";") && depth == 0 {
-                ranges.append(start..<(index + 1))
-                start = index + 1
-            }
+        for (index, token) in tokens.enumerated() where token.isSymbol(";") {
+            ranges.append(start..<(index + 1))
+            start = index + 1
         }
         if start < tokens.count { ranges.append(start..<tokens.count) }
         return ranges

@@ -53,6 +53,7 @@ enum DatabaseOpener {
         }
         if !inMemory && !readOnly { _ = try permissions.mode(path: given) }
         let path = try DatabasePath.resolve(given)
+        if !inMemory { try refuseSpecialFiles(of: path) }
         if readOnly { try checkReadOnlyPath(path, exists: !inMemory && FileManager.default.fileExists(atPath: path)) }
         // A read-only open creates nothing and removes nothing: it needs no claim, but it waits
         // for a creator of the file to finish, as an opener of an existing file does.
@@ -192,6 +193,35 @@ enum DatabaseOpener {
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "the file is empty: there is no database to read, and a read-only open never "
                     + "creates one")
+        }
+    }
+
+    /// Refuses a database path that is a named pipe, socket or device, and a `-journal`, `-wal` or
+    /// `-shm` beside it that is a symbolic link or not a regular file, before anything reads them (read-only opens
+    /// too): reading a named pipe waits for a writer forever. SQLite opens the companions by name:
+    /// its hot-journal check opens a pipe `-journal` read-only and waits (measured on 4.6.1 and
+    /// 3.4.1), and a pipe, socket or device `-wal` or `-shm` fails only at the first read or write,
+    /// as a bare disk I/O error. A directory as the path gets its own message from ``checkPath``.
+    private static func refuseSpecialFiles(of path: String) throws {
+        if let kind = SnapshotFiles.specialKind(path), kind != "a directory" {
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
+        }
+        for companion in CreationClaim.companions(of: path) {
+            // A linked companion: SQLite writes through the link but removes only the link, so
+            // the file it points to keeps what was written (plaintext frames, after
+            // encryptInPlace on 3.4.1); 4.6.1 refuses it with a bare "unable to open".
+            var info = stat()
+            if lstat(companion, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK {
+                throw SqlCipherError.cannotOpen(
+                    path: path, reason: "\(companion) is a symbolic link; SQLite would write through it and then "
+                        + "remove only the link, leaving the pages in the file it points to. Remove the link (a "
+                        + "database's -wal, -shm and -journal are its own files, beside it)")
+            }
+            guard let kind = SnapshotFiles.specialKind(companion) else { continue }
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "\(companion) is \(kind), not a regular file: SQLite would wait on it forever or "
+                    + "fail on it. Remove it (a database's -wal, -shm and -journal are always regular files)")
         }
     }
 

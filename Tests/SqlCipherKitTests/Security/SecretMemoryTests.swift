@@ -80,6 +80,34 @@ import Testing
             #expect(try scanner.count(needle) == 0, "the \(name) is still in memory after the pool closed")
         }
     }
+
+    /// The conversions hand the target's passphrase to SQLite as a bound value of
+    /// `ATTACH … KEY ?`, which SQLite copies into its own memory; once they return (and the source
+    /// is closed), neither the passphrase nor its copy may be left in memory.
+    @Test func conversionsLeaveNoTargetPassphraseBehind() async throws {
+        let scanner = try MemoryScanner()
+        let dir = TemporaryDirectory()
+        let exported = scanner.randomNeedle(), encrypted = scanner.randomNeedle()
+
+        let db = try Database(path: dir.path("source.db"), rawKey: rawKey(), cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        var exportKey = String(decoding: exported.bytes, as: UTF8.self)
+        #expect(try scanner.count(exported) >= 1)  // the scan sees the test's own copy
+        try await db.export(to: dir.path("exported.db"), key: exportKey, cipher: fastCipher)
+        wipe(&exportKey)
+        await db.close()
+
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        await plain.close()
+        var encryptKey = String(decoding: encrypted.bytes, as: UTF8.self)
+        try Database.encrypt(plaintextAt: dir.path("plain.db"), to: dir.path("encrypted.db"), key: encryptKey,
+                             cipher: fastCipher)
+        wipe(&encryptKey)
+
+        #expect(try scanner.count(exported) == 0, "the export's passphrase is still in memory")
+        #expect(try scanner.count(encrypted) == 0, "encrypt(plaintextAt:)'s passphrase is still in memory")
+    }
 }
 
 /// Clears a string's own storage in place: the test's copy of a passphrase, once handed over.

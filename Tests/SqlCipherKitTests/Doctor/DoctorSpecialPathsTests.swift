@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// `sqlcipher-doctor inspect` and `verify` given something that is no file to read — a named pipe,
+/// a socket, a directory, a device, or a chain of links to a pipe — answer at once (each child
+/// runs under `timeout`) with a non-zero status and a verdict, and create nothing beside it.
+@Suite struct DoctorSpecialPathsTests {
+    private static func doctor(_ arguments: [String]) throws -> ChildResult {
+        try runChild("/usr/bin/timeout", ["-s", "KILL", "20", productPath("sqlcipher-doctor")] + arguments,
+                     environment: ["DOCTOR_TEST_KEY": "any passphrase"])
+    }
+
+    @Test func specialPathsAreRefusedAtOnce() throws {
+        let dir = TemporaryDirectory()
+        let pipe = dir.path("pipe.db"), folder = dir.path("folder.db"), socketPath = dir.path("socket.db")
+        let link = dir.path("link.db"), hop = dir.path("hop.db")
+        try #require(mkfifo(pipe, 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        try #require(symlink("hop.db", link) == 0 && symlink("pipe.db", hop) == 0)
+        let socketDescriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(socketDescriptor >= 0)
+        defer { close(socketDescriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in socketPath.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0)
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
+        for path in [pipe, folder, socketPath, link, "/dev/zero"] {
+            let inspect = try Self.doctor(["inspect", path])
+            #expect(inspect.status == 1 && inspect.stdout.contains("not-a-database"), "\(path): \(inspect.stdout) \(inspect.stderr)")
+            let verify = try Self.doctor(["verify", "--key-env", "DOCTOR_TEST_KEY", path])
+            #expect(verify.status == 1 && verify.stdout.contains("NOT-VERIFIABLE"), "\(path): \(verify.stdout) \(verify.stderr)")
+        }
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)) == before)
+    }
+}
