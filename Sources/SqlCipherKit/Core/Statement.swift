@@ -234,7 +234,17 @@ final class Statement {
             let retried = extensions.tracksRunningStatement ? stepMarkingRunning() : scb_step(handle)
             return retried == 100 ? true : try ended(retried)
         }
-        let error = connection.error(rc, sql: sql)
+        var error = connection.error(rc, sql: sql)
+        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 26 {
+            // SQLite's "file is not a database" says nothing of why: an ATTACH reads the file with
+            // its KEY, or without one with this database's key, and a plaintext file has neither.
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (the attached file does not open with the ATTACH's KEY, or, without a KEY clause, with "
+                    + "this database's key: to read rows from a plaintext database use "
+                    + "db.importPlaintext(from:as:_:); for an encrypted one give its KEY)",
+                sql: redacted)
+        }
         if trace != nil { endTrace(.failed(code: rc & 0xFF)) }
         throw error
     }

@@ -151,4 +151,21 @@ import Testing
         #expect(error.description.contains("db.importPlaintext(from:)"))
         await db.close()
     }
+
+    @Test func anAttachWithoutAKeyOfAPlaintextFilePointsToImportPlaintext() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let db = try await makeEncrypted(dir)
+        let error = try await #require(throws: SqlCipherError.self) {
+            try await db.execute("ATTACH DATABASE ? AS p", plainPath)
+        }
+        guard case .sqlite(26, _, let message, _) = error else {
+            Issue.record("expected SQLite error 26, got \(error)")
+            return
+        }
+        #expect(message.contains("db.importPlaintext(from:as:_:)"), "\(message)")
+        // The database goes on, with nothing attached.
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+    }
 }
