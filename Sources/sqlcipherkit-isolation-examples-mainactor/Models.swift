@@ -8,33 +8,8 @@ import SqlCipherKit
 // `Decodable` conformance is main-actor isolated, and the database decodes rows on its own
 // executor, so the compiler refuses it ("main actor-isolated conformance of 'CustomerOrders' to
 // 'Decodable' cannot satisfy conformance requirement for a 'Sendable' type parameter"). Write
-// `nonisolated struct`, or mark the one conformance `nonisolated`; both are below.
-
-struct Product: Entity {
-    static let tableName = TableName("products")
-    static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
-
-    var id: Int?
-    var name: String
-    var price: Double
-}
-
-struct Order: Entity {
-    static let tableName = TableName("orders")
-    static let primaryKey: WritableKeyPath<Order, Int?> & Sendable = \.id
-
-    var id: Int?
-    var customer: String
-}
-
-struct LineItem: Entity {
-    static let tableName = TableName("line_items")
-    static let primaryKey: WritableKeyPath<LineItem, Int?> & Sendable = \.id
-
-    var id: Int?
-    var orderID: Int
-    var sku: String
-}
+// `nonisolated struct`, or mark the one conformance `nonisolated`; both are below. The seed's own
+// types are in SeedTypes.swift, the same file as the other examples executable's.
 
 /// The guide's `Decodable, Sendable` row type for `fetch(_:sql:)`, made nonisolated as a whole.
 nonisolated struct CustomerOrders: Decodable, Sendable {
@@ -46,49 +21,6 @@ nonisolated struct CustomerOrders: Decodable, Sendable {
 /// the main actor.
 struct CustomerName: nonisolated Decodable, Sendable {
     var name: String
-}
-
-struct CreateProductsTable: Migration {
-    let id = "001-create-products"
-
-    func up(_ ctx: MigrationContext) throws {
-        try ctx.execute(
-            CreateTable(TableName("products"))
-                .column("id", .integer, .primaryKey)
-                .column("name", .text, .notNull)
-                .column("price", .real, .notNull)
-        )
-    }
-
-    func down(_ ctx: MigrationContext) throws {
-        try ctx.execute(DropTable(TableName("products")))
-    }
-}
-
-struct AddDiscountColumn: Migration {
-    let id = "002-add-discount"
-
-    func up(_ ctx: MigrationContext) throws {
-        try ctx.execute(AlterTable(TableName("products"), addColumn: "discount", .real, .default(0.0)))
-    }
-
-    func down(_ ctx: MigrationContext) throws {
-        try ctx.execute(AlterTable(TableName("products"), dropColumn: "discount"))
-    }
-}
-
-struct CreateOrders: Migration {
-    let id = "000-create-orders"
-
-    func up(_ ctx: MigrationContext) throws {
-        try ctx.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT NOT NULL)")
-        try ctx.execute("""
-            CREATE TABLE line_items(id INTEGER PRIMARY KEY, orderID INTEGER NOT NULL REFERENCES orders(id),
-                                    sku TEXT NOT NULL)
-            """)
-        try ctx.execute("CREATE TABLE customers(name TEXT PRIMARY KEY, orders INTEGER NOT NULL)")
-        try ctx.execute("INSERT INTO customers VALUES ('Alice', 0)")
-    }
 }
 
 /// What every context must find after running the examples; throws with the first difference.
@@ -109,8 +41,3 @@ func verify(_ db: some DatabaseAccess, context: String) async throws {
     try expect(!columns.contains("discount"), "discount column after rollback")
 }
 
-struct ExampleFailure: Error, CustomStringConvertible {
-    let context: String
-    let what: String
-    var description: String { "\(context): unexpected \(what)" }
-}
