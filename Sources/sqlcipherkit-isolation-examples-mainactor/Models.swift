@@ -40,4 +40,3 @@ func verify(_ db: some DatabaseAccess, context: String) async throws {
     let columns = try await db.query("PRAGMA table_info(products)").compactMap { $0.get("name", as: String.self) }
     try expect(!columns.contains("discount"), "discount column after rollback")
 }
-
