@@ -12,6 +12,26 @@ import Testing
     static let rounds = 20
     static let rowsPerSide = 5
 
+    /// Releases `children`, all waiting at the FIFO `barrier`, at once, and collects what each
+    /// printed; expects each to have ended with "done". Returns their lines and the ids of the
+    /// rows they acknowledged.
+    ///
+    /// Both wait in open(2) on the FIFO's read side (or are about to): opening it for writing
+    /// releases both at once. O_RDWR does not wait for a reader (Linux), so a child that died
+    /// before the barrier cannot hang the test. Kept open until both ended, so a late one passes too.
+    static func release(_ children: [RaceChild], at barrier: String, round: Int) async throws
+        -> (outputs: [[String]], acknowledged: [String]) {
+        for child in children { await child.waitReady() }
+        let gate = open(barrier, O_RDWR)
+        try #require(gate >= 0)
+        var outputs: [[String]] = []
+        for child in children { outputs.append(await child.finish()) }
+        close(gate)
+        for (index, lines) in outputs.enumerated() {
+            #expect(lines.last == "done", "round \(round) side \(index): \(lines) \(children[index].standardError)")
+        }
+        return (outputs, outputs.flatMap { $0.filter { $0.hasPrefix("ack ") }.map { String($0.dropFirst(4)) } })
+    }
     /// A child process of the helper's `create-race`, its output read as it comes.
     final class RaceChild: @unchecked Sendable {
         let process = Process()
@@ -91,20 +111,7 @@ import Testing
             let children = try ["a", "b"].map {
                 try RaceChild([path, kind, key, barrier, $0, String(Self.rowsPerSide)])
             }
-            for child in children { await child.waitReady() }
-            // Both wait in open(2) on the FIFO's read side (or are about to): opening it for
-            // writing releases both at once. O_RDWR does not wait for a reader (Linux), so a
-            // child that died before the barrier cannot hang the test. Kept open until both
-            // ended, so a late one passes too.
-            let gate = open(barrier, O_RDWR)
-            try #require(gate >= 0)
-            var outputs: [[String]] = []
-            for child in children { outputs.append(await child.finish()) }
-            close(gate)
-            for (index, lines) in outputs.enumerated() {
-                #expect(lines.last == "done", "round \(round) side \(index): \(lines) \(children[index].standardError)")
-            }
-            let acknowledged = outputs.flatMap { $0.filter { $0.hasPrefix("ack ") }.map { String($0.dropFirst(4)) } }
+            let (outputs, acknowledged) = try await Self.release(children, at: barrier, round: round)
             // Raced: both were past the barrier before either had finished opening.
             let gos = outputs.compactMap { Self.value($0, "go") }, opens = outputs.compactMap { Self.value($0, "opened") }
             if gos.count == 2, opens.count == 2, gos.max()! < opens.min()! { overlapping += 1 }

@@ -26,16 +26,7 @@ import Testing
                 try CreationRaceTests.RaceChild([link, "database", "pass:mixed", barrier, "a", String(Self.rowsPerSide)]),
                 try CreationRaceTests.RaceChild([target, "pool", "pass:mixed", barrier, "b", String(Self.rowsPerSide)]),
             ]
-            for child in children { await child.waitReady() }
-            let gate = open(barrier, O_RDWR)
-            try #require(gate >= 0)
-            var outputs: [[String]] = []
-            for child in children { outputs.append(await child.finish()) }
-            close(gate)
-            for (index, lines) in outputs.enumerated() {
-                #expect(lines.last == "done", "round \(round) side \(index): \(lines) \(children[index].standardError)")
-            }
-            let acknowledged = outputs.flatMap { $0.filter { $0.hasPrefix("ack ") }.map { String($0.dropFirst(4)) } }
+            let (outputs, acknowledged) = try await CreationRaceTests.release(children, at: barrier, round: round)
             let db = try Database(path: target, key: "mixed")
             let stored = Set(try await db.query("SELECT id FROM t").compactMap { $0.get("id", as: String.self) })
             await db.close()
