@@ -286,7 +286,7 @@ import Testing
             await db.close()
         }
         // The registry of the closed database still holds its definitions until it goes away.
-        try await waitUntil(guardTime: .seconds(10)) { LifetimeProbe.alive.load(ordering: .relaxed) <= before }
+        try await waitUntil { LifetimeProbe.alive.load(ordering: .relaxed) <= before }
     }
 
     @Test func functionsBelongToTheirDatabase() async throws {

@@ -444,7 +444,7 @@ import Testing
             expected += 400
             var seen = -1
             while seen != expected {
-                guard let next = try await reader.next(guardTime: .seconds(20)) else { break }
+                guard let next = try await reader.next() else { break }
                 seen = next
             }
             #expect(seen == expected, "round \(round)")
@@ -471,7 +471,7 @@ import Testing
             expected += written
             var seen = -1
             while seen != expected {
-                guard let next = try await reader.next(guardTime: .seconds(20)) else { break }
+                guard let next = try await reader.next() else { break }
                 seen = next
             }
             #expect(seen == expected, "round \(round)")
