@@ -260,6 +260,7 @@ extension SqlCipherError {
         case let .unsafePragma(name, value, sql):
             return .unsafePragma(name: name, value: SQLRedaction.pragmaValue(name: name, value: value), sql: text(sql))
         case let .unsafeFunction(name, sql): return .unsafeFunction(name: name, sql: text(sql))
+        case let .perConnectionPragma(name, sql): return .perConnectionPragma(name: name, sql: text(sql))
         case let .unsafeAttach(schema, path, encrypted, sql):
             return .unsafeAttach(schema: schema, path: SQLRedaction.fileName(path), encrypted: encrypted, sql: text(sql))
         case let .unsafeVacuumInto(sql): return .unsafeVacuumInto(sql: text(sql))

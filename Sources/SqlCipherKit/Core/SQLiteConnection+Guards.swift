@@ -60,6 +60,31 @@ extension SQLiteConnection {
     }
 }
 
+extension SQLiteConnection {
+    /// The pragmas whose setting lives in one connection, not in the file
+    /// (https://sqlite.org/pragma.html): set as raw SQL on a ``DatabasePool``, each would reach
+    /// whichever connection ran the call. `temp_store` is not here: it is refused everywhere.
+    /// `defer_foreign_keys` is not either: it lasts one transaction, which runs on one connection.
+    static let perConnectionPragmas: [StaticString] = [
+        "analysis_limit", "automatic_index", "busy_timeout", "cache_size", "cache_spill", "case_sensitive_like",
+        "cell_size_check", "checkpoint_fullfsync", "count_changes", "empty_result_callbacks", "foreign_keys",
+        "full_column_names", "fullfsync", "ignore_check_constraints", "journal_size_limit", "legacy_alter_table",
+        "locking_mode", "mmap_size", "query_only", "read_uncommitted", "recursive_triggers",
+        "reverse_unordered_selects", "secure_delete", "short_column_names", "synchronous", "threads",
+        "trusted_schema", "wal_autocheckpoint",
+    ]
+
+    /// Whether `name` is one of ``perConnectionPragmas`` (compared in place, as SQLite compares
+    /// pragma names: without regard to ASCII case).
+    static func isPerConnectionPragma(_ name: UnsafePointer<CChar>) -> Bool {
+        perConnectionPragmas.contains { known in
+            known.withUTF8Buffer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { strcasecmp(name, $0.baseAddress!) == 0 }
+            }
+        }
+    }
+}
+
 // MARK: - Raw SQL that would defeat the encryption, and transaction control inside a body
 
 /// What a statement is, as far as the guards care, learned from the authorizer while it compiled.
@@ -84,6 +109,12 @@ final class SQLGuard {
     /// Greater than zero while the package runs its own SQL (cipher settings, conversions, its
     /// transaction statements), which the cipher rules and the transaction rule let through.
     var packageDepth = 0
+    /// Whether the connection belongs to a ``DatabasePool``: setting a per-connection pragma
+    /// (``SQLiteConnection/perConnectionPragmas``) as raw SQL is then refused.
+    var refusesPerConnectionPragmas = false
+    /// Whether ``DatabaseConfiguration/prepareConnection`` runs now: it may set per-connection
+    /// pragmas on a pool's connection (and only those: the cipher rules still apply).
+    var isConfiguring = false
     /// Greater than zero while the body of a transaction or savepoint runs.
     var bodyDepth = 0
     /// Set when the authorizer allowed something in the current compile only because the package
@@ -109,6 +140,7 @@ final class SQLGuard {
     enum Refusal {
         case pragma(name: String, value: String)
         case function(name: String)
+        case perConnectionPragma(name: String)
         case transactionControl
         case attachment(schema: String, path: String, encrypted: Bool)
         case functionInSchema(name: String)
@@ -123,6 +155,7 @@ final class SQLGuard {
             switch self {
             case let .pragma(name, value): return .unsafePragma(name: name, value: value, sql: sql)
             case let .function(name): return .unsafeFunction(name: name, sql: sql)
+            case let .perConnectionPragma(name): return .perConnectionPragma(name: name, sql: sql)
             case .transactionControl: return .transactionControlInBody(sql: sql)
             case let .attachment(schema, path, encrypted):
                 return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql).redactingSQL()
@@ -179,6 +212,14 @@ extension SQLiteConnection {
             if refusesPragma(first, value: second) {
                 sqlGuard.refused = .pragma(name: String(cString: first), value: second.map { String(cString: $0) } ?? "")
                 return deny
+            }
+            if second != nil, sqlGuard.refusesPerConnectionPragmas, isPerConnectionPragma(first) {
+                if sqlGuard.packageDepth == 0 && !sqlGuard.isConfiguring {
+                    sqlGuard.refused = .perConnectionPragma(name: String(cString: first))
+                    return deny
+                }
+                // Never cached: user SQL of the same text must be judged again.
+                sqlGuard.bypassed = true
             }
             guard CipherPragmaRule.refuses(first, value: second, encrypted: sqlGuard.isEncrypted) else { return 0 }
             if sqlGuard.packageDepth > 0 {

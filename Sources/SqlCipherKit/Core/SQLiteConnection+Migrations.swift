@@ -103,8 +103,9 @@ extension SQLiteConnection {
             do {
                 try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: enforced)
             } catch is MigrationRunner.NeedsForeignKeysOff {
-                try asInternal { _ = try execute("PRAGMA foreign_keys = OFF") }
-                defer { asInternal { _ = try? execute("PRAGMA foreign_keys = ON") } }
+                // The package's own (asPackage): a pool refuses the pragma as raw SQL.
+                try asInternal { try asPackage { _ = try execute("PRAGMA foreign_keys = OFF") } }
+                defer { asInternal { asPackage { _ = try? execute("PRAGMA foreign_keys = ON") } } }
                 guard try !foreignKeysEnabled() else {
                     throw SqlCipherError.invalidQuery(reason: "foreign keys could not be switched off for a table rebuild")
                 }

@@ -335,8 +335,13 @@ struct Exporter {
         // sqlcipher_export copies table by table, so a child row can arrive before its parent:
         // foreign keys are checked again on the finished copy instead (foreign_key_check).
         let foreignKeys = try source.scalar("PRAGMA foreign_keys").flatMap { Int.fromDatabaseValue($0) } ?? 0
-        if foreignKeys != 0 { try source.execute("PRAGMA foreign_keys = OFF") }
-        defer { if foreignKeys != 0 { source.interruptGate.shielded { _ = try? source.execute("PRAGMA foreign_keys = ON") } } }
+        // The package's own statements (asPackage): a pool refuses the pragma as raw SQL.
+        if foreignKeys != 0 { _ = try source.asPackage { try source.execute("PRAGMA foreign_keys = OFF") } }
+        defer {
+            if foreignKeys != 0 {
+                source.interruptGate.shielded { _ = source.asPackage { try? source.execute("PRAGMA foreign_keys = ON") } }
+            }
+        }
         let pageSize = Int64(max(1, try source.integer("PRAGMA main.page_size") ?? 4096))
         // A read-only Database's ATTACH is refused below, before SQLite creates anything: nor
         // does the claim, so that its folder does not change either.

@@ -42,7 +42,7 @@ extension Database {
     ///   - passphrase: The new passphrase.
     ///   - progress: Called with the pages rewritten (see ``DatabaseProgress``); it must return quickly.
     /// - Throws: ``SqlCipherError/notEncrypted`` for a database opened with
-    ///   ``init(unencryptedPath:journalMode:readOnly:filePermissions:)``; ``SqlCipherError/emptyKey``;
+    ///   ``init(unencryptedPath:journalMode:readOnly:configuration:)``; ``SqlCipherError/emptyKey``;
     ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for a passphrase spelled like SQLCipher's
     ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
     ///   ``rekey(rawKey:progress:)``);

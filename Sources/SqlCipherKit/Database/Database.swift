@@ -13,9 +13,10 @@ import Foundation
 /// `sqlite3_key`, applies ``CipherSettings``, reads the schema to prove the key, and for a new
 /// encrypted file writes once and checks on disk that nothing readable was written.
 ///
-/// Each connection gets these defaults: a 5-second busy timeout, an 8 MiB page cache
-/// (`PRAGMA cache_size = -8192`, so that a working set that fits is decrypted once; see
-/// `docs/performance.md`), `PRAGMA foreign_keys = ON`,
+/// Each connection gets these defaults, the first three of which ``DatabaseConfiguration``
+/// changes: a 5-second busy timeout, an 8 MiB page cache (`PRAGMA cache_size = -8192`, so that a
+/// working set that fits is decrypted once; see `docs/performance.md`), `synchronous = FULL`,
+/// `PRAGMA foreign_keys = ON`,
 /// `PRAGMA temp_store = MEMORY` (no plaintext temporary files), and on SQLCipher 4.5.1+ its
 /// stderr log turned off (`PRAGMA cipher_log = off`, which is process-wide).
 public actor Database {
@@ -23,7 +24,7 @@ public actor Database {
     public nonisolated let path: String
     /// The SQLCipher library in use.
     public nonisolated let library: SqlCipherLibrary
-    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:readOnly:filePermissions:)``.
+    /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:readOnly:configuration:)``.
     public nonisolated let isEncrypted: Bool
     /// The journal mode the file is in. An in-memory database reports ``JournalMode/rollback``.
     public nonisolated let journalMode: JournalMode
@@ -33,6 +34,8 @@ public actor Database {
     /// (for example a file without write permission). Reads work; every write throws
     /// ``SqlCipherError/sqlite(code:extendedCode:message:sql:)`` with SQLite's `SQLITE_READONLY` (8).
     public nonisolated let isReadOnly: Bool
+    /// The configuration the connection was set up with.
+    public nonisolated let configuration: DatabaseConfiguration
 
     var connection: SQLiteConnection?
 
@@ -51,9 +54,6 @@ public actor Database {
     var externalWatch: ExternalChangeWatch?
     var dataVersion: Int?
 
-    /// The busy timeout every connection gets, in milliseconds.
-    static let busyTimeoutMilliseconds: Int32 = 5000
-
     /// Opens or creates an encrypted database with a passphrase.
     ///
     /// SQLCipher derives the key from the passphrase with PBKDF2 (256,000 iterations of
@@ -64,35 +64,36 @@ public actor Database {
     ///   - key: A non-empty passphrase. Its UTF-8 bytes are run through SQLCipher's key
     ///     derivation; a passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96
     ///     hexadecimal digits, 67 or 99 bytes in all) is refused, because SQLCipher would take it
-    ///     as a raw key: use ``init(path:rawKey:journalMode:cipher:readOnly:filePermissions:)`` for raw keys.
+    ///     as a raw key: use ``init(path:rawKey:journalMode:cipher:readOnly:configuration:)`` for raw keys.
     ///   - journalMode: The mode for a new file; an existing file keeps its own.
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
     ///   - readOnly: Opens an existing database without ever writing to it or to its folder:
     ///     statements that write throw, and no `-wal`, `-shm` or `-journal` file is created (see
     ///     "Read-only opening" in `docs/guide.md`).
-    ///   - filePermissions: The permissions of a new file and of its `-wal`, `-shm` and
-    ///     `-journal` (``FilePermissions/ownerOnly`` unless given); an existing file keeps its own.
+    ///   - configuration: How the connection is set up: busy timeout, page cache, `synchronous`,
+    ///     the permissions of a new file (`0o600` unless set), a closure run on the connection
+    ///     before it is used (``DatabaseConfiguration``).
     /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
     ///   ``SqlCipherError/keyFailed(path:reason:)`` and the other opening errors.
     public init(path: String, key: String, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false, filePermissions: FilePermissions = .ownerOnly) throws {
+                readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         let material = try KeyMaterial(passphrase: key.utf8)
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      permissions: filePermissions)
+                      setup: ConnectionSetup(configuration: configuration))
     }
 
     /// Opens or creates an encrypted database with a passphrase given as bytes.
     ///
     /// Any bytes are allowed, including NUL and invalid UTF-8, except the raw-key literal forms
-    /// that ``init(path:key:journalMode:cipher:readOnly:filePermissions:)-(_,String,_,_,_,_)`` refuses
+    /// that ``init(path:key:journalMode:cipher:readOnly:configuration:)-(_,String,_,_,_,_)`` refuses
     /// (``SqlCipherError/passphraseLooksLikeRawKey``). SqlCipherKit zeroes its own copy once the
     /// key is applied; zero yours when you are done with it
     /// (`passphrase.resetBytes(in: 0..<passphrase.count)`). `readOnly` as for a `String` passphrase.
     public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false, filePermissions: FilePermissions = .ownerOnly) throws {
+                readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         let material = try KeyMaterial(passphrase: key)
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      permissions: filePermissions)
+                      setup: ConnectionSetup(configuration: configuration))
     }
 
     /// Opens or creates an encrypted database with a raw 32-byte key: no key derivation runs.
@@ -106,10 +107,10 @@ public actor Database {
     /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes.
     public init(path: String, rawKey: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false, filePermissions: FilePermissions = .ownerOnly) throws {
+                readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         let material = try KeyMaterial(rawKey: rawKey)
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      permissions: filePermissions)
+                      setup: ConnectionSetup(configuration: configuration))
     }
 
     /// Opens or creates an encrypted database with a raw key and an explicit 16-byte salt.
@@ -119,10 +120,10 @@ public actor Database {
     /// database without ever writing to it or to its folder.
     public init(path: String, rawKey: Data, salt: Data, journalMode: JournalMode = .wal,
                 cipher: CipherSettings = .default, readOnly: Bool = false,
-                filePermissions: FilePermissions = .ownerOnly) throws {
+                configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         let material = try KeyMaterial(rawKey: rawKey, salt: salt)
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      permissions: filePermissions)
+                      setup: ConnectionSetup(configuration: configuration))
     }
 
     /// Opens or creates a plaintext SQLite database: no key, readable by any SQLite tool.
@@ -134,37 +135,26 @@ public actor Database {
     /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` for an encrypted file.
     public init(unencryptedPath: String, journalMode: JournalMode = .wal, readOnly: Bool = false,
-                filePermissions: FilePermissions = .ownerOnly) throws {
+                configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         try self.init(path: unencryptedPath, key: nil, journalMode: journalMode, cipher: .default, readOnly: readOnly,
-                      permissions: filePermissions)
+                      setup: ConnectionSetup(configuration: configuration))
     }
 
     /// Opens with `key` (nil for a plaintext database): every public initialiser and each
     /// connection of a ``DatabasePool`` come here.
-    /// `relay` makes this database the writer of a ``DatabasePool``, whose observations learn of
-    /// its commits through it; `extensions` is the pool's registry of tracers, functions and
-    /// collations, shared by all its connections. `poolReader` makes it a reader of one: `PRAGMA query_only` then
-    /// backs up the pool's own refusal of writing statements on readers
-    /// (https://sqlite.org/pragma.html#pragma_query_only). `permissions`, `claim` and `identity`
-    /// are passed to the opener (DatabaseOpener.swift): a pool holds the creation lock across its
-    /// key derivation, and its readers check that the path still names the writer's file.
+    /// `setup` says how the connection is set up (its role, a pool's registry of extensions, the
+    /// caller's configuration). `relay` makes this database the writer of a ``DatabasePool``,
+    /// whose observations learn of its commits through it. `claim` and `identity` are passed to
+    /// the opener (DatabaseOpener.swift): a pool holds the creation lock across its key
+    /// derivation, and its readers check that the path still names the writer's file.
     init(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
-         readOnly: Bool, relay: CommitRelay? = nil, poolReader: Bool = false,
-         extensions: ConnectionExtensions? = nil, permissions: FilePermissions = .ownerOnly,
+         readOnly: Bool, setup: ConnectionSetup, relay: CommitRelay? = nil,
          claim: CreationClaim? = nil, identity: FileIdentity? = nil) throws {
         let opened = try DatabaseOpener.open(
-            path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-            extensions: extensions, role: poolReader ? .reader : .writer, permissions: permissions, claim: claim,
-            identity: identity)
+            path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly, setup: setup,
+            claim: claim, identity: identity)
         opened.connection.changeTracker.relay = relay
-        if poolReader {
-            do {
-                try opened.connection.asPackage { _ = try opened.connection.execute("PRAGMA query_only = 1") }
-            } catch {
-                opened.connection.close()
-                throw error
-            }
-        }
+        self.configuration = setup.configuration
         self.path = path
         self.library = opened.library
         self.isEncrypted = key != nil

@@ -22,20 +22,22 @@ enum DatabaseOpener {
     /// With `readOnly`, the file must exist and hold a database; it is opened so that neither it
     /// nor its folder changes (ReadOnlyOpening.swift), and statements that write are refused.
     ///
-    /// With `extensions`, the connection uses that registry (a pool's, shared by its connections)
-    /// from its first statement on, so its tracers see the opening statements (as internal ones)
-    /// and its functions and collations are there before the caller's first statement. `role` is
-    /// what its trace events report (a pool's readers: `.reader`).
+    /// `setup` says how the connection is set up (``ConnectionSetup``): with a registry of
+    /// extensions (a pool's, shared by its connections), the connection uses it from its first
+    /// statement on, so its tracers see the opening statements (as internal ones) and its
+    /// functions and collations are there before the caller's first statement; its role is what
+    /// its trace events report (a pool's readers: `.reader`, made read-only with
+    /// `PRAGMA query_only`); its ``DatabaseConfiguration`` is applied last, its
+    /// `prepareConnection` after everything else.
     ///
     /// The path is resolved once, here (``DatabasePath``): the connection, its companion files and
     /// every check of them use the file a symbolic link leads to. A missing or empty file is
     /// opened under the creation lock (``CreationClaim``), taken here unless the caller holds it
     /// already (`claim`: a pool holds it across its key derivation); a missing file is created
-    /// with `permissions`. `identity`, when given, is the file the path must still name (a pool's
+    /// with the configuration's permissions. `identity`, when given, is the file the path must still name (a pool's
     /// readers): checked before SQLite opens the file and again before anything is read.
     static func open(path given: String, key: KeyMaterial?, journalMode: JournalMode,
-                     cipher: CipherSettings, readOnly: Bool = false, extensions: ConnectionExtensions? = nil,
-                     role: ConnectionRole = .writer, permissions: FilePermissions = .ownerOnly,
+                     cipher: CipherSettings, readOnly: Bool = false, setup: ConnectionSetup = ConnectionSetup(),
                      claim heldClaim: CreationClaim? = nil, identity: FileIdentity? = nil) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
@@ -48,6 +50,8 @@ enum DatabaseOpener {
             throw SqlCipherError.cannotOpen(path: given, reason: "the path contains a NUL character; remove it")
         }
         let settings = try cipher.pragmas(for: library, readOnly: readOnly)
+        try setup.configuration.validate()
+        let permissions = setup.configuration.filePermissions
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
@@ -69,7 +73,7 @@ enum DatabaseOpener {
             }
             return try openConnection(
                 path: path, key: key, journalMode: journalMode, cipher: cipher, settings: settings, readOnly: readOnly,
-                isNew: isNew, extensions: extensions, role: role, library: library, identity: identity)
+                isNew: isNew, setup: setup, library: library, identity: identity)
         } catch {
             if let claim {
                 if case SqlCipherError.plaintextDetected = error, isNew, claim.mayWipe {
@@ -84,12 +88,12 @@ enum DatabaseOpener {
         }
     }
 
-    /// The part of ``open(path:key:journalMode:cipher:readOnly:extensions:role:permissions:claim:identity:)``
+    /// The part of ``open(path:key:journalMode:cipher:readOnly:setup:claim:identity:)``
     /// after the file is there: opens, keys, proves and sets up the connection.
     private static func openConnection(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
                                        settings: [String], readOnly: Bool, isNew: Bool,
-                                       extensions: ConnectionExtensions?, role: ConnectionRole,
-                                       library: SqlCipherLibrary, identity: FileIdentity?) throws -> Opened {
+                                       setup: ConnectionSetup, library: SqlCipherLibrary,
+                                       identity: FileIdentity?) throws -> Opened {
         let encrypted = key != nil
         let inMemory = path == ":memory:"
         try identity?.check(path: path)
@@ -117,14 +121,15 @@ enum DatabaseOpener {
             // over the path in between would otherwise be read with the old file's -wal and -shm.
             // Closing a connection that read nothing touches no file.
             try identity?.check(path: path)
-            // Every statement of the opening is the package's own (trace events mark it).
+            // Every statement of the opening is the package's own (trace events mark it), up to
+            // the caller's prepareConnection. (A failed opening closes the connection: its depth
+            // no longer matters.)
             connection.extensionState.internalDepth += 1
-            defer { connection.extensionState.internalDepth -= 1 }
-            connection.role = role
-            if let extensions { try extensions.apply(to: connection) }
+            connection.role = setup.role
+            if let extensions = setup.extensions { try extensions.apply(to: connection) }
             // Before the first read, so that a file locked by another connection is waited for
             // rather than reported busy at once.
-            scb_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)
+            scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
             if let key {
                 let rc = key.withBytes { bytes in
                     scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count))
@@ -153,9 +158,9 @@ enum DatabaseOpener {
             }
 
             try connection.execute("PRAGMA foreign_keys = ON")
-            // A page read from the file is decrypted at each read; one in the cache is not
-            // (PageCache.swift, docs/performance.md).
-            try connection.execute("PRAGMA cache_size = -\(Database.defaultPageCacheKiB)")
+            // The page cache (a page read from the file is decrypted at each read, one in the
+            // cache is not: docs/performance.md) and synchronous.
+            try setup.configuration.applySettings(to: connection)
 
             if encrypted && fresh && !inMemory {
                 try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
@@ -166,8 +171,16 @@ enum DatabaseOpener {
             } else if encrypted && !inMemory {
                 try finishInterruptedCreation(connection, path: path, cipher: cipher)
             }
-            // Last, so that the opening sequence's own statements (PRAGMA journal_mode) still run.
+            if setup.role == .reader {
+                // Backs up the pool's own refusal of writing statements on its readers
+                // (https://sqlite.org/pragma.html#pragma_query_only).
+                try connection.asPackage { _ = try connection.execute("PRAGMA query_only = 1") }
+            }
+            // After the opening sequence's own statements (PRAGMA journal_mode), which must run.
             connection.refusesWrites = readOnly
+            connection.changeTracker.sqlGuard.refusesPerConnectionPragmas = setup.pooled
+            connection.extensionState.internalDepth -= 1
+            try prepare(connection, with: setup.configuration)
             let isReadOnly = readOnly || scb_db_readonly(connection.handle, "main") == 1
             return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: isReadOnly,
                           path: path)
@@ -175,6 +188,16 @@ enum DatabaseOpener {
             connection.close()
             throw error
         }
+    }
+
+    /// Runs the caller's ``DatabaseConfiguration/prepareConnection`` on a connection that is
+    /// otherwise ready: the per-connection pragmas a pool refuses as raw SQL are allowed in it.
+    private static func prepare(_ connection: SQLiteConnection, with configuration: DatabaseConfiguration) throws {
+        guard let prepareConnection = configuration.prepareConnection else { return }
+        let sqlGuard = connection.changeTracker.sqlGuard
+        sqlGuard.isConfiguring = true
+        defer { sqlGuard.isConfiguring = false }
+        try connection.lend(prepareConnection)
     }
 
     /// The checks of a `readOnly` open: a read-only open cannot create a database, so the file

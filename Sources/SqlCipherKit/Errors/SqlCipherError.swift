@@ -99,6 +99,11 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// The statement calls a SQLCipher function that copies data between databases outside the
     /// package's verified conversions (`sqlcipher_export`). Nothing was run.
     case unsafeFunction(name: String, sql: String)
+    /// The statement sets a per-connection `PRAGMA` (`synchronous`, `cache_size`, `foreign_keys`,
+    /// `busy_timeout`, ...) on a ``DatabasePool``, which would set it on whichever one of the
+    /// pool's connections ran the call, and leave the others as they were. Nothing was run. Set it
+    /// for every connection with ``DatabaseConfiguration`` (`configuration:` when the pool opens).
+    case perConnectionPragma(name: String, sql: String)
     /// `ATTACH` would have added a database whose encryption differs from this one's: a plaintext
     /// file (an empty `KEY`) to an encrypted `Database`, where rows copied into it would be written
     /// in the clear, or an encrypted file to a plaintext `Database`. `encrypted` tells which: true
@@ -145,6 +150,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case unknownParameter(name: String)
     /// A builder was used in a way that cannot produce valid SQL.
     case invalidQuery(reason: String)
+    /// A setting of ``DatabaseConfiguration`` is out of its range; nothing was opened or created.
+    case invalidConfiguration(reason: String)
     /// A `Delete` without a `where` clause, which would remove every row.
     case deleteWithoutWhere(table: String)
     /// A stored row cannot be decoded into an entity.
@@ -289,6 +296,12 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "are allowed."
         case let .unsafePragma(name, value, sql):
             return CipherPragmaRule.refusalDescription(name: name, value: value, sql: sql)
+        case let .perConnectionPragma(name, sql):
+            return "`\(sql)` sets PRAGMA \(name) on one connection of a DatabasePool, which runs each call on whichever "
+                + "of its connections routing picks (the writer or a reader), so the setting would apply to that one "
+                + "only; it was not run. Set it for every connection when the pool opens: DatabasePool(path:..., "
+                + "configuration:) with DatabaseConfiguration's synchronous, pageCacheKiB or busyTimeout, or the "
+                + "statement in its prepareConnection closure. Reading PRAGMA \(name) is allowed."
         case let .unsafeFunction(name, sql):
             return "`\(sql)` calls \(name)(), which copies every row of a database into another one, encrypted or "
                 + "in the clear, without the checks of the package's conversions, so the statement was not run. Use "
@@ -344,6 +357,8 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "A value was bound to :\(name), which the query does not use. Remove it or fix the name."
         case let .invalidQuery(reason):
             return "Invalid query: \(Self.clause(reason))."
+        case let .invalidConfiguration(reason):
+            return "Invalid DatabaseConfiguration: \(Self.clause(reason)). Nothing was opened."
         case let .deleteWithoutWhere(table):
             return "Delete from \"\(table)\" has no where clause and would remove every row. Add .where(...) "
                 + "or use Delete(table, allRows: true)."

@@ -7,7 +7,9 @@ import Synchronization
 /// can only take permissions away. An existing file keeps its permissions.
 ///
 /// ```swift
-/// let db = try Database(path: path, key: passphrase, filePermissions: 0o640)   // group may read
+/// var configuration = DatabaseConfiguration()
+/// configuration.filePermissions = 0o640   // the group may read
+/// let db = try Database(path: path, key: passphrase, configuration: configuration)
 /// ```
 public struct FilePermissions: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
     /// The permission bits, as `chmod` takes them (`0o600`); only the lowest nine bits may be set.

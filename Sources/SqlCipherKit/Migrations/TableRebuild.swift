@@ -251,14 +251,15 @@ struct TableRebuild {
         // here the references must keep naming the original table. Older SQLite has no such pragma
         // (and returns no row), and with foreign keys off does not rewrite them.
         let legacy = try connection.query("PRAGMA legacy_alter_table").first?.get(0, as: Int.self)
-        if legacy == 0 { try connection.execute("PRAGMA legacy_alter_table = ON") }
+        // The package's own statements (asPackage): a pool refuses the pragma as raw SQL.
+        if legacy == 0 { _ = try connection.asPackage { try connection.execute("PRAGMA legacy_alter_table = ON") } }
         do {
             try connection.execute("ALTER TABLE \(temporary) RENAME TO \(quotedTable)")
         } catch {
-            if legacy == 0 { _ = try? connection.execute("PRAGMA legacy_alter_table = OFF") }
+            if legacy == 0 { _ = connection.asPackage { try? connection.execute("PRAGMA legacy_alter_table = OFF") } }
             throw error
         }
-        if legacy == 0 { try connection.execute("PRAGMA legacy_alter_table = OFF") }
+        if legacy == 0 { _ = try connection.asPackage { try connection.execute("PRAGMA legacy_alter_table = OFF") } }
     }
 
     /// Compiles a read of the table, of every view, and a statement for every trigger's event, so a

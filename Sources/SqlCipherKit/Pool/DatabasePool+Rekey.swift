@@ -64,7 +64,7 @@ extension DatabasePool {
             guard !isClosed, let material = try? key.material() else { return }
             // The proof from a fresh connection, which then serves the next read.
             let reader = try Database(path: path, key: material, journalMode: .wal, cipher: cipherSettings,
-                                      readOnly: false, poolReader: true, extensions: extensions)
+                                      readOnly: false, setup: readerSetup)
             await readers.adopt(reader)
         }
     }

@@ -42,6 +42,8 @@ public final class DatabasePool: DatabaseAccess {
     public let isReadOnly = false
     /// The most readers the pool opens at once.
     public let maximumReaderCount: Int
+    /// The configuration every connection of the pool was set up with.
+    public let configuration: DatabaseConfiguration
 
     /// The default ``maximumReaderCount``: enough to keep the cores of a small server busy with
     /// reads. Each reader holds its own connection and page cache, so more readers than cores add
@@ -56,6 +58,8 @@ public final class DatabasePool: DatabaseAccess {
     /// through the writer, picked up by each reader before its next statement.
     let extensions: ConnectionExtensions
     let readers: ReaderSet
+    /// How each reader is set up: also for readers opened after a rekey.
+    let readerSetup: ConnectionSetup
     let key: PoolKey?
     let relay = CommitRelay()
     private let closed = Atomic<Bool>(false)
@@ -70,54 +74,56 @@ public final class DatabasePool: DatabaseAccess {
     ///
     /// - Parameters:
     ///   - path: The database file; created (in WAL mode) when missing.
-    ///   - key: A non-empty passphrase (see ``Database/init(path:key:journalMode:cipher:readOnly:filePermissions:)-(_,String,_,_,_,_)``).
+    ///   - key: A non-empty passphrase (see ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,String,_,_,_,_)``).
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
     ///   - maximumReaderCount: The most readers open at once (at least 1).
-    ///   - filePermissions: The permissions of a new file and of its `-wal` and `-shm`
-    ///     (``FilePermissions/ownerOnly`` unless given); an existing file keeps its own.
+    ///   - configuration: How every connection of the pool is set up: busy timeout, page cache,
+    ///     `synchronous`, the permissions of a new file (`0o600` unless set), a closure run on each
+    ///     connection before it is used (``DatabaseConfiguration``). Per-connection `PRAGMA`s sent
+    ///     as raw SQL are refused on a pool: set them here.
     /// - Throws: ``SqlCipherError/poolRequiresWAL(path:journalMode:)`` for a file in rollback
     ///   mode or an in-memory path, and the errors of opening a ``Database``.
     public convenience init(path: String, key: String, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
-                            filePermissions: FilePermissions = .ownerOnly) throws {
+                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         try self.init(path: path, passphrase: SecretBytes(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount,
-                      permissions: filePermissions)
+                      configuration: configuration)
     }
 
     /// Opens or creates a pool with a passphrase given as bytes (see
-    /// ``Database/init(path:key:journalMode:cipher:readOnly:filePermissions:)-(_,Data,_,_,_,_)``).
+    /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,Data,_,_,_,_)``).
     public convenience init(path: String, key: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
-                            filePermissions: FilePermissions = .ownerOnly) throws {
+                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         try self.init(path: path, passphrase: SecretBytes(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
-                      permissions: filePermissions)
+                      configuration: configuration)
     }
 
     /// Opens or creates a pool with a raw 32-byte key: no key derivation runs at all.
     public convenience init(path: String, rawKey: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
-                            filePermissions: FilePermissions = .ownerOnly) throws {
+                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         _ = try KeyMaterial(rawKey: rawKey)
         try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: nil), cipher: cipher,
-                      maximumReaderCount: maximumReaderCount, permissions: filePermissions)
+                      maximumReaderCount: maximumReaderCount, configuration: configuration)
     }
 
     /// Opens or creates a pool with a raw key and an explicit 16-byte salt, for files with a
     /// plaintext header (``CipherSettings/plaintextHeaderSize``).
     public convenience init(path: String, rawKey: Data, salt: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
-                            filePermissions: FilePermissions = .ownerOnly) throws {
+                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         _ = try KeyMaterial(rawKey: rawKey, salt: salt)
         try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: SecretBytes(salt)), cipher: cipher,
-                      maximumReaderCount: maximumReaderCount, permissions: filePermissions)
+                      maximumReaderCount: maximumReaderCount, configuration: configuration)
     }
 
     /// Opens or creates a pool on a plaintext database.
     public convenience init(unencryptedPath: String,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
-                            filePermissions: FilePermissions = .ownerOnly) throws {
+                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         try self.init(path: unencryptedPath, secret: nil, cipher: .default, maximumReaderCount: maximumReaderCount,
-                      permissions: filePermissions)
+                      configuration: configuration)
     }
 
     /// Derives the key once (``KeyDerivation``) and opens every connection with it. Should the
@@ -132,13 +138,13 @@ public final class DatabasePool: DatabaseAccess {
     /// has created it: another opener of the same new path waits, then finds the salt in the file,
     /// rather than choosing one of its own for a file that is not its to create.
     private convenience init(path: String, passphrase: SecretBytes, cipher: CipherSettings, maximumReaderCount: Int,
-                             permissions: FilePermissions) throws {
+                             configuration: DatabaseConfiguration) throws {
         defer { passphrase.zero() }
         let material = try KeyMaterial(passphrase: passphrase.bytes)
         let library = try SqlCipherLibrary.shared
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:"), !path.utf8.contains(0) else {
             try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
-                          maximumReaderCount: maximumReaderCount, permissions: permissions)
+                          maximumReaderCount: maximumReaderCount, configuration: configuration)
             return
         }
         let resolved = try DatabasePath.resolve(path)
@@ -155,13 +161,13 @@ public final class DatabasePool: DatabaseAccess {
         }
         do {
             try self.init(path: path, secret: secret, cipher: cipher, maximumReaderCount: maximumReaderCount,
-                          permissions: permissions, claim: claim, derivationFallback: fallbackReason)
+                          configuration: configuration, claim: claim, derivationFallback: fallbackReason)
         } catch SqlCipherError.keyFailed(let failedPath, let reason) where fallbackReason == nil {
             // The derived key did not open the file: a wrong passphrase, or a derivation that does
             // not match this library. SQLCipher's own derivation tells which.
             do {
                 try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
-                              maximumReaderCount: maximumReaderCount, permissions: permissions, claim: claim,
+                              maximumReaderCount: maximumReaderCount, configuration: configuration, claim: claim,
                               derivationFallback: "the key derived in Swift did not open the file, the passphrase did")
             } catch {
                 throw SqlCipherError.keyFailed(path: failedPath, reason: reason)
@@ -172,7 +178,8 @@ public final class DatabasePool: DatabaseAccess {
     /// Opens the writer (under `claim`, when the caller holds it) and records the file it opened:
     /// readers opened later must find that same file at the path (``FileIdentity``).
     private init(path: String, secret: PoolKey.Secret?, cipher: CipherSettings, maximumReaderCount: Int,
-                 permissions: FilePermissions, claim: CreationClaim? = nil, derivationFallback: String? = nil) throws {
+                 configuration: DatabaseConfiguration, claim: CreationClaim? = nil,
+                 derivationFallback: String? = nil) throws {
         guard maximumReaderCount >= 1 else {
             throw SqlCipherError.invalidQuery(
                 reason: "a DatabasePool needs at least one reader, and maximumReaderCount is \(maximumReaderCount)")
@@ -184,9 +191,9 @@ public final class DatabasePool: DatabaseAccess {
         let relay = self.relay
         let extensions = ConnectionExtensions()
         let resolved = try DatabasePath.resolve(path)
+        let setup = ConnectionSetup(role: .writer, pooled: true, extensions: extensions, configuration: configuration)
         let writer = try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher,
-                                  readOnly: false, relay: relay, extensions: extensions, permissions: permissions,
-                                  claim: claim)
+                                  readOnly: false, setup: setup, relay: relay, claim: claim)
         guard let identity = FileIdentity(path: resolved) else {
             Task { await writer.close() }
             throw SqlCipherError.cannotOpen(
@@ -206,9 +213,13 @@ public final class DatabasePool: DatabaseAccess {
         self.writer = writer
         self.extensions = extensions
         self.key = key
+        let readerSetup = ConnectionSetup(role: .reader, pooled: true, extensions: extensions,
+                                          configuration: configuration)
+        self.readerSetup = readerSetup
+        self.configuration = configuration
         self.readers = ReaderSet(maximum: maximumReaderCount) {
             try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
-                         poolReader: true, extensions: extensions, identity: identity)
+                         setup: readerSetup, identity: identity)
         }
     }
 

@@ -53,7 +53,7 @@ import Testing
             let recorder = TraceRecorder()
             registry.add(tracer: TraceObserver(options: TraceOptions(includeArguments: true), deliver: recorder.record))
             let opened = try DatabaseOpener.open(path: path, key: material, journalMode: .wal, cipher: .default,
-                                                 extensions: registry)
+                                                 setup: ConnectionSetup(extensions: registry))
             _ = try opened.connection.query("SELECT count(*) FROM sqlite_master")
             opened.connection.close()
             #expect(recorder.events.count > 2)

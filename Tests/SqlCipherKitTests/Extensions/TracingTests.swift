@@ -208,7 +208,7 @@ import Testing
         let recorder = TraceRecorder()
         registry.add(tracer: TraceObserver(options: TraceOptions(includeArguments: true), deliver: recorder.record))
         let opened = try DatabaseOpener.open(path: path, key: KeyMaterial(rawKey: rawKey(3)), journalMode: .wal,
-                                             cipher: .default, extensions: registry, role: .reader)
+                                             cipher: .default, setup: ConnectionSetup(role: .reader, extensions: registry))
         let reader = opened.connection
         defer { reader.close() }
         // The opening's own statements were traced, as internal ones of the reader.

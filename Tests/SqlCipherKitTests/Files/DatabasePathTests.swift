@@ -83,7 +83,7 @@ import Testing
         #expect(permissions(folder.path("plain.db")) == 0o600)
         await plain.close()
 
-        let shared = try Database(path: folder.path("g.db"), rawKey: rawKey(), filePermissions: 0o640)
+        let shared = try Database(path: folder.path("g.db"), rawKey: rawKey(), configuration: newFiles(0o640))
         try await shared.execute("CREATE TABLE t(v)")
         for file in ["g.db", "g.db-wal", "g.db-shm"] { #expect(permissions(folder.path(file)) == 0o640, "\(file)") }
         await shared.close()
@@ -94,7 +94,7 @@ import Testing
         #expect(permissions(folder.path("a.db")) == 0o644)
 
         #expect {
-            _ = try Database(path: folder.path("s.db"), rawKey: rawKey(), filePermissions: 0o4600)
+            _ = try Database(path: folder.path("s.db"), rawKey: rawKey(), configuration: newFiles(0o4600))
         } throws: { error in
             guard case SqlCipherError.cannotOpen = error else { return false }
             return true
@@ -106,7 +106,7 @@ import Testing
         let folder = TemporaryDirectory()
         let previous = umask(0o022)
         defer { umask(previous) }
-        let plain = try Database(unencryptedPath: folder.path("plain.db"), filePermissions: 0o644)
+        let plain = try Database(unencryptedPath: folder.path("plain.db"), configuration: newFiles(0o644))
         try await plain.execute("CREATE TABLE t(v)")
         await plain.close()
         // Before: the copy was made by ATTACH with SQLite's default 0644.
@@ -143,4 +143,11 @@ import Testing
         // (SQLite leaves the old -wal beside the path when its database was moved: a file must
         // not be renamed over an open database without its -wal, sqlite.org/howtocorrupt.html.)
     }
+}
+
+/// A configuration that sets only the permissions of new files.
+private func newFiles(_ bits: FilePermissions) -> DatabaseConfiguration {
+    var configuration = DatabaseConfiguration()
+    configuration.filePermissions = bits
+    return configuration
 }
