@@ -52,6 +52,7 @@ struct Bench {
             ("pool", runPool),
             ("tracing", runTracing),
             ("rekey", runRekey),
+            ("durability", runDurability),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)

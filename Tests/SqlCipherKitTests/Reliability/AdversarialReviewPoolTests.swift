@@ -51,8 +51,9 @@ import Testing
     @Test func queryOnlyOffOnAReaderDoesNotLetALaterReadWrite() async throws {
         let dir = TemporaryDirectory()
         let pool = try await pool(dir, readers: 1)
-        _ = try? await pool.query("PRAGMA query_only = 0")
-        for try await _ in pool.stream("PRAGMA query_only = 0") {}
+        // Refused as raw SQL on a pool (a per-connection pragma), by a query and by a stream.
+        await #expect(throws: SqlCipherError.self) { _ = try await pool.query("PRAGMA query_only = 0") }
+        await #expect(throws: SqlCipherError.self) { for try await _ in pool.stream("PRAGMA query_only = 0") {} }
         await #expect(throws: SqlCipherError.self) {
             try await pool.read { conn in try conn.execute("INSERT INTO t(v) VALUES (3)") }
         }
