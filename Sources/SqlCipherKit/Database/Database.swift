@@ -69,7 +69,7 @@ public actor Database {
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
     ///   - readOnly: Opens an existing database without ever writing to it or to its folder:
     ///     statements that write throw, and no `-wal`, `-shm` or `-journal` file is created (see
-    ///     "Read-only opening" in `docs/guide.md`).
+    ///     "Read-only opening" in <doc:OpeningADatabase>).
     ///   - filePermissions: The permissions of a new file and of its `-wal`, `-shm` and
     ///     `-journal` (``FilePermissions/ownerOnly`` unless given); an existing file keeps its own.
     /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
