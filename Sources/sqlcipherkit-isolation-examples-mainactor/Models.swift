@@ -11,7 +11,7 @@ import SqlCipherKit
 // `nonisolated struct`, or mark the one conformance `nonisolated`; both are below. The seed's own
 // types are in SeedTypes.swift, the same file as the other examples executable's.
 
-/// The guide's `Decodable, Sendable` row type for `fetch(_:sql:)`, made nonisolated as a whole.
+/// The `Decodable, Sendable` row type for `fetch(_:sql:)` of the article "Isolation and cancellation", made nonisolated as a whole.
 nonisolated struct CustomerOrders: Decodable, Sendable {
     var name: String
     var orders: Int

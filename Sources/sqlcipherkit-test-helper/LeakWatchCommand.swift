@@ -55,7 +55,7 @@ let leakWatchCommand = HelperCommand(
             let steps = LeakWorkload.steps(marker: marker)
             if try SqlCipherLibrary.shared.sqliteVersionNumber >= 3_027_000 {
                 // VACUUM INTO (SQLite 3.27+) takes the copy's key from its target, so an encrypted
-                // database refuses it (docs/security.md): it must write nothing at all.
+                // database refuses it (SqlCipherKit.docc/RawSQLGuards.md): it must write nothing at all.
                 do {
                     try await db.execute("VACUUM INTO '\(directory)/leak-copy.db'")
                     result.error = "VACUUM INTO ran on an encrypted database"

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What raw SQL may do with each pragma that SQLCipher handles: the rule behind
-/// ``SqlCipherError/unsafePragma(name:value:sql:)`` and the table in docs/security.md.
+/// ``SqlCipherError/unsafePragma(name:value:sql:)`` and the table in <doc:RawSQLGuards>
+/// (`CipherPragmaTableTests` checks that the table is these rules, row for row).
 ///
 /// SQLCipher applies most of these pragmas while the statement is *compiled* (its
 /// `sqlcipher_codec_pragma` runs from SQLite's pragma parser), after the authorizer was asked, so
@@ -53,7 +54,7 @@ struct CipherPragmaRule: Sendable {
     private static let perDatabaseSettings = "Give CipherSettings to each Database that needs other settings "
         + "(Database(path:key:cipher:))."
 
-    /// Every rule, in the order of the table in docs/security.md.
+    /// Every rule, in the order of the table in <doc:RawSQLGuards>.
     static let all: [CipherPragmaRule] = [
         // Keys.
         .init(name: "key", versions: .both, readAllowed: true, setting: .refused,
@@ -243,8 +244,9 @@ struct CipherPragmaRule: Sendable {
     static func refusalDescription(name: String, value: String, sql: String) -> String {
         guard let rule = rule(named: name) else {
             return "`\(sql)` uses PRAGMA \(name), which SqlCipherKit does not know; pragmas of SQLCipher that it does "
-                + "not know are refused rather than guessed at, so the statement was not run. docs/security.md lists the "
-                + "cipher pragmas that can be read and set."
+                + "not know are refused rather than guessed at, so the statement was not run. SqlCipherKit's "
+                + "documentation (the article \"Raw SQL cannot undo the encryption\") lists the cipher pragmas that can be "
+                + "read and set."
         }
         if rule.isKeyPragma {
             // The statement holds key material: keep it out of a text that ends up in logs.

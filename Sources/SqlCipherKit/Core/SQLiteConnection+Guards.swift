@@ -312,7 +312,7 @@ extension SQLiteConnection {
         } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), changeTracker.sqlGuard.packageDepth == 0,
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
             // Tables only: views and triggers are resolved, so the authorizer refuses their calls
-            // when they are used (docs/security.md).
+            // when they are used (SqlCipherKit.docc/RawSQLGuards.md).
             // A call in expression position: after a symbol or an expression keyword, so that a
             // table named sqlcipher_log in `CREATE TABLE sqlcipher_log(x)` is not taken for one.
             let expressionKeywords = ["DEFAULT", "AS", "SELECT", "WHEN", "THEN", "ELSE", "AND", "OR", "NOT", "CHECK"]

@@ -55,7 +55,7 @@ final class SQLiteConnection {
         interruptGate.install(on: db)
         // Here rather than in DatabaseOpener so that every connection has it, conversions and
         // exports included: SQLCipher does not encrypt temporary files, and Debian's builds keep
-        // temporary tables, indices and sort spills in files by default (docs/security.md). The
+        // temporary tables, indices and sort spills in files by default (SqlCipherKit.docc/Security.md). The
         // pragma reads nothing from the database, so it may run before the key is given.
         try uncachedStatement("PRAGMA temp_store = MEMORY").run()
     }

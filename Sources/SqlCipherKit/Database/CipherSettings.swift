@@ -38,7 +38,7 @@ public struct CipherSettings: Sendable, Hashable {
     /// then `sqlite_schema`, whose cells grow from the end of the page towards its start, so with a
     /// larger header the `CREATE` statements of a growing schema end up in the unencrypted bytes.
     /// A larger multiple of 16 (below the page size) is accepted only with `readOnly: true`, to
-    /// read a file some other program wrote that way; docs/security.md has the rule.
+    /// read a file some other program wrote that way; <doc:RawSQLGuards> has the rule.
     public var plaintextHeaderSize: Int?
 
     /// Creates settings; every nil field keeps the library's default.

@@ -85,7 +85,7 @@ extension Database {
     /// so that no plaintext copy stays behind under either name.
     ///
     /// Without a backup the plaintext bytes are unlinked, not overwritten: they may stay readable
-    /// on the storage until the file system reuses the blocks (see `docs/security.md`).
+    /// on the storage until the file system reuses the blocks (see <doc:Security>, "Not protected").
     ///
     /// Cancelling the task that calls it before the new file is in place stops the work and throws
     /// `CancellationError`: the temporary copy is removed and the original is left as it was.
@@ -483,7 +483,7 @@ struct Exporter {
         }
     }
 
-    /// Creates the export's target, owner-only (docs/security.md, "Paths and permissions"), with
+    /// Creates the export's target, owner-only (<doc:Security>, "Paths and permissions"), with
     /// an exclusive create under the creation lock: the claim proves this export created it, so a
     /// failure may remove it, and nothing else.
     static func createTarget(_ target: String) throws -> CreationClaim {

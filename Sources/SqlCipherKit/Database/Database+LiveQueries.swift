@@ -13,7 +13,7 @@ extension Database: ObservationHost {
     /// `sqlcipher` tool, a widget) are seen within about a tenth of a second: while observations
     /// exist, the database checks SQLite's `PRAGMA data_version` ten times a second
     /// (https://sqlite.org/pragma.html#pragma_data_version), and costs nothing when none exists.
-    /// See ``LiveValues`` for the sequence's behaviour and `docs/guide.md` (live queries) for how
+    /// See ``LiveValues`` for the sequence's behaviour and <doc:LiveQueries> for how
     /// changes are detected and the limits.
     public nonisolated func values<Value>(of request: LiveRequest<Value>) -> LiveValues<Value> {
         LiveValues(host: self, request: request)

@@ -28,7 +28,7 @@ extension Database {
     ///   and this Database stays open;
     /// - during the rewrite, at the next page read, SQLCipher rolls its transaction back as after
     ///   a crash: the file keeps the old key and its contents (pages already spilled to the file
-    ///   come back from the journal encrypted with a fresh IV; docs/guide.md). SQLCipher leaves the
+    ///   come back from the journal encrypted with a fresh IV; <doc:RekeyAndConversions>). SQLCipher leaves the
     ///   connection's keys half-changed after a rewrite that did not finish, so this Database is
     ///   closed, and the call throws `CancellationError`; open the file again with the old key;
     /// - once the last page has been read, the rekey completes.

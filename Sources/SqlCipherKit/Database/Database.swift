@@ -69,7 +69,7 @@ public actor Database {
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.
     ///   - readOnly: Opens an existing database without ever writing to it or to its folder:
     ///     statements that write throw, and no `-wal`, `-shm` or `-journal` file is created (see
-    ///     "Read-only opening" in `docs/guide.md`).
+    ///     "Read-only opening" in <doc:OpeningADatabase>).
     ///   - configuration: How the connection is set up: busy timeout, page cache, `synchronous`,
     ///     the permissions of a new file (`0o600` unless set), a closure run on the connection
     ///     before it is used (``DatabaseConfiguration``).

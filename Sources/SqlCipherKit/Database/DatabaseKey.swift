@@ -11,7 +11,7 @@ import Foundation
 /// The value is checked when it is used (``SqlCipherError/emptyKey``,
 /// ``SqlCipherError/invalidRawKey(byteCount:)``). The key bytes are copied at once into memory
 /// that no other value shares and that is zeroed when the last copy of this value goes away; the
-/// `String` or `Data` you passed in is yours to clear (see `docs/security.md`).
+/// `String` or `Data` you passed in is yours to clear (see <doc:KeysInMemory>).
 public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
     enum Kind: Sendable {
         case passphrase

@@ -142,7 +142,7 @@ final class KeyMaterial {
 /// freed without being cleared. This class owns one allocation that nothing else references, so
 /// there is exactly one copy, and ``zero()`` (also run before the memory is freed) clears it through
 /// ``zeroKeyBytes(_:)``. The caller's own value (a `String` or `Data` passed in) is the caller's to
-/// clear; docs/security.md says so.
+/// clear; <doc:KeysInMemory> says so.
 final class SecretBytes: @unchecked Sendable {
     // Written only at creation and by zero(); the owners (KeyMaterial, DatabaseKey, PoolKey under
     // its lock) never zero bytes another thread still reads.

@@ -17,7 +17,7 @@ import Foundation
 /// let cheap = try await db.fetch(Product.self, where: col("price") <= 10.0, orderBy: col("name"))
 /// ```
 ///
-/// Columns are the entity's coding keys. Values map to columns as follows (see `docs/guide.md`):
+/// Columns are the entity's coding keys. Values map to columns as follows (see <doc:RowCoding>):
 ///
 /// | Swift | column |
 /// |---|---|

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Each case carries what a person needs to act on it, and ``description`` says what to do.
 /// The SQL text a case carries is the statement with any key material replaced by `'***'` (an
-/// `ATTACH … KEY`, a `file:` URI's `key=`, a key pragma's value; docs/security.md), so printing,
+/// `ATTACH … KEY`, a `file:` URI's `key=`, a key pragma's value; <doc:RawSQLGuards>), so printing,
 /// logging or `dump`ing an error never shows a key.
 /// The cases are `Equatable`, so tests and callers can match them exactly:
 ///
@@ -93,7 +93,7 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// The same case refuses the pragmas that would change the key, the cipher format, the key
     /// derivation, the HMAC, the salt, the page size of an encrypted database, the plaintext header
     /// or SQLCipher's process-wide defaults, and those that would write SQL or diagnostics to a
-    /// file (`cipher_profile`, `cipher_log`): docs/security.md lists every `cipher_*` pragma and
+    /// file (`cipher_profile`, `cipher_log`): <doc:RawSQLGuards> lists every `cipher_*` pragma and
     /// what is allowed. `value` is the value given, empty when the pragma was only named.
     case unsafePragma(name: String, value: String, sql: String)
     /// The statement calls a SQLCipher function that copies data between databases outside the

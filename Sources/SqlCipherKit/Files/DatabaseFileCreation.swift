@@ -38,7 +38,7 @@ public struct FilePermissions: Sendable, Hashable, ExpressibleByIntegerLiteral, 
     }
 }
 
-/// The file a database path names, resolved once, at open (docs/security.md, "Paths").
+/// The file a database path names, resolved once, at open (<doc:Security>, "Paths and permissions").
 ///
 /// A symbolic link as the last component is followed to its target, also when the target does not
 /// exist yet (a dangling link: the target is created). SQLite names the companion files after the
@@ -102,7 +102,7 @@ struct FileIdentity: Sendable, Equatable {
 }
 
 /// The right to create a database file, and the record of what a call created
-/// (docs/architecture.md, "Creating a file").
+/// (<doc:CreationProof>, "Creating a file: the creation lock").
 ///
 /// Every opener of the package that may create a file — a path that is missing or holds an empty
 /// file — takes an exclusive `flock` on the database's folder before it looks at the file, and

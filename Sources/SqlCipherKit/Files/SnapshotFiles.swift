@@ -10,7 +10,7 @@ import Darwin
 /// are read; every file is created new in a private folder; a `-wal` is copied only as far as its
 /// header and frames are valid.
 ///
-/// Why each rule (docs/security.md, "What verify writes"):
+/// Why each rule (<doc:Security>, "Which files a call reads and writes"):
 /// - A copied symbolic link would point back at the original, and SQLite, opening the copy
 ///   read-write, would recover the WAL or truncate a `-wal` there: the original must only be read.
 /// - Opening a named pipe for reading waits for a writer forever, and a device or socket is no

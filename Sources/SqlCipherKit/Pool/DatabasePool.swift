@@ -21,7 +21,7 @@ import Synchronization
 ///   most recently used first.
 /// - With a passphrase, the key is derived once for the whole pool, not once per connection:
 ///   every connection is keyed with the derived key and the file's salt (see
-///   "Concurrency" in `docs/guide.md` and "Deriving the key once" in `docs/security.md`).
+///   <doc:DatabasePools> and "Deriving the key once" in <doc:KeysInMemory>).
 ///
 /// The file must be in WAL mode (a new file is created in it); see ``SqlCipherError/poolRequiresWAL(path:journalMode:)``.
 /// The path is resolved once, when the pool opens (a symbolic link leads to its target), and a

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// An event is delivered when the statement finishes: when SQLite reports its last row or its
 /// end, when it fails, or when it is reset before its end (``TraceEvent/Outcome/stoppedEarly``).
-/// Statements that the package refuses before they run (see the guards in the guide) produce no
+/// Statements that the package refuses before they run (see <doc:RawSQLGuards>) produce no
 /// event.
 public struct TraceEvent: Sendable, CustomStringConvertible {
     /// How a statement finished.

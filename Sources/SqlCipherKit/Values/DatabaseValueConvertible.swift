@@ -17,7 +17,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// Reading follows SQLite's storage classes strictly, documented per type in `docs/guide.md`:
+/// Reading follows SQLite's storage classes strictly, documented per type in <doc:RawSQL>:
 /// a conversion that would lose information (an integer out of range, a real with a fraction read
 /// as an integer, text read as a number) returns `nil` rather than a guess.
 public protocol DatabaseValueConvertible: Sendable {

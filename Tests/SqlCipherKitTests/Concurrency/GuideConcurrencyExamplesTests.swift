@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// The examples of docs/guide.md's chapter "Isolation, cancellation and big results", compiled
-/// and run. Each block is copied as it stands in the guide, inside the setup it assumes.
+/// The examples of the DocC articles "Isolation and cancellation" and "Cursors, streams and prepared
+/// statements", compiled and run. Each block is copied as it stands in its article, inside the
+/// setup it assumes.
 @Suite struct GuideConcurrencyExamplesTests {
     struct Product: Entity {
         static let tableName = TableName("products")

@@ -5,7 +5,7 @@ import Testing
 extension IsolationContextTests {
     /// The seed's examples in a module built with `.defaultIsolation(MainActor.self)` (Swift 6.2,
     /// as new app templates are): Sources/sqlcipherkit-isolation-examples-mainactor. Its types
-    /// are declared as docs/guide.md says ("Which isolation context"); that it builds is half of
+    /// are declared as the article "Isolation and cancellation" says ("Which isolation context"); that it builds is half of
     /// the test, that every context runs to the end against the loaded library is the other.
     @Test func theSeedsExamplesRunInADefaultMainActorModule() throws {
         let directory = TemporaryDirectory()

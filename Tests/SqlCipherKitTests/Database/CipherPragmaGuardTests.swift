@@ -3,7 +3,7 @@ import Testing
 @testable import SqlCipherKit
 
 /// Raw SQL that would defeat the encryption: one test per row of the cipher pragma table
-/// (docs/security.md), on the library that has the pragma, in every spelling and through every
+/// (SqlCipherKit.docc/RawSQLGuards.md), on the library that has the pragma, in every spelling and through every
 /// path; the dangerous ones are followed by writes, a close and a reopen with the key, and a scan
 /// of the file for the rows' marker.
 @Suite struct CipherPragmaGuardTests {
@@ -168,7 +168,7 @@ import Testing
         }
         #expect(refusedName.lowercased() == name, "\(sql)")
         if CipherPragmaRule.keyPragmas.contains(name) {
-            // The error keeps only the redacted text, and no value (docs/security.md).
+            // The error keeps only the redacted text, and no value (SqlCipherKit.docc/RawSQLGuards.md).
             #expect(refusedSQL == SQLRedaction.text(of: sql))
             #expect(refusedSQL != sql && refusedSQL.contains("'***'"), "\(refusedSQL)")
             #expect(refusedValue == "***")

@@ -4,7 +4,7 @@ import Testing
 
 /// Dates the calendar text cannot hold (years before 0000 or after 9999, beyond Int64
 /// milliseconds, infinities, NaN): binding them must never trap, and what is stored reads back as
-/// the same `Date` (docs/guide.md, "Dates outside the years 0000 to 9999").
+/// the same `Date` (article "Raw SQL and values", "Dates outside the years 0000 to 9999").
 @Suite struct DateRangeTests {
     static let outside: [Double] = [
         1e300, -1e300, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 9.3e15, -9.3e15,

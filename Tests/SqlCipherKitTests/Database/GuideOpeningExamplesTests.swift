@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// The examples of docs/guide.md's chapter "Opening a database, keys and settings, SQL,
-/// transactions, conversions", one test per section, with the guide's code run against real files.
-/// Paths of the guide (`/data/...`) become paths in a temporary directory.
+/// The examples of the DocC articles "Opening a database", "Raw SQL and values", "Transactions and
+/// savepoints" and "Changing the key, converting and checking a database", one test per section,
+/// with the articles' code run against real files. Their paths (`/data/...`) become paths in a
+/// temporary directory.
 @Suite struct GuideOpeningExamplesTests {
     let keyBytes = rawKey(42)
     let newKeyBytes = rawKey(43)

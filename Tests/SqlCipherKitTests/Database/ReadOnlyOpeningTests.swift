@@ -72,7 +72,7 @@ import Testing
     static func isReadOnlyRefusal(_ error: any Error) -> Bool {
         if case SqlCipherError.sqlite(8, _, _, _) = error { return true }
         // VACUUM INTO of a database with other than default cipher settings is refused earlier,
-        // by the raw-SQL guard (docs/security.md): also a refusal before anything is written.
+        // by the raw-SQL guard (SqlCipherKit.docc/RawSQLGuards.md): also a refusal before anything is written.
         if case SqlCipherError.unsafeVacuumInto = error { return true }
         return false
     }
@@ -139,7 +139,7 @@ import Testing
         #expect(writable.journalMode == mode)
     }
 
-    /// The example of docs/guide.md, "Read-only opening".
+    /// The example of the article "Opening a database", "Read-only opening".
     @Test func theGuideExample() async throws {
         let dir = TemporaryDirectory()
         let keyBytes = rawKey(42)

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// Transaction bodies written the way users write them, and the spellings docs/guide.md gives for
-/// a one-line body in a `Void` closure: that this file compiles is the test.
+/// Transaction bodies written the way users write them, and the spellings the article
+/// "Transactions and savepoints" gives for a one-line body in a `Void` closure: that this file compiles is the test.
 @Suite struct TransactionBodyInferenceTests {
     static func singleExpressionFunction(_ db: Database) async throws {
         try await db.transaction { conn in try conn.execute("INSERT INTO t(x) VALUES (1)") }

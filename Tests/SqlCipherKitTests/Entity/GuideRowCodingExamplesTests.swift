@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// The examples of docs/guide.md's sections "Prepared statements: one compile, many runs" and
-/// "Reading and writing without Codable", compiled and run. Each block is copied as it stands in
-/// the guide, inside the setup it assumes.
+/// The examples of the DocC articles' sections "Prepared statements: one compile, many runs"
+/// (CursorsAndStreams.md) and "Reading and writing without Codable" (RowCoding.md), compiled and
+/// run. Each block is copied as it stands in its article, inside the setup it assumes.
 @Suite struct GuideRowCodingExamplesTests {
     struct Product: Entity {
         static let tableName = TableName("products")

@@ -125,7 +125,7 @@ import Testing
 
     @Test func rawSQLStillBindsNaNAsNullAsSQLiteDoes() async throws {
         // Only entities refuse NaN: a statement argument is bound the way SQLite binds it (NULL),
-        // as docs/guide.md states, and the builder refuses it in comparisons (DeepExpressionTests).
+        // as the article "Mapping rows and values" states, and the builder refuses it in comparisons (DeepExpressionTests).
         let dir = TemporaryDirectory()
         let db = try await makeDatabase(dir)
         try await db.execute("INSERT INTO readings(value) VALUES (?)", Double.nan)

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// The examples of docs/guide.md's chapters "Tracing" and "Custom functions and collations",
-/// compiled and run. Each block is copied as it stands in the guide, inside the setup it assumes,
-/// then checked.
+/// The examples of the DocC articles "Tracing" (TracingStatements.md) and "Custom functions and
+/// collations" (FunctionsAndCollations.md), compiled and run. Each block is copied as it stands in
+/// its article, inside the setup it assumes, then checked.
 @Suite struct GuideExtensionExamplesTests {
     func database() async throws -> Database {
         let db = try Database(path: ":memory:", rawKey: rawKey())
@@ -87,40 +87,11 @@ import Testing
         #expect(names.compactMap { $0.get(0, as: String.self) } == ["Al", "Bea", "Christopher"])
     }
 
-    /// Every Swift block of the two chapters, found in this file as it stands there (indentation
-    /// and blank lines aside), so that an example edited in the guide is compiled again.
+    /// Every Swift block of the two articles, found in this file as it stands there (indentation
+    /// and blank lines aside), so that an example edited in the documentation is compiled again.
     @Test func everyBlockOfTheChaptersIsInThisFile() throws {
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let guide = try String(contentsOf: root.appendingPathComponent("docs/guide.md"), encoding: .utf8)
-        let start = try #require(guide.range(of: "\n## Tracing\n")).lowerBound
-        let end = try #require(guide.range(of: "\n## Live queries\n")).lowerBound
-        var blocks: [[String]] = []
-        var current: [String]?
-        for line in guide[start..<end].split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("```swift") {
-                current = []
-            } else if line.hasPrefix("```"), let block = current {
-                blocks.append(block)
-                current = nil
-            } else if current != nil {
-                current?.append(String(line))
-            }
-        }
-        #expect(blocks.count == 5)
-        func normalized(_ lines: [String]) -> [String] {
-            lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        let source = normalized(try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-            .components(separatedBy: "\n"))
-        for block in blocks {
-            let wanted = normalized(block)
-            let found = source.indices.contains { index in
-                index + wanted.count <= source.count && Array(source[index..<(index + wanted.count)]) == wanted
-            }
-            #expect(found, "not compiled by this file:\n\(block.joined(separator: "\n"))")
-        }
+        try DocumentationBlocks.expectEveryBlock(
+            ofArticles: ["TracingStatements", "FunctionsAndCollations"], count: 5, isIn: #filePath)
     }
 
     /// The examples of the DocC comments of the new types.

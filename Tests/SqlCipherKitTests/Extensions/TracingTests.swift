@@ -199,7 +199,7 @@ import Testing
     }
 
     @Test func aRegistryCarriesTracersAndRoleToAnyConnection() async throws {
-        // What a pool does for each reader it opens (docs/architecture.md).
+        // What a pool does for each reader it opens (SqlCipherKit.docc/Architecture.md).
         let directory = TemporaryDirectory()
         let path = directory.path("trace.db")
         let db = try await database(directory)

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import SqlCipherKit
 
-/// Two openers creating one new database at the same moment (docs/architecture.md, "Creating a
+/// Two openers creating one new database at the same moment (SqlCipherKit.docc/CreationProof.md, "Creating a
 /// file"): whichever wins, every commit either side was told succeeded is in the file afterwards.
 /// Before the creation lock, the loser's clean-up removed or emptied files the winner had created
 /// and was writing to, and a pool's fresh salt made its first attempt fail: rows acknowledged to

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// How a database path becomes a file (docs/security.md, "Paths and permissions"): symbolic links
+/// How a database path becomes a file (SqlCipherKit.docc/Security.md, "Paths and permissions"): symbolic links
 /// resolved once, at open, for the file and every companion; new files readable by their owner
 /// only; a pool's readers never open a file renamed over the writer's.
 @Suite struct DatabasePathTests {

@@ -15,8 +15,8 @@ final class GuideRenderings: Sendable {
     var all: [String] { values.withLock { $0 } }
 }
 
-/// The examples of the live-queries chapter of docs/guide.md, compiled and run. Each block of the
-/// chapter appears below line for line (indentation aside), which
+/// The examples of the DocC article "Live queries" (LiveQueries.md), compiled and run. Each block
+/// of the article appears below line for line (indentation aside), which
 /// ``everyBlockOfTheChapterIsInThisFile()`` checks.
 @Suite struct LiveQueriesGuideTests {
     // Block 1.
@@ -131,47 +131,7 @@ final class GuideRenderings: Sendable {
         #expect(products.value.map(\.name) == ["Lamp"])
     }
 
-    /// The chapter's code blocks, as they appear in the guide.
-    static func chapterBlocks() throws -> [[String]] {
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let guide = try String(contentsOf: root.appendingPathComponent("docs/guide.md"), encoding: .utf8)
-        let marker = "\n## Live queries\n"
-        let start = try #require(guide.range(of: marker)).lowerBound
-        var chapter = guide[start...]
-        if let next = chapter.range(of: "<!-- chapter:") { chapter = chapter[..<next.lowerBound] }
-        var blocks: [[String]] = []
-        var current: [String]?
-        for line in chapter.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("```swift") {
-                current = []
-            } else if line.hasPrefix("```"), let block = current {
-                blocks.append(block)
-                current = nil
-            } else if current != nil {
-                current?.append(String(line))
-            }
-        }
-        return blocks
-    }
-
-    /// Lines without indentation and without blank lines, for comparing code at different depths.
-    static func normalized(_ lines: [String]) -> [String] {
-        lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
     @Test func everyBlockOfTheChapterIsInThisFile() throws {
-        let blocks = try Self.chapterBlocks()
-        #expect(blocks.count == 6)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let lines = Self.normalized(source.components(separatedBy: "\n"))
-        for block in blocks {
-            let wanted = Self.normalized(block)
-            let found = lines.indices.contains { start in
-                start + wanted.count <= lines.count && Array(lines[start..<(start + wanted.count)]) == wanted
-            }
-            #expect(found, "not compiled by this file:\n\(block.joined(separator: "\n"))")
-        }
+        try DocumentationBlocks.expectEveryBlock(ofArticles: ["LiveQueries"], count: 6, isIn: #filePath)
     }
 }

@@ -2,8 +2,10 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// Runs every example of the query-builder, entities and migrations chapters of docs/guide.md.
-/// Each test body is the chapter's example, with the setup it assumes; keep them in step.
+/// Runs the examples of the DocC articles "Query builder" (QueryBuilder.md), "Entities"
+/// (WorkingWithEntities.md) and "Migrations" (SchemaMigrations.md). Each test body is the article's
+/// example, with the setup it assumes; keep them in step (the query-builder article's blocks are
+/// checked by ``everyBlockOfTheQueryBuilderArticleIsInThisFile()``).
 @Suite struct BuilderGuideExamplesTests {
     // MARK: Query builder
 
@@ -346,5 +348,11 @@ import Testing
         #expect(try await db.appliedMigrations() == ["001-create-products", "002-add-discount", "003-rename-name"])
         #expect(try await db.builderColumns("products") == ["id", "title", "price", "discount"])
         #expect(try await db.builderSchemaNames("index") == ["products_by_title"])
+    }
+
+    /// Every Swift block of the query-builder article, found in this file as it stands there
+    /// (indentation and blank lines aside), so that an example edited there is compiled again.
+    @Test func everyBlockOfTheQueryBuilderArticleIsInThisFile() throws {
+        try DocumentationBlocks.expectEveryBlock(ofArticles: ["QueryBuilder"], count: 4, isIn: #filePath)
     }
 }

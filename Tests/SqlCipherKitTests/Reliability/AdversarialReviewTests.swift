@@ -408,7 +408,7 @@ import Testing
     }
 
     /// Held: a view or trigger that runs a refused function is refused when it is used (its
-    /// creation is allowed, as docs/security.md says), and pragma table functions of cipher
+    /// creation is allowed, as SqlCipherKit.docc/RawSQLGuards.md says), and pragma table functions of cipher
     /// pragmas do not exist.
     @Test func triggerAndViewCannotCarryRefusedSQL() async throws {
         let directory = TemporaryDirectory()

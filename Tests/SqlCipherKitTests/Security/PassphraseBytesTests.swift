@@ -4,7 +4,7 @@ import Testing
 
 /// Passphrases are compared byte for byte, as SQLCipher sees them: two Swift strings that are
 /// equal under Unicode canonical equivalence but spelled with different code points are different
-/// keys (README.md and docs/guide.md say so, with this example).
+/// keys (README.md and the article "Opening a database" say so, with this example).
 @Suite struct PassphraseBytesTests {
     @Test func canonicallyEqualStringsInOtherFormsAreDifferentKeys() async throws {
         let dir = TemporaryDirectory()
