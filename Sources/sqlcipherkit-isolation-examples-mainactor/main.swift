@@ -97,7 +97,12 @@ do {
     print("ok default-main-actor-class")
 
     // 3. A pool from the same context.
-    let pool = try DatabasePool(path: directory + "/default-main-actor-pool.db", key: "my-passphrase")
+    // A configuration whose closure is formed here, in main-actor code, and runs on each of the
+    // pool's connections: its type is @Sendable, so it is nonisolated.
+    var configuration = DatabaseConfiguration()
+    configuration.prepareConnection = { conn in try conn.execute("PRAGMA recursive_triggers = ON") }
+    let pool = try DatabasePool(path: directory + "/default-main-actor-pool.db", key: "my-passphrase",
+                                configuration: configuration)
     try await pool.migrate(migrations)
     let poolOrder = try await pool.transaction { conn in
         let order = try conn.save(Order(id: nil, customer: "Alice"))
@@ -113,6 +118,10 @@ do {
     }
     try await pool.rollback(to: "002-add-discount", using: migrations)
     try await verify(pool, context: "default-main-actor-pool")
+    let triggers = try await pool.read { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
+    if triggers != 1 {
+        throw ExampleFailure(context: "default-main-actor-pool", what: "prepareConnection did not reach a reader")
+    }
     await pool.close()
     print("ok default-main-actor-pool")
 } catch {

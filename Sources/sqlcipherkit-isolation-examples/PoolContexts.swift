@@ -30,6 +30,20 @@ func readsBesideAWrite(_ pool: DatabasePool, context: String) async throws {
     try await pool.execute("DELETE FROM customers WHERE name = 'Eve'")
 }
 
+/// The configuration the example gave reached the writer and a reader: `synchronous = NORMAL` and
+/// the pragma its `prepareConnection` set.
+func verifyConfiguration(_ pool: DatabasePool, context: String) async throws {
+    @Sendable func settings(_ conn: borrowing Connection) throws -> [Int?] {
+        [try conn.query("PRAGMA synchronous")[0].get(0, as: Int.self),
+         try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self)]
+    }
+    let writer = try await pool.transaction { conn in try settings(conn) }
+    let reader = try await pool.read { conn in try settings(conn) }
+    guard writer == [1, 1], reader == [1, 1] else {
+        throw ExampleFailure(context: context, what: "configuration: writer \(writer), reader \(reader)")
+    }
+}
+
 /// A one-shot signal between a body and the task that waits for it.
 final class AsyncGate: @unchecked Sendable {
     private let lock = NSLock()
@@ -63,7 +77,10 @@ final class PooledProductListModel {
     var count = 0
 
     init(path: String) throws {
-        db = try DatabasePool(path: path, key: "my-passphrase")
+        var configuration = DatabaseConfiguration()
+        configuration.synchronous = .normal
+        configuration.prepareConnection = { conn in try conn.execute("PRAGMA recursive_triggers = ON") }
+        db = try DatabasePool(path: path, key: "my-passphrase", configuration: configuration)
     }
 
     func run() async throws {
@@ -94,6 +111,7 @@ final class PooledProductListModel {
         try await db.rollback(to: "002-add-discount", using: migrations)
         try await readsBesideAWrite(db, context: "pool-main-actor")
         try await verify(db, context: "pool-main-actor")
+        try await verifyConfiguration(db, context: "pool-main-actor")
         if count != 1 { throw ExampleFailure(context: "pool-main-actor", what: "live count \(count)") }
     }
 }
@@ -103,7 +121,10 @@ actor PooledOrderService {
     var lastOrder: Order?
 
     init(path: String) throws {
-        db = try DatabasePool(path: path, key: "my-passphrase")
+        var configuration = DatabaseConfiguration()
+        configuration.synchronous = .normal
+        configuration.prepareConnection = { conn in try conn.execute("PRAGMA recursive_triggers = ON") }
+        db = try DatabasePool(path: path, key: "my-passphrase", configuration: configuration)
     }
 
     func run() async throws {
@@ -134,12 +155,16 @@ actor PooledOrderService {
         try await db.rollback(to: "002-add-discount", using: migrations)
         try await readsBesideAWrite(db, context: "pool-actor")
         try await verify(db, context: "pool-actor")
+        try await verifyConfiguration(db, context: "pool-actor")
     }
 }
 
 func pooledDetachedExamples(path: String) async throws {
     try await Task.detached {
-        let db = try DatabasePool(path: path, key: "my-passphrase")
+        var configuration = DatabaseConfiguration()
+        configuration.synchronous = .normal
+        configuration.prepareConnection = { conn in try conn.execute("PRAGMA recursive_triggers = ON") }
+        let db = try DatabasePool(path: path, key: "my-passphrase", configuration: configuration)
         let migrations: [any Migration] = [CreateOrders(), CreateProductsTable(), AddDiscountColumn()]
         try await db.migrate(migrations)
         let skus = ["A-1", "B-2", "C-3"]
@@ -166,6 +191,7 @@ func pooledDetachedExamples(path: String) async throws {
         try await db.rollback(to: "002-add-discount", using: migrations)
         try await readsBesideAWrite(db, context: "pool-detached")
         try await verify(db, context: "pool-detached")
+        try await verifyConfiguration(db, context: "pool-detached")
         await db.close()
     }.value
 }

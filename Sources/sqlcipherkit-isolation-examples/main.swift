@@ -66,7 +66,11 @@ do {
     print("ok route-handler")
 
     // 7. Top-level code, on a DatabasePool.
-    let pool = try DatabasePool(path: directory + "/pool-top-level.db", key: "my-passphrase")
+    var configuration = DatabaseConfiguration()
+    configuration.synchronous = .normal
+    configuration.prepareConnection = { conn in try conn.execute("PRAGMA recursive_triggers = ON") }
+    let pool = try DatabasePool(path: directory + "/pool-top-level.db", key: "my-passphrase",
+                                configuration: configuration)
     let poolMigrations: [any Migration] = [CreateOrders(), CreateProductsTable(), AddDiscountColumn()]
     try await pool.migrate(poolMigrations)
 
@@ -94,6 +98,7 @@ do {
     try await pool.rollback(to: "002-add-discount", using: poolMigrations)
     try await readsBesideAWrite(pool, context: "pool-top-level")
     try await verify(pool, context: "pool-top-level")
+    try await verifyConfiguration(pool, context: "pool-top-level")
     await pool.close()
     print("ok pool-top-level")
 

@@ -50,7 +50,7 @@ public struct DatabaseConfiguration: Sendable {
     /// `PRAGMA`s, temporary tables or views, anything each connection needs.
     ///
     /// Its statements may set the per-connection `PRAGMA`s that a pool refuses as raw SQL; the
-    /// rules that protect the encryption (docs/security.md) still apply. A pool's readers are
+    /// rules that protect the encryption (<doc:RawSQLGuards>) still apply. A pool's readers are
     /// read-only when it runs (`PRAGMA query_only`), so it can tell a reader by
     /// `try conn.query("PRAGMA query_only")[0].get(0, as: Int.self) == 1`. An error it throws fails
     /// the opening of that connection (the initialiser, or the read that needed a new reader) with

@@ -10,11 +10,13 @@ extension Database {
     /// while bounding what several connections (a pool's readers) can hold. Measured figures and
     /// guidance are in `docs/performance.md`.
     ///
-    /// To give one database another size, set it after opening (it applies to that connection):
+    /// To give every connection of a database or pool another size, set
+    /// ``DatabaseConfiguration/pageCacheKiB`` when it opens:
     ///
     /// ```swift
-    /// try await db.execute("PRAGMA cache_size = -65536")   // 64 MiB, for a working set that large
-    /// try await db.execute("PRAGMA cache_size = -2000")    // SQLite's default, where memory is tight
+    /// var configuration = DatabaseConfiguration()
+    /// configuration.pageCacheKiB = 64 * 1024   // 64 MiB, for a working set that large
+    /// let pool = try DatabasePool(path: path, key: passphrase, configuration: configuration)
     /// ```
     public static let defaultPageCacheKiB = 8_192
 }

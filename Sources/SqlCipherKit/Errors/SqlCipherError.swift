@@ -99,10 +99,20 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// The statement calls a SQLCipher function that copies data between databases outside the
     /// package's verified conversions (`sqlcipher_export`). Nothing was run.
     case unsafeFunction(name: String, sql: String)
-    /// The statement sets a per-connection `PRAGMA` (`synchronous`, `cache_size`, `foreign_keys`,
-    /// `busy_timeout`, ...) on a ``DatabasePool``, which would set it on whichever one of the
-    /// pool's connections ran the call, and leave the others as they were. Nothing was run. Set it
-    /// for every connection with ``DatabaseConfiguration`` (`configuration:` when the pool opens).
+    /// The statement sets a per-connection `PRAGMA` on a ``DatabasePool``, which would set it on
+    /// whichever one of the pool's connections ran the call, and leave the others as they were.
+    /// Nothing was run. Set it for every connection with ``DatabaseConfiguration``
+    /// (`configuration:` when the pool opens): its settings, or the statement in its
+    /// `prepareConnection`.
+    ///
+    /// The pragmas whose setting lives in the connection, not in the file: `analysis_limit`,
+    /// `automatic_index`, `busy_timeout`, `cache_size`, `cache_spill`, `case_sensitive_like`,
+    /// `cell_size_check`, `checkpoint_fullfsync`, `count_changes`, `empty_result_callbacks`,
+    /// `foreign_keys`, `full_column_names`, `fullfsync`, `ignore_check_constraints`,
+    /// `journal_size_limit`, `legacy_alter_table`, `locking_mode`, `mmap_size`, `query_only`,
+    /// `read_uncommitted`, `recursive_triggers`, `reverse_unordered_selects`, `secure_delete`,
+    /// `short_column_names`, `synchronous`, `threads`, `trusted_schema`, `wal_autocheckpoint`.
+    /// Reading any of them is allowed.
     case perConnectionPragma(name: String, sql: String)
     /// `ATTACH` would have added a database whose encryption differs from this one's: a plaintext
     /// file (an empty `KEY`) to an encrypted `Database`, where rows copied into it would be written

@@ -324,4 +324,76 @@ struct DatabaseConfigurationTests {
         await other.close()
         await patient.close()
     }
+
+    /// Every pragma of the list is refused on a pool (SQLite asks the authorizer before it looks
+    /// the name up, so also those the loaded SQLite does not know), and the error's documentation
+    /// names each one.
+    @Test func everyPerConnectionPragmaIsRefusedOnAPoolAndDocumented() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.path("all.db"), rawKey: rawKey())
+        let names = SQLiteConnection.perConnectionPragmas.map { $0.description }
+        for name in names {
+            await #expect(throws: SqlCipherError.perConnectionPragma(name: name, sql: "PRAGMA \(name) = 0")) {
+                try await pool.execute("PRAGMA \(name) = 0")
+            }
+        }
+        await pool.close()
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/SqlCipherKit/Errors/SqlCipherError.swift")
+        let text = try String(contentsOf: source, encoding: .utf8)
+        guard let start = text.range(of: "The pragmas whose setting lives in the connection"),
+              let end = text.range(of: "case perConnectionPragma", range: start.upperBound..<text.endIndex) else {
+            Issue.record("the list is gone from the documentation of perConnectionPragma")
+            return
+        }
+        let documented = text[start.upperBound..<end.lowerBound]
+        for name in names { #expect(documented.contains("`\(name)`"), "\(name) is not documented") }
+    }
+
+    /// The examples of the Configuration article, as written there.
+    @Test func theArticleExamplesRun() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("article.db"), otherPath = dir.path("other.db")
+        let passphrase = "article passphrase"
+        var configuration = DatabaseConfiguration()
+        configuration.synchronous = .normal
+        configuration.pageCacheKiB = 32 * 1024
+        configuration.busyTimeout = .seconds(10)
+        configuration.filePermissions = 0o640
+        configuration.prepareConnection = { conn in
+            try conn.execute("PRAGMA recursive_triggers = ON")
+        }
+        let pool = try DatabasePool(path: path, key: passphrase, configuration: configuration)
+        let db = try Database(path: otherPath, key: passphrase, configuration: configuration)
+
+        do {
+            try await pool.execute("PRAGMA synchronous = NORMAL")
+        } catch SqlCipherError.perConnectionPragma(let name, _) {
+            print("set \(name) with DatabaseConfiguration")   // synchronous
+        }
+        // The block above ends quietly either way: the refusal itself is checked here.
+        await #expect(throws: SqlCipherError.perConnectionPragma(name: "synchronous", sql: "PRAGMA synchronous = NORMAL")) {
+            try await pool.execute("PRAGMA synchronous = NORMAL")
+        }
+
+        configuration.prepareConnection = { conn in
+            let isReader = try conn.query("PRAGMA query_only")[0].get(0, as: Int.self) == 1
+            if !isReader {
+                try conn.execute("PRAGMA journal_size_limit = 1048576")
+            }
+        }
+        await pool.close()
+        let reopened = try DatabasePool(path: path, key: passphrase, configuration: configuration)
+        #expect(try await reopened.transaction { conn in
+            try conn.query("PRAGMA journal_size_limit")[0].get(0, as: Int.self)
+        } == 1_048_576)
+        #expect(try await reopened.query("PRAGMA journal_size_limit")[0].get(0, as: Int.self) == -1)
+        #expect(try await db.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) == 1)
+        let mode = try FileManager.default.attributesOfItem(atPath: otherPath)[.posixPermissions] as? Int
+        #expect(mode == 0o640)
+        await reopened.close()
+        await db.close()
+        try DocumentationBlocks.expectEveryBlock(ofArticles: ["Configuration"], count: 3, isIn: #filePath)
+    }
 }
