@@ -88,18 +88,30 @@ extension DatabasePool: ObservationHost {
 /// One observation of a pool: its ``LiveObservation`` (the last result, to tell an unchanged
 /// fetch), used by one fetch at a time on whichever reader runs it.
 final class PoolObservation<Value: Sendable>: @unchecked Sendable {
-    // Accessed only under `lock`: fetches of one observation come one after the other from its
-    // consumer, but on different readers (threads).
-    private let lock = Mutex(())
+    // Used by one fetch at a time, and no lock is held while a fetch's SQL runs: the fetches of
+    // one observation come from its consumer one after the other (each awaited before the next
+    // starts), on different readers (threads), and the awaits between them order their memory
+    // accesses. `inUse` turns a broken sequence (one iterator's copies used by two tasks at once)
+    // into a typed error rather than a data race.
+    private let inUse = Atomic<Bool>(false)
     private let live: LiveObservation<Value>
-    init(_ live: LiveObservation<Value>) { self.live = live }
+    /// The consumer's signal (held weakly, as the tracker of a ``Database`` holds it); set once.
+    private(set) weak var signal: ObservationSignal?
 
-    func withLive<T>(_ body: (LiveObservation<Value>) throws -> T) rethrows -> T {
-        try lock.withLock { _ in try body(live) }
+    init(_ live: LiveObservation<Value>) {
+        self.live = live
+        self.signal = live.signal
     }
 
-    /// The consumer's signal (held weakly, as the tracker of a ``Database`` holds it).
-    var signal: ObservationSignal? { withLive { $0.signal } }
+    func withLive<T>(_ body: (LiveObservation<Value>) throws -> T) throws -> T {
+        guard inUse.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            throw SqlCipherError.invalidQuery(
+                reason: "one live query was fetched by two tasks at once (copies of one LiveValues iterator used "
+                    + "concurrently); give each task an iterator of its own")
+        }
+        defer { inUse.store(false, ordering: .releasing) }
+        return try body(live)
+    }
 }
 
 /// The observations of a pool, and its watch for other connections' commits.
