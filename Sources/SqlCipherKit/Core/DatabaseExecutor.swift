@@ -23,4 +23,12 @@ final class DatabaseExecutor: SerialExecutor {
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
+
+    /// Traps unless the caller runs on this executor's queue: what `assumeIsolated` and
+    /// `preconditionIsolated` ask of a custom executor (SE-0424), and what
+    /// ``SQLiteConnection/assertIsolated()`` checks in debug builds at the connection's entry
+    /// points.
+    func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
 }

@@ -91,6 +91,7 @@ extension SQLiteConnection {
     /// Calls `body` with a ``Connection`` lent for the innermost running body (see
     /// ``runBody(readOnly:_:)``), to which the cursors it opens belong.
     func lend<T>(_ body: (borrowing Connection) throws -> T) rethrows -> T {
+        assertIsolated()
         // A named local, not a temporary: Swift 6.3.1 crashes in release builds
         // (GenericSpecializer, "Cannot initialize a nonCopyable type with a guaranteed value")
         // when the ~Copyable Connection is built inline as the argument.

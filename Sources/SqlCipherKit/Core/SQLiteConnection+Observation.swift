@@ -43,6 +43,7 @@ extension SQLiteConnection {
     /// Accounts for one execution of `statement`, before its first step: analyses it when nobody
     /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
     func statementWillRun(_ statement: Statement) throws {
+        assertIsolated()
         switch statement.guardKind {
         case .ordinary: break
         case .transactionControl: try refuseTransactionControl(statement)

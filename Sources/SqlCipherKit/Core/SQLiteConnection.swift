@@ -12,6 +12,11 @@ final class SQLiteConnection {
     var cache = StatementCache()
     /// The statements of ``DatabaseStream`` iterators open on this connection (DatabaseStream.swift).
     var streams = OpenStreams()
+    /// The executor of the ``Database`` that owns the connection, once it does: every use of the
+    /// connection must then run on it. Nil while the opener sets the connection up (on the
+    /// caller's thread, before anyone else can reach it) and for the package's own short-lived
+    /// connections, which one call opens, uses and closes.
+    var isolation: DatabaseExecutor?
     /// The ``Statement/serial`` of the newest statement.
     var statementSerial: UInt64 = 0
     private var savepointDepth = 0
@@ -38,6 +43,17 @@ final class SQLiteConnection {
     static let create: Int32 = 0x0000_0004
     static let noMutex: Int32 = 0x0000_8000
     static let uri: Int32 = 0x0000_0040
+
+    /// Traps, in debug builds, when the connection belongs to a ``Database`` and the caller is not
+    /// on its executor: the "used only on its isolation domain" promise of the `@exclusivity(unchecked)`
+    /// properties, checked at the entry points (each statement's run, each lent ``Connection``) so
+    /// that a violation fails the test run instead of racing. Compiled out of release builds.
+    @inline(__always)
+    func assertIsolated() {
+        #if DEBUG
+        isolation?.checkIsolated()
+        #endif
+    }
 
     /// Opens `path` with the loaded library. Throws ``SqlCipherError/cannotOpen(path:reason:)``.
     init(path: String, flags: Int32 = readWrite | create | noMutex) throws {

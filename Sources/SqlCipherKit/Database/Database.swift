@@ -162,6 +162,8 @@ public actor Database {
         self.cipherSettings = key == nil ? .default : cipher
         self.isReadOnly = opened.isReadOnly
         self.connection = opened.connection
+        // From now on the connection is used on this database's executor only (debug builds check it).
+        opened.connection.isolation = executor
     }
 
     /// The open connection, or ``SqlCipherError/databaseClosed``.

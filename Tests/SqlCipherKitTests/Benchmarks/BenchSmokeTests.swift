@@ -14,6 +14,7 @@ struct BenchSmokeTests {
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence", "stream.mainActor",
         "tracing.insert.off", "tracing.insert.on", "tracing.fetch.off", "tracing.fetch.on", "rekey",
+        "durability.normalOverFull",
     ]
 
     /// The pool family's rows and the extras each must carry.
@@ -70,6 +71,11 @@ struct BenchSmokeTests {
         for name in ["tracing.insert.on", "tracing.fetch.on"] {
             let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))
             #expect((extra["encrypted.ratioToTracingOff"] as? Double).map { $0 > 0 } == true, "\(name): \(extra)")
+        }
+        // The durability row carries the commits per second of each setting.
+        let durability = try #require(byName["durability.normalOverFull"]?["extra"] as? [String: Any])
+        for key in ["full.commitsPerSecond", "normal.commitsPerSecond"] {
+            #expect((durability[key] as? Double).map { $0 > 0 } == true, "\(key): \(durability)")
         }
         let latency = try #require(byName["cancel.latency"]?["extra"] as? [String: Any])
         #expect((latency["medianMs"] as? Double ?? 0) > 0 && (latency["maxMs"] as? Double ?? 0) < 60_000, "\(latency)")
