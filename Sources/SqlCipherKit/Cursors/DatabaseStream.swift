@@ -99,16 +99,22 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                 guard !finished else { return nil }
                 do {
                     let query = try stream.query.get()
-                    if lease == nil { lease = try await stream.source.lease(hold) }
+                    let current: StreamSource.Lease
+                    if let lease {
+                        current = lease
+                    } else {
+                        current = try await stream.source.lease(hold)
+                        lease = current
+                    }
                     // A pool closed since the last batch: its reader must not go on reading.
-                    if lease.unsafelyUnwrapped.isRevoked() { throw SqlCipherError.databaseClosed }
+                    if current.isRevoked() { throw SqlCipherError.databaseClosed }
                     try hold.resume()
-                    let database = lease.unsafelyUnwrapped.database
+                    let database = current.database
                     let batch = try await database.streamBatch(handle?.id, query: query, limit: stream.batchSize,
                                                                hold: hold)
                     if handle == nil {
                         handle = StreamHandle(database: database, id: batch.id, hold: hold,
-                                              release: lease.unsafelyUnwrapped.release)
+                                              release: current.release)
                     }
                     if batch.done {
                         finished = true

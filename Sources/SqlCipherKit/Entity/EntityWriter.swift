@@ -251,6 +251,7 @@ struct EntityWriter<T: Entity> {
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``, as the `Encodable` path does.
     private mutating func encodeColumns(_ entity: T) throws {
         rowColumns.startEntity()
+        // Row hot path (once per entity saved): called only when ``usesRows`` says it is set.
         let encode = rowEncode.unsafelyUnwrapped
         do {
             try encode(entity, &rowColumns)
