@@ -1,0 +1,346 @@
+import Foundation
+
+/// The state of one verification, filled in step by step.
+struct VerificationRun {
+    /// The path, as given.
+    let path: String
+    /// The file read: `path` with its symbolic links resolved, beside which SQLite looks for the
+    /// `-wal` and `-journal`.
+    let target: String
+    let inspection: DatabaseFileInspection
+    let library: SqlCipherLibrary
+
+    var status: DatabaseVerification.Status = .notVerifiable
+    var keyAccepted: Bool?
+    var settings: DatabaseVerifier.SettingsCandidate?
+    var attempts: [DatabaseVerification.Attempt] = []
+    var access: DatabaseVerification.Access?
+    var pageSize: Int?
+    var pageCount: Int?
+    var userVersion: Int?
+    var cipherIntegrity = DatabaseVerification.Check.skipped("the file was not opened")
+    var integrity = DatabaseVerification.Check.skipped("the file was not opened")
+    var tables: [DatabaseVerification.Table] = []
+    var indexCount: Int?, viewCount: Int?, triggerCount: Int?
+    var notes: [String] = []
+    var error: String?
+    /// What SQLite did to the private copy before the checks, when a copy was verified.
+    var copyWork: String?
+    /// Where the checks report how far they are.
+    var progress: (@Sendable (DatabaseProgress) -> Void)?
+
+    init(path: String, target: String, inspection: DatabaseFileInspection, library: SqlCipherLibrary) {
+        self.path = path
+        self.target = target
+        self.inspection = inspection
+        self.library = library
+    }
+
+    func result() -> DatabaseVerification {
+        DatabaseVerification(
+            path: path, status: status, inspection: inspection, keyAccepted: keyAccepted, settings: settings,
+            attempts: attempts, access: access, pageSize: pageSize, pageCount: pageCount, userVersion: userVersion,
+            cipherIntegrity: cipherIntegrity, integrity: integrity, tables: tables, indexCount: indexCount,
+            viewCount: viewCount, triggerCount: triggerCount, notes: notes, error: status == .verified ? nil : error)
+    }
+
+    mutating func fail(_ status: DatabaseVerification.Status, _ message: String) {
+        self.status = status
+        error = message
+    }
+
+    mutating func verify(key: DatabaseKey, candidates: [DatabaseVerifier.SettingsCandidate]) {
+        switch inspection.kind {
+        case .missing:
+            return fail(.missing, inspection.detail.prefix(1).uppercased() + inspection.detail.dropFirst()
+                + ". Check the path")
+        case .empty:
+            return fail(.notVerifiable, "The file is empty (0 bytes): SQLite treats it as a new database, so any key "
+                + "would \"open\" it and there is nothing to verify")
+        case .plaintext:
+            keyAccepted = false
+            return fail(.notEncrypted, "It is not encrypted, so there is no key to verify (\(inspection.detail)). Make "
+                + "an encrypted copy with Database.encrypt(plaintextAt:to:key:), or open it with Database(unencryptedPath:)")
+        case .plaintextHeader:
+            return fail(.notVerifiable, "It is a SQLCipher database with a plaintext header, whose salt is not stored "
+                + "in the file, so verify cannot derive its key. Open it with Database(path:rawKey:salt:cipher:) and "
+                + "CipherSettings(plaintextHeaderSize:), then run Database.verifyIntegrity()")
+        case .notADatabase:
+            return fail(.notVerifiable, "It is not a database: " + inspection.detail)
+        case .encrypted:
+            break
+        }
+        guard !candidates.isEmpty else { return fail(.notVerifiable, "No settings to try") }
+        // Every file is checked before SQLite opens anything: a named pipe, socket or device as
+        // the -wal or -journal is refused here rather than waited on.
+        let companions: DatabaseVerifier.Companions
+        do {
+            companions = try DatabaseVerifier.Companions(target)
+        } catch SqlCipherError.cannotOpen(_, let reason) {
+            return fail(.notVerifiable, reason.prefix(1).uppercased() + reason.dropFirst())
+        } catch {
+            return fail(.notVerifiable, "\(error)")
+        }
+        let before = DatabaseVerifier.Fingerprint(target)
+
+        // 1. The key, against page 1 of the file itself.
+        var opened: (connection: SQLiteConnection, candidate: DatabaseVerifier.SettingsCandidate)?
+        attempting: for candidate in candidates {
+            let connection: SQLiteConnection
+            do {
+                connection = try DatabaseVerifier.open(target, key: key, candidate: candidate, library: library, inPlace: true)
+            } catch {
+                return fail(.notVerifiable, "SQLCipher could not open it: \(error)")
+            }
+            do {
+                _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
+                attempts.append(.init(settings: candidate.name, accepted: true, result: "opened"))
+                opened = (connection, candidate)
+                break attempting
+            } catch let error as SqlCipherError {
+                // Whether the key is right is proven by a second read of page 1 alone, never by
+                // the code: releases differ in what they return for a page 1 that does not decrypt.
+                guard case let .sqlite(code, _, message, _) = error,
+                      let decrypts = KeyProof.keyDecryptsPageOne(connection, path: path, afterFailure: code) else {
+                    connection.close()
+                    return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
+                }
+                if decrypts {
+                    // Page 1 decrypted, but the schema behind it is damaged.
+                    attempts.append(.init(settings: candidate.name, accepted: true,
+                                          result: "page 1 decrypted, then: \(message) (SQLite error \(code))"))
+                    opened = (connection, candidate)
+                    break attempting
+                }
+                connection.close()
+                attempts.append(.init(settings: candidate.name, accepted: false,
+                                      result: "\(message) (SQLite error \(code))"))
+            } catch {
+                connection.close()
+                return fail(.notVerifiable, "Reading it failed with an error that says nothing about the key: \(error)")
+            }
+        }
+        guard let opened else { return diagnoseRejectedKey(key: key, candidates: candidates) }
+        keyAccepted = true
+        settings = opened.candidate
+        if opened.candidate.name != candidates[0].name {
+            notes.append("\(candidates[0].name) settings (tried first) did not open it; \(opened.candidate.name) did")
+        }
+
+        // 2. The checks, on the file itself or on a private copy.
+        var connection = opened.connection
+        var snapshot: String?
+        defer {
+            connection.close()
+            if let snapshot { try? FileManager.default.removeItem(atPath: snapshot) }
+        }
+        if companions.walHasFrames || companions.journalIsHot {
+            connection.close()
+            do {
+                let folder = try DatabaseVerifier.makeSnapshot(of: target, companions: companions)
+                snapshot = folder
+                access = .snapshot
+                guard DatabaseVerifier.Fingerprint(target) == before else {
+                    return fail(.notVerifiable, "The file or its -wal/-journal changed while it was copied: a program is "
+                        + "writing to it. Run verify again when no program has it open")
+                }
+                let copy = folder + "/" + (target as NSString).lastPathComponent
+                connection = try DatabaseVerifier.open(copy, key: key, candidate: opened.candidate, library: library, inPlace: false)
+                let what = [companions.walHasFrames ? "the -wal's frames" : nil,
+                            companions.journalIsHot ? "a hot -journal (an interrupted transaction)" : nil]
+                    .compactMap { $0 }.joined(separator: " and ")
+                notes.append("it has \(what): verified a private copy, in which SQLite "
+                    + (companions.journalIsHot ? "rolled back the journal" : "recovered the WAL")
+                    + " as the next program to open the file will; the file itself was only read")
+                _ = try? connection.scalar("SELECT count(*) FROM sqlite_master")
+                copyWork = companions.journalIsHot ? "after rolling back its journal" : nil
+                if companions.walHasFrames {
+                    if (try? connection.checkpoint("TRUNCATE")) == nil {
+                        notes.append("the copy's WAL could not be checkpointed: pages still in it were not HMAC-checked")
+                    } else {
+                        copyWork = [copyWork, "after checkpointing its WAL"].compactMap { $0 }.joined(separator: " and ")
+                    }
+                }
+            } catch {
+                return fail(.notVerifiable, "Verifying a copy failed: \(error)")
+            }
+        } else {
+            access = .inPlace
+        }
+        runChecks(connection)
+        connection.close()
+        if DatabaseVerifier.Fingerprint(target) != before {
+            return fail(.notVerifiable, "The file or its -wal/-journal changed while it was verified: a program is "
+                + "writing to it, so the result is not reliable. Run verify again when no program has it open")
+        }
+        var failures: [String] = []
+        if cipherIntegrity.status == .fail {
+            failures.append("cipher_integrity_check found \(Self.count(cipherIntegrity.problems.count, "problem"))")
+        }
+        if integrity.status == .fail {
+            failures.append("integrity_check found \(Self.count(integrity.problems.count, "problem"))")
+        }
+        let unreadable = tables.filter { $0.error != nil }
+        if !unreadable.isEmpty {
+            failures.append("\(Self.count(unreadable.count, "table")) could not be read ("
+                + unreadable.map(\.name).joined(separator: ", ") + ")")
+        }
+        if failures.isEmpty {
+            status = .verified
+        } else {
+            fail(.damaged, "The key is right (\(opened.candidate.name) settings), but the file is damaged: "
+                + failures.joined(separator: "; ") + ". Restore it from a backup; Database.export(to:key:) may "
+                + "rescue the readable tables")
+        }
+    }
+
+    // MARK: Checks
+
+    private mutating func runChecks(_ connection: SQLiteConnection) {
+        pageSize = try? connection.integer("PRAGMA page_size")
+        pageCount = try? connection.integer("PRAGMA page_count")
+        userVersion = try? connection.integer("PRAGMA user_version")
+        let reporter = ProgressReporter(total: library.cipherVersionIsAtLeast(4, 2) ? 3 : 2, unit: .checks, progress)
+        reporter?.start()
+        defer { reporter?.finish() }
+        var done: Int64 = 0
+
+        if library.cipherVersionIsAtLeast(4, 2) {
+            let (lines, stop) = Self.rows(connection, "PRAGMA cipher_integrity_check")
+            let problems = lines + (stop.map { ["stopped: \($0)"] } ?? [])
+            cipherIntegrity = problems.isEmpty
+                ? .init(status: .pass, problems: [], reason: "every page's HMAC verified"
+                    + (copyWork.map { " (in the copy, \($0))" } ?? ""))
+                : .init(status: .fail, problems: problems, reason: nil)
+        } else {
+            // On 3.4.1 the pragma does not exist and returns no rows, which is also what a clean
+            // file gives on 4.x: never read that as a pass.
+            cipherIntegrity = .skipped("SQLCipher \(library.cipherVersion) has no cipher_integrity_check (it needs "
+                + "SQLCipher 4.2.0 or later); the HMAC of every page read below was still checked")
+        }
+        if library.cipherVersionIsAtLeast(4, 2) {
+            done += 1
+            reporter?.report(done)
+        }
+
+        // One row may hold several lines (SQLite joins the problems of one b-tree with newlines).
+        let (rows, stop) = Self.rows(connection, "PRAGMA integrity_check")
+        let lines = rows.flatMap { $0.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+            .filter { !$0.hasPrefix("*** in database ") }
+        if lines == ["ok"] && stop == nil {
+            integrity = .init(status: .pass, problems: [], reason: "ok")
+        } else {
+            integrity = .init(status: .fail, problems: lines + (stop.map { ["stopped: \($0)"] } ?? []), reason: nil)
+        }
+        done += 1
+        reporter?.report(done)
+
+        do {
+            let objects = try connection.query("SELECT type, name FROM sqlite_master ORDER BY name")
+            let pairs = objects.map { ($0.get(0, as: String.self) ?? "", $0.get(1, as: String.self) ?? "") }
+            indexCount = pairs.filter { $0.0 == "index" }.count
+            viewCount = pairs.filter { $0.0 == "view" }.count
+            triggerCount = pairs.filter { $0.0 == "trigger" }.count
+            for (type, name) in pairs where type == "table" && !name.lowercased().hasPrefix("sqlite_") {
+                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                do {
+                    let rows = try connection.uncachedStatement("SELECT count(*) FROM \(quoted)")
+                    defer { rows.reset() }
+                    guard try rows.step(), let count = Int.fromDatabaseValue(rows.value(at: 0)) else {
+                        tables.append(.init(name: name, rows: nil, error: "count(*) returned no row"))
+                        continue
+                    }
+                    tables.append(.init(name: name, rows: count, error: nil))
+                } catch SqlCipherError.sqlite(let code, _, let message, _) where message.hasPrefix("no such module") {
+                    notes.append("table \(name) is a virtual table whose module this library lacks (\(message), SQLite "
+                        + "error \(code)); its rows were not counted")
+                    tables.append(.init(name: name, rows: nil, error: nil))
+                } catch {
+                    tables.append(.init(name: name, rows: nil, error: Self.sqliteText(error)))
+                }
+            }
+        } catch {
+            tables = []
+            integrity = integrity.status == .fail ? integrity : .init(
+                status: .fail, problems: ["the schema could not be read: \(Self.sqliteText(error))"], reason: nil)
+        }
+    }
+
+    // MARK: A key no settings accepted
+
+    /// Tells a wrong key from a damaged page 1, which SQLCipher reports the same way: on 4.2+,
+    /// `cipher_integrity_check` authenticates every page on its own, so with the right key and
+    /// settings the other pages verify, and with a wrong key none does.
+    private mutating func diagnoseRejectedKey(key: DatabaseKey, candidates: [DatabaseVerifier.SettingsCandidate]) {
+        keyAccepted = false
+        let tried = candidates.map(\.name).joined(separator: ", ")
+        let size = inspection.size ?? 0
+        guard library.cipherVersionIsAtLeast(4, 2) else {
+            var message = "The key did not open it with the settings tried (\(tried)): the key is wrong, the file was "
+                + "made with other settings (give them with --cipher-page-size, --kdf-iter, --cipher-compatibility), or "
+                + "its first page is damaged; SQLCipher \(library.cipherVersion) cannot tell these apart (it has no "
+                + "cipher_integrity_check)"
+            if library.cipherMajorVersion < 4 && size % 4096 == 0 {
+                message += ". A file made by SQLCipher 4 with its defaults cannot be read by SQLCipher 3 at all: "
+                    + "verify it with libsqlcipher.so.1 (--library)"
+            }
+            return fail(.keyRejected, message)
+        }
+        for candidate in candidates {
+            guard let connection = try? DatabaseVerifier.open(target, key: key, candidate: candidate, library: library, inPlace: true)
+            else { continue }
+            let (lines, _) = Self.rows(connection, "PRAGMA cipher_integrity_check")
+            connection.close()
+            let total = (size + candidate.pageSize - 1) / candidate.pageSize
+            let failing = Set(lines.compactMap(Self.pageNumber))
+            guard total > 1, !failing.isEmpty, failing.count < total else { continue }
+            keyAccepted = true
+            settings = candidate
+            cipherIntegrity = .init(status: .fail, problems: lines, reason: nil)
+            integrity = .skipped("page 1 cannot be decrypted, so SQLite cannot read the database")
+            attempts.append(.init(settings: candidate.name, accepted: true,
+                                  result: "cipher_integrity_check verified \(total - failing.count) of \(total) pages"))
+            return fail(.damaged, "The key is right (\(candidate.name) settings: \(total - failing.count) of \(total) "
+                + "pages pass their HMAC check), but page 1 is damaged, so SQLite cannot read the file. Restore it "
+                + "from a backup")
+        }
+        return fail(.keyRejected, "The key did not open it with the settings tried (\(tried)), and "
+            + "cipher_integrity_check verified no page with any of them: the key is wrong, or the file was made with "
+            + "other settings (give them with --cipher-page-size, --kdf-iter, --cipher-compatibility)")
+    }
+
+    // MARK: Helpers
+
+    /// Every row's first column as text, and the error that stopped the statement, if one did:
+    /// `integrity_check` on a damaged file prints rows and then fails.
+    static func rows(_ connection: SQLiteConnection, _ sql: String) -> (lines: [String], stop: String?) {
+        var lines: [String] = []
+        do {
+            let statement = try connection.uncachedStatement(sql)
+            defer { statement.reset() }
+            while try statement.step() {
+                lines.append(String.fromDatabaseValue(statement.value(at: 0)) ?? "\(statement.value(at: 0))")
+            }
+            return (lines, nil)
+        } catch {
+            return (lines, sqliteText(error))
+        }
+    }
+
+    /// The page number in a `cipher_integrity_check` line ("HMAC verification failed for page 8",
+    /// "page 8 has an invalid size of 2048 bytes ...").
+    static func pageNumber(_ line: String) -> Int? {
+        guard let range = line.range(of: "page ") else { return nil }
+        let digits = line[range.upperBound...].prefix { $0.isNumber }
+        return Int(digits)
+    }
+
+    static func sqliteText(_ error: any Error) -> String {
+        if case let SqlCipherError.sqlite(code, _, message, _) = error { return "\(message) (SQLite error \(code))" }
+        return "\(error)"
+    }
+
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+}
