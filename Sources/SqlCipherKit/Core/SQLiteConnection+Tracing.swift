@@ -45,17 +45,15 @@ final class ActiveTrace {
         var detailed: TraceEvent?
         for tracer in tracers {
             if tracer.options.includeArguments, let arguments {
-                if detailed == nil {
-                    detailed = TraceEvent(sql: sql, arguments: arguments, duration: duration, connection: role,
-                                          isInternal: isInternal, outcome: outcome)
-                }
-                tracer.receive(detailed.unsafelyUnwrapped)
+                let event = detailed ?? TraceEvent(sql: sql, arguments: arguments, duration: duration,
+                                                   connection: role, isInternal: isInternal, outcome: outcome)
+                detailed = event
+                tracer.receive(event)
             } else {
-                if plain == nil {
-                    plain = TraceEvent(sql: sql, arguments: nil, duration: duration, connection: role,
-                                       isInternal: isInternal, outcome: outcome)
-                }
-                tracer.receive(plain.unsafelyUnwrapped)
+                let event = plain ?? TraceEvent(sql: sql, arguments: nil, duration: duration, connection: role,
+                                                isInternal: isInternal, outcome: outcome)
+                plain = event
+                tracer.receive(event)
             }
         }
     }
@@ -124,7 +122,7 @@ extension Statement {
         var shown: [DatabaseValue]?
         if !active.isInternal && guardKind != .attach, let arguments, arguments.count == parameterCount,
            !arguments.contains(where: { $0 == nil }), !SQLRedaction.hidesArguments(of: sql) {
-            shown = arguments.map { $0.unsafelyUnwrapped }
+            shown = arguments.compactMap { $0 }
         }
         active.finish(sql: text, arguments: shown, outcome: outcome)
     }

@@ -132,11 +132,6 @@ final class Statement {
         return index > 0 ? index : nil
     }
 
-    /// The name of the parameter at a 1-based index (`:name`), or nil for `?`.
-    func parameterName(at index: Int32) -> String? {
-        scb_bind_parameter_name(handle, index).map { String(cString: $0) }
-    }
-
     /// Resets the statement so that it can be reused from the cache, and drops the library's
     /// copies of bound text and blobs (https://sqlite.org/c3ref/clear_bindings.html).
     func reset() {
@@ -282,6 +277,8 @@ final class Statement {
                 break
             }
             if columns == nil { columns = RowColumns(names: columnNames()) }
+            // Row hot path (once per row fetched): set on the line above, so the unchecked unwrap
+            // only drops a branch the optimizer keeps.
             try appendCurrentRow(to: &builder, width: columns.unsafelyUnwrapped.names.count)
             fetched += 1
         }
@@ -299,6 +296,8 @@ final class Statement {
     @inline(__always)
     func currentRow(reusing reusable: inout RowStorage?, columns: inout RowColumns?) throws -> Row {
         if columns == nil { columns = RowColumns(names: columnNames()) }
+        // Row hot path (once per cursor row): `columns` and `reusable` are set just above, so the
+        // unchecked unwraps only drop branches.
         if !isKnownUniquelyReferenced(&reusable) {
             reusable = try RowStorage.singleRow(columns: columns.unsafelyUnwrapped)
         }
@@ -319,4 +318,14 @@ final class Statement {
     func run() throws {
         while try step() {}
     }
+}
+
+/// What the change tracker keeps with one prepared statement (see ``ChangeTracker``).
+struct StatementObservation {
+    /// The statement's analysis, once one was needed.
+    var access: StatementAccess?
+    /// The tracker generation ``access`` belongs to.
+    var generation: UInt64 = 0
+    /// Whether the current execution was already accounted for; cleared by `reset()`.
+    var started = false
 }

@@ -205,6 +205,7 @@ extension Cursor where Element: Decodable {
                     entityName: String(describing: Element.self), columns: RowColumns(names: statement.columnNames()),
                     statement: statement)
             }
+            // Row decoding hot path (once per row): set just above.
             return try RowDecoder.decodeCurrentRow(Element.self, context: context.unsafelyUnwrapped)
         }, release: {
             context?.finish()

@@ -99,16 +99,22 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
                 guard !finished else { return nil }
                 do {
                     let query = try stream.query.get()
-                    if lease == nil { lease = try await stream.source.lease(hold) }
+                    let current: StreamSource.Lease
+                    if let lease {
+                        current = lease
+                    } else {
+                        current = try await stream.source.lease(hold)
+                        lease = current
+                    }
                     // A pool closed since the last batch: its reader must not go on reading.
-                    if lease.unsafelyUnwrapped.isRevoked() { throw SqlCipherError.databaseClosed }
+                    if current.isRevoked() { throw SqlCipherError.databaseClosed }
                     try hold.resume()
-                    let database = lease.unsafelyUnwrapped.database
+                    let database = current.database
                     let batch = try await database.streamBatch(handle?.id, query: query, limit: stream.batchSize,
                                                                hold: hold)
                     if handle == nil {
                         handle = StreamHandle(database: database, id: batch.id, hold: hold,
-                                              release: lease.unsafelyUnwrapped.release)
+                                              release: current.release)
                     }
                     if batch.done {
                         finished = true
@@ -142,119 +148,6 @@ public struct DatabaseStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 }
-
-/// The statement of one stream iterator, kept open on the database actor between batches.
-///
-/// When the iterator goes away before the end (a `break` out of the loop), its hold is ended at
-/// once, so the database releases the statement before it runs its next call: a `DROP TABLE`
-/// right after the loop finds nothing open. A task also releases it soon after, for a database
-/// that is not called again. Swift does not always destroy an iterator whose loop was left, so
-/// this is only the fast path: ``StreamHold`` is the rule that does not depend on it.
-final class StreamHandle: @unchecked Sendable {
-    let database: Database
-    let id: UInt64
-    let hold: StreamHold
-    /// Gives the connection back to its pool (nothing for a ``Database``).
-    let release: @Sendable () -> Void
-    /// Whether the actor still holds the statement. Changed only by the iterator that owns the
-    /// handle (an iterator is used by one task at a time).
-    var isOpen = true
-
-    init(database: Database, id: UInt64, hold: StreamHold, release: @escaping @Sendable () -> Void) {
-        self.database = database
-        self.id = id
-        self.hold = hold
-        self.release = release
-    }
-
-    /// The statement ended with the last batch (the database already released it).
-    func finished() {
-        guard isOpen else { return }
-        isOpen = false
-        if hold.end() { release() }
-    }
-
-    /// Releases the statement now rather than at deinit, then the connection; nothing when
-    /// another call preempted the stream (it released both).
-    func close() {
-        guard isOpen else { return }
-        isOpen = false
-        guard hold.end() else { return }
-        let database = self.database
-        let id = self.id
-        let release = self.release
-        Task {
-            await database.closeStream(id)
-            release()
-        }
-    }
-
-    deinit {
-        close()
-    }
-}
-
-/// The statements of the streams open on one connection, by stream number.
-struct OpenStreams {
-    final class Entry {
-        let statement: Statement
-        let hold: StreamHold
-        var columns: RowColumns?
-
-        init(statement: Statement, hold: StreamHold) {
-            self.statement = statement
-            self.hold = hold
-        }
-    }
-
-    private var entries: [UInt64: Entry] = [:]
-    private var last: UInt64 = 0
-
-    /// Opens a stream over `statement` and returns its number.
-    mutating func open(_ statement: Statement, hold: StreamHold) -> UInt64 {
-        last &+= 1
-        entries[last] = Entry(statement: statement, hold: hold)
-        return last
-    }
-
-    subscript(id: UInt64) -> Entry? {
-        entries[id]
-    }
-
-    /// Releases stream `id`'s statement.
-    mutating func close(_ id: UInt64) {
-        if let entry = entries.removeValue(forKey: id) { entry.statement.reset() }
-    }
-
-    /// Releases the statements of iterators that ended (went away) without a last batch.
-    mutating func closeAbandoned() {
-        guard !entries.isEmpty else { return }
-        for (id, entry) in entries where entry.hold.isEnded { close(id) }
-    }
-
-    /// Ends every stream paused between batches, for a statement that failed because their
-    /// statements are open; true when there was one. Each such stream throws
-    /// ``SqlCipherError/streamPreempted(reason:)`` if it is resumed.
-    mutating func endPaused(reason: String) -> Bool {
-        guard !entries.isEmpty else { return false }
-        var ended = false
-        for (id, entry) in entries where entry.hold.preempt(reason: reason) {
-            close(id)
-            ended = true
-        }
-        return ended
-    }
-
-    /// Releases every statement.
-    mutating func closeAll() {
-        for entry in entries.values { entry.statement.reset() }
-        entries.removeAll()
-    }
-
-    /// How many streams are open (for tests).
-    var count: Int { entries.count }
-}
-
 extension DatabaseAccess {
     /// The rows of a raw SQL query, read in batches of `batchSize` as the loop asks for them.
     ///
@@ -310,91 +203,4 @@ extension DatabaseAccess {
                                transform: @escaping @Sendable ([Row]) throws -> [T]) -> DatabaseStream<T> {
         DatabaseStream(source: StreamSource(self), query: query, batchSize: max(1, batchSize), transform: transform)
     }
-}
-
-/// Where a stream reads: the connection of a ``Database``, or a reader of a ``DatabasePool``
-/// checked out for the whole stream (its open statement holds that reader's snapshot, which no
-/// other read may share) and checked back in when the stream ends or is left.
-struct StreamSource: Sendable {
-    struct Lease: Sendable {
-        let database: Database
-        let release: @Sendable () -> Void
-        /// Whether the connection may no longer be used (its pool was closed): a reader checked
-        /// out for a stream is not closed under it, so the stream asks before each batch.
-        var isRevoked: @Sendable () -> Bool = { false }
-    }
-
-    let lease: @Sendable (StreamHold) async throws -> Lease
-
-    init(_ access: some DatabaseAccess) {
-        switch access {
-        case let database as Database:
-            lease = { _ in Lease(database: database, release: {}) }
-        case let pool as DatabasePool:
-            lease = { hold in
-                guard !pool.isClosed else { throw SqlCipherError.databaseClosed }
-                let reader = try await pool.readers.checkout(holding: hold)
-                return Lease(database: reader, release: { pool.readers.checkin(reader) },
-                             isRevoked: { pool.isClosed })
-            }
-        default:
-            lease = { _ in
-                throw SqlCipherError.unsupported(
-                    feature: "streams on \(type(of: access))", requires: "a Database or a DatabasePool",
-                    loaded: access.library.cipherVersion)
-            }
-        }
-    }
-}
-
-extension Database {
-    /// Reads the next batch of stream `id`, or opens the stream (with `id` nil) and reads its
-    /// first batch. A stream that ends or fails is released here.
-    func streamBatch(_ id: UInt64?, query: QuerySource, limit: Int, hold: StreamHold) async throws
-        -> (id: UInt64, rows: [Row], done: Bool) {
-        var current = id
-        do {
-            return try await perform { core in
-                let entry: OpenStreams.Entry
-                if let id {
-                    guard let open = core.streams[id] else { throw SqlCipherError.connectionNotUsable }
-                    entry = open
-                } else {
-                    let statement = try core.openStatement(query)
-                    // A statement that writes and stays open between batches would hold back the
-                    // commit of every later write of this database (SQLite commits only when no
-                    // writing statement is pending), silently.
-                    guard statement.isReadOnly else {
-                        throw SqlCipherError.invalidQuery(
-                            reason: "a stream runs only statements that read, and `\(statement.sql)` writes: left "
-                                + "open between batches, it would hold back the commit of every later write. Run it "
-                                + "with execute, or with query for its rows")
-                    }
-                    let opened = core.streams.open(statement, hold: hold)
-                    current = opened
-                    entry = core.streams[opened].unsafelyUnwrapped
-                }
-                let batch = try entry.statement.fetch(limit: limit, columns: &entry.columns)
-                let number = current.unsafelyUnwrapped
-                if batch.done { core.streams.close(number) }
-                return (number, batch.rows, batch.done)
-            }
-        } catch {
-            if let current { connection?.streams.close(current) }
-            throw error
-        }
-    }
-
-    /// Releases stream `id` (an iterator left before the end).
-    func closeStream(_ id: UInt64) {
-        connection?.streams.close(id)
-    }
-
-    /// Ends every stream open on this connection (a reader taken back from a paused stream).
-    func closeStreams() {
-        connection?.streams.closeAll()
-    }
-
-    /// How many streams hold a statement (for tests).
-    var openStreamCount: Int { connection?.streams.count ?? 0 }
 }

@@ -257,10 +257,9 @@ enum DatabaseOpener {
             }
             // Reading the header of a named pipe would wait forever for a writer; a socket or a
             // device is no database either.
-            var info = stat()
-            if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            if let kind = SnapshotFiles.specialKind(path) {
                 throw SqlCipherError.cannotOpen(
-                    path: path, reason: "it is not a regular file (a named pipe, socket or device); give the path of a database file")
+                    path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
             }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw SqlCipherError.cannotOpen(path: path, reason: "the file is not readable (check its permissions)")

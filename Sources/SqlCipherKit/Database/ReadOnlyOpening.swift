@@ -38,8 +38,8 @@ enum ReadOnlyOpening {
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when the file cannot be read without
     ///   writing.
     static func access(for path: String) throws -> Access {
-        let wal = size(of: path + "-wal")
-        let shm = size(of: path + "-shm")
+        let wal = SnapshotFiles.regularFileSize(path + "-wal")
+        let shm = SnapshotFiles.regularFileSize(path + "-shm")
         if wal != nil && shm != nil { return .sharedWAL }
         if let wal, wal > 0 {
             throw SqlCipherError.cannotOpen(
@@ -79,17 +79,10 @@ enum ReadOnlyOpening {
         }
     }
 
-    /// The size of the regular file at `path`, or nil when there is none.
-    private static func size(of path: String) -> Int? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(info.st_size)
-    }
-
     /// Whether `path` is a rollback journal that SQLite could treat as hot: a file whose header is
     /// not zeroed (`PERSIST` mode zeroes it when a transaction ends; `TRUNCATE` leaves it empty).
     private static func hasLiveJournalHeader(_ path: String) -> Bool {
-        guard let size = size(of: path), size > 0 else { return false }
+        guard let size = SnapshotFiles.regularFileSize(path), size > 0 else { return false }
         guard let handle = FileHandle(forReadingAtPath: path) else { return true }
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 28)) ?? Data()

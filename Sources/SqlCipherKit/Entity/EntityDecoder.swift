@@ -73,6 +73,8 @@ final class RowDecodingContext {
     @inline(__always)
     func value(at index: Int) -> DatabaseValue {
         if let statementRef { return statementRef._withUnsafeGuaranteedRef { $0.value(at: Int32(index)) } }
+        // Row decoding hot path (once per decoded value): ``startRow(_:)`` set `storage` whenever
+        // there is no statement to read from.
         return storage.unsafelyUnwrapped.value(at: offset + index)
     }
 

@@ -14,24 +14,16 @@ final class EntityEncoder: Encoder {
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
     let entityName: String
-    /// The column names: this entity's first ``count`` of them, then (while encoding) the rest of
-    /// the previous entity's layout, which the next keys are expected to follow.
+    /// The entity's columns: names, values, the layout kept from the previous entity and its
+    /// version, and the first unsupported use of the coder. The same buffer a ``RowEncodable``
+    /// entity writes into (``EntityWriter`` passes it to `encode(to:)`), so that both paths keep
+    /// one layout by one rule.
+    ///
+    /// Touched several times per column from the containers: the run-time exclusivity checks of a
+    /// class property would cost more than the column itself, and the encoder is used by one
+    /// encode at a time, never re-entered.
     @exclusivity(unchecked)
-    private(set) var columns: [String] = []
-    /// This entity's values, in the order of ``columns``.
-    @exclusivity(unchecked)
-    private(set) var values: [DatabaseValue] = []
-    // The buffers are touched several times per column from the containers; the run-time
-    // exclusivity checks of class properties would cost more than the column itself, and the
-    // encoder is used by one encode at a time, never re-entered.
-    /// How many columns this entity has encoded so far.
-    @exclusivity(unchecked)
-    private var count = 0
-    /// Bumped whenever ``columns`` changes, so that a writer knows when to prepare new statements.
-    @exclusivity(unchecked)
-    private(set) var layoutVersion = 0
-    /// The first unsupported use of the coder, reported after encoding.
-    var problem: String?
+    var columns = EntityColumns()
     /// The keyed container of the last `Key` type asked for, reused for every entity of a batch:
     /// its state is this encoder's, so a new one per entity would only cost metadata lookups and
     /// an allocation. It refers back to the encoder, so ``finish()`` breaks the cycle.
@@ -48,18 +40,17 @@ final class EntityEncoder: Encoder {
         let encoder = EntityEncoder(entityName: String(describing: T.self))
         defer { encoder.finish() }
         try encoder.encode(entity)
-        return (encoder.columns, encoder.values)
+        return (encoder.columns.names, encoder.columns.values)
     }
 
-    /// Encodes `entity` into ``columns`` and ``values``, reusing this encoder's buffers: a batch
+    /// Encodes `entity` into ``columns``, reusing this encoder's buffers: a batch
     /// encodes every entity with one encoder, and entities of one type nearly always encode the
     /// same keys in the same order, so each key costs one comparison with the previous layout.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``.
     func encode<T: Entity>(_ entity: T) throws {
         // The previous entity's values stay until overwritten, to keep the buffer without a
         // generic removeAll per entity.
-        count = 0
-        problem = nil
+        columns.startEntity()
         do {
             try entity.encode(to: self)
         } catch let error as SqlCipherError {
@@ -67,49 +58,14 @@ final class EntityEncoder: Encoder {
         } catch {
             throw SqlCipherError.encodingFailed(entity: entityName, reason: String(describing: error))
         }
-        if count < columns.count {
-            // This entity encoded fewer keys than the previous one.
-            columns.removeSubrange(count...)
-            layoutVersion += 1
-        }
-        if count < values.count { values.removeSubrange(count...) }
-        if let problem {
+        if let problem = columns.finishEntity() {
             throw SqlCipherError.encodingFailed(entity: entityName, reason: problem)
         }
     }
 
     @inline(__always)
     func put(_ key: String, _ value: DatabaseValue) {
-        if count < columns.count && columns[count] == key {
-            // The same key at the same position as in the previous entity. The names before
-            // `count` are distinct from it (the layout has no duplicates), so it is not a repeat.
-            store(value)
-        } else {
-            putSlow(key, value)
-        }
-    }
-
-    /// A key encoded twice (the last value wins) or a layout that differs from the previous entity's.
-    private func putSlow(_ key: String, _ value: DatabaseValue) {
-        if let index = columns[..<count].firstIndex(of: key) {
-            values[index] = value
-            return
-        }
-        if count < columns.count { columns.removeSubrange(count...) }
-        columns.append(key)
-        store(value)
-        layoutVersion += 1
-    }
-
-    /// Stores the value of column `count` and moves on.
-    @inline(__always)
-    private func store(_ value: DatabaseValue) {
-        if count < values.count {
-            values[count] = value
-        } else {
-            values.append(value)
-        }
-        count += 1
+        columns.put(key, value)
     }
 
     func putEncoded<T: Encodable>(_ key: String, _ value: T) throws {
@@ -160,7 +116,7 @@ final class EntityEncoder: Encoder {
     }
 
     func reject(_ reason: String) {
-        if problem == nil { problem = reason }
+        if columns.problem == nil { columns.problem = reason }
     }
 
     struct Container<Key: CodingKey>: KeyedEncodingContainerProtocol {

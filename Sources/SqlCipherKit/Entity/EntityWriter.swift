@@ -71,20 +71,20 @@ struct EntitySaveSQL {
 
 /// Saves entities of one type on one connection.
 ///
-/// One writer serves a whole batch: it encodes every entity with one reused ``EntityEncoder`` (or,
-/// for an entity that adopts ``RowEncodable``, one reused ``EntityColumns``) and runs statements
-/// prepared once per column layout, binding values by position, so the per-entity cost is the
+/// One writer serves a whole batch: every entity is encoded into one reused ``EntityColumns`` (the
+/// ``EntityEncoder``'s, which an entity that adopts ``RowEncodable`` writes into directly) and runs
+/// statements prepared once per column layout, binding values by position, so the per-entity cost is the
 /// encoding, the binds and the step. Every statement runs through ``Statement/step()``, so the
 /// change tracker sees each execution.
 struct EntityWriter<T: Entity> {
     private let connection: SQLiteConnection
     private let useUpsert: Bool
     private let encoder: EntityEncoder
-    /// Set when `T` adopts ``RowEncodable``: the entity then writes into ``rowColumns``.
+    /// Set when `T` adopts ``RowEncodable``: the entity then writes into the encoder's
+    /// ``EntityEncoder/columns`` itself.
     private let rowEncode: ((T, inout EntityColumns) throws -> Void)?
     /// Whether ``rowEncode`` is set: a flag, so that choosing the path copies nothing.
     private let usesRows: Bool
-    private var rowColumns = EntityColumns()
     private let keyPath: WritableKeyPath<T, T.PrimaryKey>
     private let hasIntegerKey: Bool
 
@@ -247,29 +247,30 @@ struct EntityWriter<T: Entity> {
         encoder.finish()
     }
 
-    /// Has a ``RowEncodable`` entity write its columns into ``rowColumns``.
+    /// Has a ``RowEncodable`` entity write its columns into the encoder's buffer.
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)``, as the `Encodable` path does.
-    private mutating func encodeColumns(_ entity: T) throws {
-        rowColumns.startEntity()
+    private func encodeColumns(_ entity: T) throws {
+        encoder.columns.startEntity()
+        // Row hot path (once per entity saved): called only when ``usesRows`` says it is set.
         let encode = rowEncode.unsafelyUnwrapped
         do {
-            try encode(entity, &rowColumns)
+            try encode(entity, &encoder.columns)
         } catch let error as SqlCipherError {
             throw error
         } catch {
             throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: String(describing: error))
         }
-        if let problem = rowColumns.finishEntity() {
+        if let problem = encoder.columns.finishEntity() {
             throw SqlCipherError.encodingFailed(entity: encoder.entityName, reason: problem)
         }
     }
 
     /// The column names of the entity just encoded, by either path.
-    private var currentColumns: [String] { usesRows ? rowColumns.names : encoder.columns }
+    private var currentColumns: [String] { encoder.columns.names }
     /// Its values, in the order of ``currentColumns``.
-    private var currentValues: [DatabaseValue] { usesRows ? rowColumns.values : encoder.values }
-    /// The layout version of the path in use.
-    private var currentLayoutVersion: Int { usesRows ? rowColumns.layoutVersion : encoder.layoutVersion }
+    private var currentValues: [DatabaseValue] { encoder.columns.values }
+    /// The layout version of the buffer both paths write.
+    private var currentLayoutVersion: Int { encoder.columns.layoutVersion }
 
     /// Finds the key column in the encoder's new layout and forgets the statements of the old one.
     private mutating func adoptLayout() throws {

@@ -107,12 +107,6 @@ struct FileHeader {
         return raw == 1 ? 65536 : raw
     }
 
-    /// Whether a readable header says WAL (file format bytes 18-19 are 2).
-    var isWAL: Bool? {
-        guard hasPlaintextMagic, bytes.count > 19 else { return nil }
-        return bytes[18] == 2 && bytes[19] == 2
-    }
-
     /// Whether page 1 is proven plain SQLite past the 100-byte header: payload fractions 64/32/32,
     /// the 20 expansion bytes zero, a valid table b-tree page header at offset 100 (leaf 13 or
     /// interior 5, cell count and offsets inside the usable page), every cell a `sqlite_schema`

@@ -39,13 +39,26 @@ enum SnapshotFiles {
     }
 
     /// The kind of a non-regular file, for a message; nil for a regular or missing file.
+    ///
+    /// The package's one test of "is this a regular file": the opener's checks of a path and its
+    /// companions, the read-only open's look at the `-wal` and `-journal`, the inspector and the
+    /// copies here all ask it, so that a named pipe, socket or device is named the same way
+    /// everywhere.
     static func specialKind(_ path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return kindName(info.st_mode)
+        return specialKind(mode: info.st_mode)
     }
 
-    private static func kindName(_ mode: mode_t) -> String? {
+    /// The size of the regular file at `path`; nil when there is none or it is not a regular file.
+    static func regularFileSize(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, specialKind(mode: info.st_mode) == nil else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// ``specialKind(_:)`` for the mode of a file already examined (`stat` or `fstat`).
+    static func specialKind(mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFIFO: return "a named pipe (FIFO)"
@@ -79,7 +92,7 @@ enum SnapshotFiles {
             close(descriptor)
             throw SqlCipherError.cannotOpen(path: database, reason: "\(path) cannot be examined: \(reason)")
         }
-        if let kind = kindName(info.st_mode) {
+        if let kind = specialKind(mode: info.st_mode) {
             close(descriptor)
             throw notRegular(path, database: database, kind: kind)
         }

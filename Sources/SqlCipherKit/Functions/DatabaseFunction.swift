@@ -125,12 +125,6 @@ public struct DatabaseFunction: Sendable {
     /// The function's identity in SQLite.
     var key: FunctionKey { FunctionKey(name: name, argumentCount: Int32(clamping: argumentCount ?? -1)) }
 
-    /// Whether this is an aggregate.
-    var isAggregate: Bool {
-        if case .aggregate = body { return true }
-        return false
-    }
-
     /// `value`, argument `position` (0-based) of `function`, as `T`.
     /// - Throws: ``FunctionArgumentError`` when it does not convert.
     static func convert<T: DatabaseValueConvertible>(_ value: DatabaseValue, to type: T.Type, position: Int,

@@ -226,11 +226,4 @@ public struct Select: Sendable, Hashable {
             }
         }
     }
-
-    /// The tables this template reads (the `FROM` table and every joined table), by schema name.
-    var tablesRead: Set<String> {
-        var names = Set(joins.map(\.table.name))
-        if let source { names.insert(source.name) }
-        return names
-    }
 }

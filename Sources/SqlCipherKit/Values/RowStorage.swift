@@ -13,6 +13,10 @@ import Foundation
 /// `realloc`, as the C floor's buffer does, so large results are moved by the kernel rather than
 /// copied.
 ///
+/// The row hot path reads these buffers once per value: `unsafelyUnwrapped` on them is used where a
+/// width above 0 (checked by the caller) proves they were allocated, to keep a branch out of the
+/// loop.
+///
 /// Immutable once built, hence `@unchecked Sendable`: the buffers are never written after
 /// ``RowStorageBuilder/finish(columns:)``, and they are freed only in `deinit`. The one exception
 /// is a storage of one row made by ``singleRow(columns:)`` for a cursor or a row-by-row decode:

@@ -45,7 +45,7 @@ import Testing
         let dir = TemporaryDirectory()
         let rows = 3000
         func makeSource(_ path: String) async throws {
-            try Exporter.removeDatabaseFiles(path)
+            try FileReplacement.removeDatabaseFiles(path)
             let db = try Database(unencryptedPath: path, journalMode: mode)
             try await fill(db, rows: rows, size: 300)
             await db.close()

@@ -54,13 +54,9 @@ public enum DatabaseFileInspector {
                 + "identified; check the path and its permissions", size: nil)
         }
         let size = Int(info.st_size)
-        switch info.st_mode & S_IFMT {
-        case S_IFREG:
-            break
-        case S_IFDIR:
-            return make(path, .notADatabase, "it is a directory; give the path of a database file inside it", size: nil)
-        default:
-            return make(path, .notADatabase, "it is not a regular file (a device, socket or pipe)", size: nil)
+        if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
+            let advice = kind == "a directory" ? "give the path of a database file inside it" : "give the path of a database file"
+            return make(path, .notADatabase, "it is \(kind), not a regular file; \(advice)", size: nil)
         }
         if size == 0 {
             return make(path, .empty, "0 bytes: SQLite and SQLCipher treat it as a new, empty database"
@@ -291,9 +287,8 @@ public enum DatabaseFileInspector {
     private static func companionFiles(of path: String) -> [DatabaseFileInspection.CompanionFile] {
         ["-wal", "-shm", "-journal"].compactMap { suffix in
             let companion = path + suffix
-            var info = stat()
-            guard stat(companion, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-            return DatabaseFileInspection.CompanionFile(suffix: suffix, path: companion, size: Int(info.st_size))
+            guard let size = SnapshotFiles.regularFileSize(companion) else { return nil }
+            return DatabaseFileInspection.CompanionFile(suffix: suffix, path: companion, size: size)
         }
     }
 

@@ -1,0 +1,255 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The export machinery shared by the conversions (Database/Database+Conversions.swift).
+///
+/// Every conversion writes a NEW file with `ATTACH ... KEY ?` and `sqlcipher_export`
+/// (https://www.zetetic.net/sqlcipher/sqlcipher-api/#sqlcipher_export), copies `user_version` and
+/// `application_id` (which the export does not), and verifies the new file with a fresh connection
+/// before it reports success. The ones that replace a file do it with ``FileReplacement``.
+struct Exporter {
+    /// What a database holds, compared between the source and the copy.
+    struct Contents: Equatable {
+        var rowCounts: [String: Int64]
+        var userVersion: Int64
+        var applicationID: Int64
+        /// Rows that `PRAGMA foreign_key_check` reports (a copy must not have more).
+        var foreignKeyViolations: Int
+
+        /// What differs between this (the new file) and `source`, one sentence each, for a
+        /// person reading a failed conversion's reason.
+        func differences(from source: Contents) -> [String] {
+            var lines: [String] = []
+            for name in Set(source.rowCounts.keys).union(rowCounts.keys).sorted() {
+                switch (source.rowCounts[name], rowCounts[name]) {
+                case let (expected?, found?) where expected != found:
+                    lines.append("table \(name) has \(found) rows in the new file and \(expected) in the source")
+                case (_?, nil):
+                    lines.append("table \(name) is missing from the new file")
+                case (nil, _?):
+                    lines.append("table \(name) is in the new file but not in the source")
+                default:
+                    break
+                }
+            }
+            if userVersion != source.userVersion {
+                lines.append("user_version is \(userVersion) in the new file and \(source.userVersion) in the source")
+            }
+            if applicationID != source.applicationID {
+                lines.append("application_id is \(applicationID) in the new file and \(source.applicationID) in the source")
+            }
+            if foreignKeyViolations != source.foreignKeyViolations {
+                lines.append("foreign_key_check reports \(foreignKeyViolations) violations in the new file and "
+                    + "\(source.foreignKeyViolations) in the source")
+            }
+            return lines.isEmpty ? ["the contents differ"] : lines
+        }
+    }
+
+    let source: SQLiteConnection
+    let sourcePath: String
+    let library: SqlCipherLibrary
+
+    /// The schema name the target is attached under.
+    static let schema = "sqlcipherkit_export"
+
+    /// Exports `source` (its main database) into a new file at `target`, then verifies the file.
+    /// `key` nil writes a plaintext file. On failure the target's files are removed. Reports
+    /// progress in pages of the source (estimated from the target's size on disk) without the
+    /// final report, which the caller makes when its whole operation is done; stops with
+    /// `CancellationError` when the current task is cancelled before verification ends.
+    func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
+                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> ProgressReporter? {
+        // The ATTACH, cipher settings and sqlcipher_export below are the package's own SQL, which
+        // the guards refuse from user SQL (SQLiteConnection+Guards.swift).
+        source.beginPackageSQL()
+        defer { source.endPackageSQL() }
+        try Self.checkNewTarget(target)
+        let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
+        if key == nil && cipher != .default {
+            throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
+        }
+        try Task.checkCancellation()
+        let expected = try Self.contents(of: source, schema: "main")
+        let reporter = try Self.pageReporter(of: source, progress)
+        reporter?.start()
+        // sqlcipher_export copies table by table, so a child row can arrive before its parent:
+        // foreign keys are checked again on the finished copy instead (foreign_key_check).
+        let foreignKeys = try source.scalar("PRAGMA foreign_keys").flatMap { Int.fromDatabaseValue($0) } ?? 0
+        // The package's own statements (asPackage): a pool refuses the pragma as raw SQL.
+        if foreignKeys != 0 { _ = try source.asPackage { try source.execute("PRAGMA foreign_keys = OFF") } }
+        defer {
+            if foreignKeys != 0 {
+                source.interruptGate.shielded { _ = source.asPackage { try? source.execute("PRAGMA foreign_keys = ON") } }
+            }
+        }
+        let pageSize = Int64(max(1, try source.integer("PRAGMA main.page_size") ?? 4096))
+        // A read-only Database's ATTACH is refused below, before SQLite creates anything: nor
+        // does the claim, so that its folder does not change either.
+        let claim = source.refusesWrites ? nil : try Self.createTarget(target)
+        do {
+            try attach(target, key: key)
+            do {
+                for pragma in settings { try source.execute(pragma) }
+                _ = try source.query("PRAGMA \(Self.schema).journal_mode = \(journalMode.pragmaValue)")
+                var sample: (@Sendable () -> Void)?
+                if let reporter {
+                    sample = { reporter.report(Self.bytesOnDisk(target) / pageSize) }
+                }
+                try source.interruptGate.watching(cancellable: true, sample: sample) {
+                    _ = try source.query("SELECT sqlcipher_export('\(Self.schema)')")
+                }
+                try source.execute("PRAGMA \(Self.schema).user_version = \(expected.userVersion)")
+                try source.execute("PRAGMA \(Self.schema).application_id = \(expected.applicationID)")
+            } catch {
+                source.interruptGate.shielded { _ = try? source.execute("DETACH DATABASE \(Self.schema)") }
+                throw error
+            }
+            try source.execute("DETACH DATABASE \(Self.schema)")
+            reporter?.report(Self.bytesOnDisk(target) / pageSize)
+            try Task.checkCancellation()
+            try Self.verify(target, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Task.checkCancellation()
+        } catch {
+            // Only what this export created (CreationClaim): a file another process put at the
+            // path stays.
+            for file in claim?.removableFiles ?? [] { try? FileManager.default.removeItem(atPath: file) }
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            if case SqlCipherError.conversionFailed = error { throw error }
+            throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
+        }
+        return reporter
+    }
+
+    /// A reporter counting the pages of `connection`'s main database, or nil without a closure.
+    static func pageReporter(of connection: SQLiteConnection,
+                             _ progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
+        guard progress != nil else { return nil }
+        let pages = try connection.scalar("PRAGMA main.page_count").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        return ProgressReporter(total: pages, unit: .pages, progress)
+    }
+
+    /// The bytes of a database file and its WAL: what a copy being written holds so far.
+    static func bytesOnDisk(_ path: String) -> Int64 {
+        var total: Int64 = 0
+        for file in [path, path + "-wal"] {
+            var info = stat()
+            if stat(file, &info) == 0 { total += Int64(info.st_size) }
+        }
+        return total
+    }
+
+    /// `ATTACH DATABASE ? AS sqlcipherkit_export KEY ?` with both bound: the key bytes never
+    /// become SQL text. An empty key attaches a plaintext database (a missing KEY clause would
+    /// reuse the main database's key instead).
+    private func attach(_ target: String, key: KeyMaterial?) throws {
+        let statement = try source.uncachedStatement("ATTACH DATABASE ? AS \(Self.schema) KEY ?")
+        defer { statement.reset() }
+        try statement.bind(.text(target), at: 1)
+        if let key {
+            try key.withBytes { try statement.bindBlob($0, at: 2) }
+        } else {
+            try statement.bindBlob(UnsafeRawBufferPointer(start: nil, count: 0), at: 2)
+        }
+        try statement.run()
+    }
+
+    /// Row counts of the ordinary tables, `user_version` and `application_id` of one schema.
+    static func contents(of connection: SQLiteConnection, schema: String) throws -> Contents {
+        let names = try connection.query(
+            "SELECT name FROM \(schema).sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                + "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")
+            .compactMap { $0.get(0, as: String.self) }
+        var counts: [String: Int64] = [:]
+        for name in names {
+            let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            counts[name] = try connection.scalar("SELECT count(*) FROM \(schema).\(quoted)")
+                .flatMap { Int64.fromDatabaseValue($0) } ?? -1
+        }
+        let userVersion = try connection.scalar("PRAGMA \(schema).user_version").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        let applicationID = try connection.scalar("PRAGMA \(schema).application_id").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        let violations = try connection.query("PRAGMA \(schema).foreign_key_check").count
+        return Contents(rowCounts: counts, userVersion: userVersion, applicationID: applicationID,
+                        foreignKeyViolations: violations)
+    }
+
+    /// Opens `target` with a fresh connection and checks it against `expected`: tables and row
+    /// counts, `user_version`, `application_id`, `quick_check`, and the header (ciphertext unless
+    /// plaintext was asked for).
+    static func verify(_ target: String, key: KeyMaterial?, cipher: CipherSettings, expected: Contents,
+                       source: String) throws {
+        func fail(_ reason: String) -> SqlCipherError {
+            .conversionFailed(source: source, target: target, reason: "verification failed: " + reason)
+        }
+        guard let header = FileHeader(path: target), header.fileSize > 0 else { throw fail("the new file is empty") }
+        if key == nil {
+            guard header.looksPlaintextSQLite else { throw fail("the new file does not have a plaintext SQLite header") }
+        } else if (cipher.plaintextHeaderSize ?? 0) == 0 && header.hasPlaintextMagic {
+            throw fail("the new file starts with \"SQLite format 3\", it is not encrypted")
+        }
+        let opened: DatabaseOpener.Opened
+        do {
+            opened = try DatabaseOpener.open(path: target, key: key, journalMode: .rollback, cipher: cipher)
+        } catch {
+            throw fail("the new file does not open with the key (\(error))")
+        }
+        defer { opened.connection.close() }
+        let found = try contents(of: opened.connection, schema: "main")
+        guard found == expected else {
+            throw fail(found.differences(from: expected).joined(separator: "; "))
+        }
+        let check = try opened.connection.query("PRAGMA quick_check").compactMap { $0.get(0, as: String.self) }
+        guard check == ["ok"] else { throw fail("quick_check reports " + check.joined(separator: "; ")) }
+        let expectedViolations = expected.foreignKeyViolations
+        let violations = try opened.connection.query("PRAGMA foreign_key_check").count
+        guard violations == expectedViolations else {
+            throw fail("the new file has \(violations) foreign key violations, the source \(expectedViolations)")
+        }
+    }
+
+    /// Refuses a target that exists (or has journal files) or whose folder is missing.
+    static func checkNewTarget(_ target: String) throws {
+        guard !target.isEmpty, target != ":memory:" else {
+            throw SqlCipherError.cannotOpen(path: target, reason: "an export needs a file path")
+        }
+        for file in [target, target + "-wal", target + "-journal"] where FileManager.default.fileExists(atPath: file) {
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "\(file) already exists; an export only writes a new file, so remove it or choose another path")
+        }
+        let parent = (target as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw SqlCipherError.cannotOpen(path: target, reason: "the folder \(folder) does not exist; create it first")
+        }
+    }
+
+    /// Creates the export's target, owner-only (docs/security.md, "Paths and permissions"), with
+    /// an exclusive create under the creation lock: the claim proves this export created it, so a
+    /// failure may remove it, and nothing else.
+    static func createTarget(_ target: String) throws -> CreationClaim {
+        let claim = try CreationClaim(path: target)
+        defer { claim.release() }
+        try claim.createIfMissing(permissions: .ownerOnly)
+        guard claim.createdFile else {
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "\(target) already exists; an export only writes a new file, so remove it or "
+                    + "choose another path")
+        }
+        return claim
+    }
+
+    /// Opens `path` as an existing plaintext database: the source of ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``
+    /// and of ``InPlaceEncryption``.
+    static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
+        guard let header = FileHeader(path: path), header.fileSize > 0 else {
+            throw SqlCipherError.cannotOpen(path: path, reason: "there is no database file there")
+        }
+        return try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+    }
+}

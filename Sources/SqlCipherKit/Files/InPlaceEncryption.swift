@@ -1,0 +1,55 @@
+import Foundation
+
+/// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)-(_,DatabaseKey,_,_,_)``: export
+/// beside the original, verify, `fsync`, optionally keep the original as a hard link, then one
+/// `rename` over the original (the contract and its crash guarantees are documented there).
+enum InPlaceEncryption {
+    /// Encrypts the plaintext file at `path` where it is; returns the backup's path when one was kept.
+    static func run(path: String, key: DatabaseKey, cipher: CipherSettings, keepBackup: Bool,
+                    progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> String? {
+        let material = try key.material()
+        // Through a symbolic link, the file to encrypt is its target: renaming the new file over
+        // the link would leave the plaintext target on disk and the link gone.
+        let path = SnapshotFiles.resolvedPath(path)
+        let temporary = path + ".sqlcipherkit-encrypting"
+        let backup = path + ".plaintext-backup"
+        if keepBackup && FileManager.default.fileExists(atPath: backup) {
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: "a backup already exists at \(backup); move it away first")
+        }
+        try FileReplacement.removeDatabaseFiles(temporary)
+
+        let opened = try Exporter.openPlaintextSource(path)
+        let source = opened.connection
+        let reporter: ProgressReporter?
+        do {
+            try SourceLock.lockExclusively(source, path: path, journalMode: opened.journalMode)
+            reporter = try Exporter(source: source, sourcePath: path, library: opened.library)
+                .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode, progress: progress)
+            // The last moment to stop: after it the original is replaced. Until here the original
+            // was only read; now its WAL moves into it, so that none is left beside the new file.
+            try Task.checkCancellation()
+            if opened.journalMode == .wal { try SourceLock.leaveWAL(source, path: path) }
+        } catch {
+            try? FileReplacement.removeDatabaseFiles(temporary)
+            SourceLock.unlock(source, journalMode: opened.journalMode)
+            source.close()
+            throw error
+        }
+        // The lock is held until here: nobody wrote to the original while it was being copied.
+        source.close()
+        do {
+            try FileReplacement.replace(path, with: temporary, backup: keepBackup ? backup : nil)
+        } catch {
+            // The original stays; give it back the WAL mode that lockExclusively took from it.
+            if opened.journalMode == .wal, let connection = try? SQLiteConnection(path: path) {
+                _ = try? connection.query("PRAGMA journal_mode = WAL")
+                connection.close()
+            }
+            throw error
+        }
+        reporter?.finish()
+        return keepBackup ? backup : nil
+    }
+}

@@ -1,0 +1,69 @@
+import CSqlCipherBridge
+
+/// ``Database/upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``: `PRAGMA cipher_migrate`
+/// on a copy beside the file, verified with SQLCipher 4's defaults, then renamed over the original
+/// (the contract is documented there).
+enum SqlCipher3Upgrade {
+    /// Upgrades the SQLCipher 3 file at `path` to SQLCipher 4's format, in place.
+    static func run(path: String, key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+        let library = try SqlCipherLibrary.shared
+        try library.require("Upgrading a SQLCipher 3 file (PRAGMA cipher_migrate)", cipher: 4)
+        let material = try key.material()
+        // Through a symbolic link, the file to upgrade is its target (see encryptInPlace).
+        let path = SnapshotFiles.resolvedPath(path)
+        let temporary = path + ".sqlcipherkit-upgrading"
+        try FileReplacement.removeDatabaseFiles(temporary)
+
+        // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes
+        // the file for itself (a WAL moves into the file), so that a copy of the file alone is
+        // complete and nobody writes to the original until it is replaced.
+        let source = try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        let reporter: ProgressReporter?
+        do {
+            let expected = try Exporter.contents(of: source.connection, schema: "main")
+            reporter = try Exporter.pageReporter(of: source.connection, progress)
+            reporter?.start()
+            try Task.checkCancellation()
+            try SourceLock.lockExclusively(source.connection, path: path, journalMode: source.journalMode, movingWAL: true)
+            try SnapshotFiles.copyFile(path, to: temporary)
+            let migrating = try SQLiteConnection(path: temporary)
+            defer { migrating.close() }
+            migrating.beginPackageSQL()  // PRAGMA cipher_migrate is the package's own (SQLiteConnection+Guards.swift)
+            defer { migrating.endPackageSQL() }
+            let rc = material.withBytes { scb_key(migrating.handle, $0.baseAddress, Int32($0.count)) }
+            guard rc == 0 else { throw migrating.error(rc, sql: nil) }
+            if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
+            // SQLCipher answers with the text "0" on success.
+            let answer = try migrating.interruptGate.watching(cancellable: true, sample: nil) {
+                try migrating.scalar("PRAGMA cipher_migrate").flatMap { value -> Int? in
+                    if case .text(let text) = value { return Int(text) }
+                    return Int.fromDatabaseValue(value)
+                }
+            }
+            guard answer == 0 else {
+                throw SqlCipherError.conversionFailed(
+                    source: path, target: temporary,
+                    reason: "cipher_migrate reported \(answer.map(String.init) ?? "no result"); only files made "
+                        + "with SQLCipher 3's default settings can be migrated")
+            }
+            // cipher_migrate carries user_version over but not application_id: set it as every
+            // other conversion does, so that the verification below compares like with like.
+            try migrating.execute("PRAGMA application_id = \(expected.applicationID)")
+            if source.journalMode == .wal { _ = try migrating.query("PRAGMA journal_mode = WAL") }
+            migrating.close()
+            try Task.checkCancellation()
+            try Exporter.verify(temporary, key: material, cipher: .default, expected: expected, source: path)
+            // The last moment to stop: after it the original is replaced.
+            try Task.checkCancellation()
+        } catch {
+            SourceLock.unlock(source.connection, journalMode: source.journalMode)
+            source.connection.close()
+            try? FileReplacement.removeDatabaseFiles(temporary)
+            if error is SqlCipherError || error is CancellationError { throw error }
+            throw SqlCipherError.conversionFailed(source: path, target: temporary, reason: "\(error)")
+        }
+        source.connection.close()
+        try FileReplacement.replace(path, with: temporary, backup: nil)
+        reporter?.finish()
+    }
+}
