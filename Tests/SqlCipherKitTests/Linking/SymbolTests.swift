@@ -10,7 +10,21 @@ import Testing
     private func objects(of target: String) throws -> [String] {
         let folder = buildProductsDirectory().appendingPathComponent("\(target).build")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-        return files.filter { $0.hasSuffix(".o") }.map { folder.appendingPathComponent($0).path }.sorted()
+        // Only the objects of sources the target has now: an incremental build leaves the object of
+        // a deleted or renamed source behind, which would define its symbols a second time.
+        let sources = try sourceFileNames(of: target)
+        return files.filter { $0.hasSuffix(".o") && sources.contains(String($0.dropLast(2))) }
+            .map { folder.appendingPathComponent($0).path }.sorted()
+    }
+
+    /// The names of the target's source files (`Database.swift`, `loader.c`), found from this
+    /// file's path in the checkout.
+    private func sourceFileNames(of target: String) throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let folder = root.appendingPathComponent("Sources/\(target)")
+        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return [] }
+        return Set(walker.compactMap { ($0 as? String).map { ($0 as NSString).lastPathComponent } })
     }
 
     @Test func theLibraryObjectsReferenceNoSQLiteSymbol() throws {
