@@ -17,45 +17,23 @@ extension DatabaseAccess {
         try await _withConnection(.read) { try $0.core.query(select.render(), bindings) }
     }
 
-    /// Runs an ``Insert`` template; returns the number of rows inserted (0 when ignored).
-    @discardableResult
-    public func execute(_ insert: Insert, _ bindings: ParameterBinding...) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(insert.render(), bindings) }
-    }
-
-    /// Runs an ``Insert`` template with an array of parameter values.
-    @discardableResult
-    public func execute(_ insert: Insert, bindings: [ParameterBinding]) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(insert.render(), bindings) }
-    }
-
-    /// Runs an ``Update`` template; returns the number of rows changed.
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with values for its ``Param``s;
+    /// returns the number of rows it inserted (0 when ignored), changed or deleted.
     ///
     /// ```swift
     /// try await db.execute(updatePrice, newPrice.set(39.99), targetId.set(7))
     /// ```
-    @discardableResult
-    public func execute(_ update: Update, _ bindings: ParameterBinding...) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(update.render(), bindings) }
-    }
-
-    /// Runs an ``Update`` template with an array of parameter values.
-    @discardableResult
-    public func execute(_ update: Update, bindings: [ParameterBinding]) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(update.render(), bindings) }
-    }
-
-    /// Runs a ``Delete`` template; returns the number of rows deleted.
     /// - Throws: ``SqlCipherError/deleteWithoutWhere(table:)`` for a delete without a condition
-    ///   that was not created with `allRows: true`.
+    ///   that was not created with `allRows: true`, ``SqlCipherError/unboundParameter(name:)``,
+    ///   ``SqlCipherError/unknownParameter(name:)`` and SQLite's errors.
     @discardableResult
-    public func execute(_ delete: Delete, _ bindings: ParameterBinding...) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(delete.render(), bindings) }
+    public func execute(_ statement: some DataChangeStatement, _ bindings: ParameterBinding...) async throws -> Int {
+        try await execute(statement, bindings: bindings)
     }
 
-    /// Runs a ``Delete`` template with an array of parameter values.
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with an array of parameter values.
     @discardableResult
-    public func execute(_ delete: Delete, bindings: [ParameterBinding]) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(delete.render(), bindings) }
+    public func execute(_ statement: some DataChangeStatement, bindings: [ParameterBinding]) async throws -> Int {
+        try await _withConnection(.write) { try $0.core.execute(statement.render(), bindings) }
     }
 }

@@ -9,39 +9,17 @@ extension Connection {
         try core.query(select.render(), bindings)
     }
 
-    /// Runs an ``Insert`` template; returns the number of rows inserted.
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with values for its ``Param``s;
+    /// returns the number of rows it inserted, changed or deleted. See
+    /// ``DatabaseAccess/execute(_:_:)-(DataChangeStatement,_)``.
     @discardableResult
-    public func execute(_ insert: Insert, _ bindings: ParameterBinding...) throws -> Int {
-        try core.execute(insert.render(), bindings)
+    public func execute(_ statement: some DataChangeStatement, _ bindings: ParameterBinding...) throws -> Int {
+        try core.execute(statement.render(), bindings)
     }
 
-    /// Runs an ``Insert`` template with an array of parameter values.
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with an array of parameter values.
     @discardableResult
-    public func execute(_ insert: Insert, bindings: [ParameterBinding]) throws -> Int {
-        try core.execute(insert.render(), bindings)
-    }
-
-    /// Runs an ``Update`` template; returns the number of rows changed.
-    @discardableResult
-    public func execute(_ update: Update, _ bindings: ParameterBinding...) throws -> Int {
-        try core.execute(update.render(), bindings)
-    }
-
-    /// Runs an ``Update`` template with an array of parameter values.
-    @discardableResult
-    public func execute(_ update: Update, bindings: [ParameterBinding]) throws -> Int {
-        try core.execute(update.render(), bindings)
-    }
-
-    /// Runs a ``Delete`` template; returns the number of rows deleted.
-    @discardableResult
-    public func execute(_ delete: Delete, _ bindings: ParameterBinding...) throws -> Int {
-        try core.execute(delete.render(), bindings)
-    }
-
-    /// Runs a ``Delete`` template with an array of parameter values.
-    @discardableResult
-    public func execute(_ delete: Delete, bindings: [ParameterBinding]) throws -> Int {
-        try core.execute(delete.render(), bindings)
+    public func execute(_ statement: some DataChangeStatement, bindings: [ParameterBinding]) throws -> Int {
+        try core.execute(statement.render(), bindings)
     }
 }

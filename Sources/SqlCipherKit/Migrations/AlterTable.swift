@@ -57,7 +57,7 @@ public struct AlterTable: Sendable, Hashable {
 
     /// The native `ALTER TABLE` statement. Where the loaded SQLite lacks it, the change runs as a
     /// table rebuild instead.
-    public func sql() throws -> String {
+    func text() throws -> String {
         let prefix = "ALTER TABLE " + (try SQLRenderer.quoteIdentifier(table.name))
         switch change {
         case .renameTable(let name):

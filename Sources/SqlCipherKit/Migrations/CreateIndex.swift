@@ -22,8 +22,8 @@ public struct CreateIndex: Sendable, Hashable {
         self.ifNotExists = ifNotExists
     }
 
-    /// The SQL this builder runs.
-    public func sql() throws -> String {
+    /// The SQL this builder runs, as text.
+    func text() throws -> String {
         guard !columns.isEmpty else {
             throw SqlCipherError.invalidQuery(reason: "CreateIndex(\(name)) names no column")
         }
@@ -48,8 +48,8 @@ public struct DropIndex: Sendable, Hashable {
         self.ifExists = ifExists
     }
 
-    /// The SQL this builder runs.
-    public func sql() throws -> String {
+    /// The SQL this builder runs, as text.
+    func text() throws -> String {
         "DROP INDEX " + (ifExists ? "IF EXISTS " : "") + (try SQLRenderer.quoteIdentifier(name))
     }
 }

@@ -60,10 +60,10 @@ public struct CreateTable: Sendable, Hashable {
         return copy
     }
 
-    /// The SQL this builder runs.
+    /// The SQL this builder runs, as text.
     /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for a table without columns, an identifier
     ///   with NUL, or a default text with NUL.
-    public func sql() throws -> String {
+    func text() throws -> String {
         guard !columns.isEmpty else {
             throw SqlCipherError.invalidQuery(reason: "CreateTable(\(table.name)) has no column; add .column(...)")
         }
@@ -109,8 +109,8 @@ public struct DropTable: Sendable, Hashable {
         self.ifExists = ifExists
     }
 
-    /// The SQL this builder runs.
-    public func sql() throws -> String {
+    /// The SQL this builder runs, as text.
+    func text() throws -> String {
         "DROP TABLE " + (ifExists ? "IF EXISTS " : "") + (try SQLRenderer.quoteIdentifier(table.name))
     }
 }

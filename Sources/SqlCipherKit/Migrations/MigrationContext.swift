@@ -35,34 +35,30 @@ public final class MigrationContext {
     /// SQLite's version number, e.g. `3046001`, for migrations that depend on it.
     public var sqliteVersionNumber: Int { core.sqliteVersionNumber }
 
-    // MARK: Schema
+    // MARK: Statements
 
-    /// Creates a table.
-    public func execute(_ statement: CreateTable) throws {
-        try connection().execute(statement.sql())
-    }
-
-    /// Creates an index.
-    public func execute(_ statement: CreateIndex) throws {
-        try connection().execute(statement.sql())
-    }
-
-    /// Drops a table.
-    public func execute(_ statement: DropTable) throws {
-        try connection().execute(statement.sql())
-    }
-
-    /// Drops an index.
-    public func execute(_ statement: DropIndex) throws {
-        try connection().execute(statement.sql())
-    }
-
-    /// Alters a table; renames and drops of columns rebuild the table where SQLite cannot do them
-    /// natively (see ``AlterTable``).
-    public func execute(_ statement: AlterTable) throws {
+    /// Runs a schema change: ``CreateTable``, ``CreateIndex``, ``AlterTable``, ``DropTable`` or
+    /// ``DropIndex``. An ``AlterTable`` that renames or drops a column rebuilds the table where
+    /// the loaded SQLite cannot do it natively (see ``AlterTable``).
+    public func execute(_ statement: some SchemaStatement) throws {
         let core = try connection()
+        if let alter = statement as? AlterTable {
+            try alterTable(alter, on: core)
+        } else {
+            try core.execute(statement.render(), [])
+        }
+    }
+
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with values for its ``Param``s;
+    /// returns the number of rows it inserted, changed or deleted.
+    @discardableResult
+    public func execute(_ statement: some DataChangeStatement, _ bindings: ParameterBinding...) throws -> Int {
+        try connection().execute(statement.render(), bindings)
+    }
+
+    private func alterTable(_ statement: AlterTable, on core: SQLiteConnection) throws {
         guard let change = statement.rebuild(onSQLiteVersion: core.sqliteVersionNumber, force: forceTableRebuild) else {
-            try core.execute(statement.sql())
+            try core.execute(statement.text())
             return
         }
         if try core.foreignKeysEnabled() {
@@ -88,23 +84,5 @@ public final class MigrationContext {
     /// Runs a ``Select`` template.
     public func query(_ select: Select, _ bindings: ParameterBinding...) throws -> [Row] {
         try connection().query(select.render(), bindings)
-    }
-
-    /// Runs an ``Insert`` template; returns the number of rows inserted.
-    @discardableResult
-    public func execute(_ insert: Insert, _ bindings: ParameterBinding...) throws -> Int {
-        try connection().execute(insert.render(), bindings)
-    }
-
-    /// Runs an ``Update`` template; returns the number of rows changed.
-    @discardableResult
-    public func execute(_ update: Update, _ bindings: ParameterBinding...) throws -> Int {
-        try connection().execute(update.render(), bindings)
-    }
-
-    /// Runs a ``Delete`` template; returns the number of rows deleted.
-    @discardableResult
-    public func execute(_ delete: Delete, _ bindings: ParameterBinding...) throws -> Int {
-        try connection().execute(delete.render(), bindings)
     }
 }

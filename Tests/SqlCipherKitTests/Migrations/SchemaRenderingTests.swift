@@ -11,7 +11,7 @@ import Testing
             .column("photo", .blob)
             .column("customer_id", .integer, .references(TableName("customers"), onDelete: .cascade))
             .column("owner", .text, .references(TableName("users"), column: "name", onDelete: .setNull, onUpdate: .restrict))
-            .sql()
+            .render().sql
         #expect(sql == #"CREATE TABLE IF NOT EXISTS "orders" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "#
             + #""code" TEXT NOT NULL UNIQUE, "total" REAL NOT NULL DEFAULT 0.0, "photo" BLOB, "#
             + #""customer_id" INTEGER REFERENCES "customers" ON DELETE CASCADE, "#
@@ -20,12 +20,12 @@ import Testing
             .column("a", .integer).column("b", .text)
             .primaryKey("a", "b").unique("b")
             .foreignKey(["a"], references: TableName("x"), columns: ["id"], onDelete: .setDefault, onUpdate: .noAction)
-            .sql()
+            .render().sql
         #expect(composite == #"CREATE TABLE "pairs" ("a" INTEGER, "b" TEXT, PRIMARY KEY ("a", "b"), UNIQUE ("b"), "#
             + #"FOREIGN KEY ("a") REFERENCES "x" ("id") ON DELETE SET DEFAULT ON UPDATE NO ACTION)"#)
-        #expect(try CreateTable(TableName("t")).column("id", .integer, .autoincrement).sql()
+        #expect(try CreateTable(TableName("t")).column("id", .integer, .autoincrement).render().sql
             == #"CREATE TABLE "t" ("id" INTEGER PRIMARY KEY AUTOINCREMENT)"#)
-        #expect(throws: SqlCipherError.self) { try CreateTable(TableName("empty")).sql() }
+        #expect(throws: SqlCipherError.self) { try CreateTable(TableName("empty")).render().sql }
     }
 
     @Test func defaultLiterals() throws {
@@ -47,27 +47,27 @@ import Testing
             #expect(reason.contains("NUL"))
         }
         #expect(throws: SqlCipherError.self) {
-            try CreateTable(TableName("t")).column("x", .text, .default("nul\u{0}")).sql()
+            try CreateTable(TableName("t")).column("x", .text, .default("nul\u{0}")).render().sql
         }
     }
 
     @Test func indexesDropsAndAlters() throws {
         #expect(try CreateIndex("by_name", on: TableName("products"), columns: "name", "price", unique: true,
-                                ifNotExists: true).sql()
+                                ifNotExists: true).render().sql
             == #"CREATE UNIQUE INDEX IF NOT EXISTS "by_name" ON "products" ("name", "price")"#)
-        #expect(try CreateIndex("i", on: TableName("t"), columns: "a").sql() == #"CREATE INDEX "i" ON "t" ("a")"#)
-        #expect(throws: SqlCipherError.self) { try CreateIndex("i", on: TableName("t")).sql() }
-        #expect(try DropTable(TableName("products")).sql() == #"DROP TABLE "products""#)
-        #expect(try DropTable(TableName("p\"q"), ifExists: true).sql() == #"DROP TABLE IF EXISTS "p""q""#)
-        #expect(try DropIndex("by_name").sql() == #"DROP INDEX "by_name""#)
-        #expect(try DropIndex("by_name", ifExists: true).sql() == #"DROP INDEX IF EXISTS "by_name""#)
+        #expect(try CreateIndex("i", on: TableName("t"), columns: "a").render().sql == #"CREATE INDEX "i" ON "t" ("a")"#)
+        #expect(throws: SqlCipherError.self) { try CreateIndex("i", on: TableName("t")).render().sql }
+        #expect(try DropTable(TableName("products")).render().sql == #"DROP TABLE "products""#)
+        #expect(try DropTable(TableName("p\"q"), ifExists: true).render().sql == #"DROP TABLE IF EXISTS "p""q""#)
+        #expect(try DropIndex("by_name").render().sql == #"DROP INDEX "by_name""#)
+        #expect(try DropIndex("by_name", ifExists: true).render().sql == #"DROP INDEX IF EXISTS "by_name""#)
         let products = TableName("products")
-        #expect(try AlterTable(products, renameTo: "items").sql() == #"ALTER TABLE "products" RENAME TO "items""#)
-        #expect(try AlterTable(products, addColumn: "discount", .real, .default(0.0)).sql()
+        #expect(try AlterTable(products, renameTo: "items").render().sql == #"ALTER TABLE "products" RENAME TO "items""#)
+        #expect(try AlterTable(products, addColumn: "discount", .real, .default(0.0)).render().sql
             == #"ALTER TABLE "products" ADD COLUMN "discount" REAL DEFAULT 0.0"#)
-        #expect(try AlterTable(products, renameColumn: "a", to: "b").sql()
+        #expect(try AlterTable(products, renameColumn: "a", to: "b").render().sql
             == #"ALTER TABLE "products" RENAME COLUMN "a" TO "b""#)
-        #expect(try AlterTable(products, dropColumn: "a").sql() == #"ALTER TABLE "products" DROP COLUMN "a""#)
+        #expect(try AlterTable(products, dropColumn: "a").render().sql == #"ALTER TABLE "products" DROP COLUMN "a""#)
     }
 
     @Test func rebuildIsChosenByVersion() {
