@@ -1,5 +1,5 @@
 /// `ALTER TABLE` (https://sqlite.org/lang_altertable.html), run with
-/// ``MigrationContext/execute(_:)-(AlterTable)``: rename a table, add, rename or drop a column.
+/// ``MigrationContext/execute(_:)``: rename a table, add, rename or drop a column.
 ///
 /// ```swift
 /// try ctx.execute(AlterTable(TableName("products"), addColumn: "discount", .real, .default(0.0)))

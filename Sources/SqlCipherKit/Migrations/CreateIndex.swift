@@ -1,5 +1,5 @@
 /// `CREATE [UNIQUE] INDEX` (https://sqlite.org/lang_createindex.html), run with
-/// ``MigrationContext/execute(_:)-(CreateIndex)``.
+/// ``MigrationContext/execute(_:)``.
 ///
 /// ```swift
 /// try ctx.execute(CreateIndex("products_by_name", on: TableName("products"), columns: "name", unique: true))

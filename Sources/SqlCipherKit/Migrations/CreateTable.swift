@@ -1,5 +1,5 @@
 /// `CREATE TABLE` (https://sqlite.org/lang_createtable.html), run with
-/// ``MigrationContext/execute(_:)-(CreateTable)``.
+/// ``MigrationContext/execute(_:)``.
 ///
 /// ```swift
 /// try ctx.execute(
