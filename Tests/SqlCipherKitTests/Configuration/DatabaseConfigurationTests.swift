@@ -26,7 +26,13 @@ private final class PrepareLog: Sendable {
     private let counts = Mutex((writers: 0, readers: 0))
     func record(_ conn: borrowing Connection) throws {
         let reader = try conn.query("PRAGMA query_only")[0].get(0, as: Int.self) == 1
-        counts.withLock { reader ? ($0.readers += 1) : ($0.writers += 1) }
+        counts.withLock { counts in
+            if reader {
+                counts.readers += 1
+            } else {
+                counts.writers += 1
+            }
+        }
     }
     var writers: Int { counts.withLock { $0.writers } }
     var readers: Int { counts.withLock { $0.readers } }
