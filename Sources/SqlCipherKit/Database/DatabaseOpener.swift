@@ -131,10 +131,7 @@ enum DatabaseOpener {
             // rather than reported busy at once.
             scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
             if let key {
-                let rc = key.withBytes { bytes in
-                    scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count))
-                }
-                guard rc == 0 else { throw connection.error(rc, sql: nil) }
+                try connection.applyKey(key)
                 if !key.isRawKey { KeyDerivation.notePassphraseKeying(path: path) }
             }
             if library.cipherVersionIsAtLeast(4, 5, 1) {

@@ -176,8 +176,7 @@ extension DatabaseVerifier {
             : try SQLiteConnection(path: path, flags: SQLiteConnection.readWrite | SQLiteConnection.noMutex)
         do {
             let material = try key.material()
-            let rc = material.withBytes { bytes in scb_key(connection.handle, bytes.baseAddress, Int32(bytes.count)) }
-            guard rc == 0 else { throw connection.error(rc, sql: nil) }
+            try connection.applyKey(material)
             // The package's own settings pragmas, which the raw-SQL guard refuses from users.
             connection.beginPackageSQL()
             defer { connection.endPackageSQL() }

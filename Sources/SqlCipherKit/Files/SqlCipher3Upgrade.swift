@@ -30,8 +30,7 @@ enum SqlCipher3Upgrade {
             defer { migrating.close() }
             migrating.beginPackageSQL()  // PRAGMA cipher_migrate is the package's own (SQLiteConnection+Guards.swift)
             defer { migrating.endPackageSQL() }
-            let rc = material.withBytes { scb_key(migrating.handle, $0.baseAddress, Int32($0.count)) }
-            guard rc == 0 else { throw migrating.error(rc, sql: nil) }
+            try migrating.applyKey(material)
             if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
             // SQLCipher answers with the text "0" on success.
             let answer = try migrating.interruptGate.watching(cancellable: true, sample: nil) {

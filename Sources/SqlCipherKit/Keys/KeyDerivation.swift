@@ -136,8 +136,7 @@ enum KeyDerivation {
         let connection = try SQLiteConnection(path: ":memory:")
         defer { connection.close() }
         let probe = Array("sqlcipherkit kdf parameters probe".utf8)
-        let rc = probe.withUnsafeBytes { scb_key(connection.handle, $0.baseAddress, Int32($0.count)) }
-        guard rc == 0 else { throw connection.error(rc, sql: nil) }
+        try probe.withUnsafeBytes { try connection.applyKey($0) }
         return try connection.asPackage {
             for pragma in pragmas { try connection.execute(pragma) }
             let named = try connection.query("PRAGMA cipher_kdf_algorithm").first.flatMap { $0.get(0, as: String.self) }
@@ -230,8 +229,7 @@ enum KeyDerivation {
         do {
             let writer = try SQLiteConnection(path: path)
             defer { writer.close() }
-            let rc = passphrase.withUnsafeBytes { scb_key(writer.handle, $0.baseAddress, Int32($0.count)) }
-            guard rc == 0 else { throw writer.error(rc, sql: nil) }
+            try passphrase.withUnsafeBytes { try writer.applyKey($0) }
             // The refused key below would otherwise be logged to standard error by 4.5.1 and later,
             // as the opener silences it for every Database (process-wide).
             if library.cipherVersionIsAtLeast(4, 5, 1) { try writer.execute("PRAGMA cipher_log = off") }
@@ -255,8 +253,7 @@ enum KeyDerivation {
             let key = try passphrase.withUnsafeBytes { try derive($0, salt: salt, parameters: parameters) }
             let reader = try SQLiteConnection(path: path, flags: 0x0000_0001 | SQLiteConnection.noMutex)  // read-only
             defer { reader.close() }
-            let rc = key.withBytes { scb_key(reader.handle, $0.baseAddress, Int32($0.count)) }
-            guard rc == 0 else { throw reader.error(rc, sql: nil) }
+            try reader.applyKey(key)
             return try reader.asPackage {
                 for pragma in algorithmPragmas { try reader.execute(pragma) }
                 return try reader.scalar("SELECT v FROM known_answer").flatMap { String.fromDatabaseValue($0) }
