@@ -63,7 +63,7 @@ final class KeyMaterial {
     }
 
     /// A raw 32-byte key read from memory the caller zeroes afterwards, with its 16-byte salt: the
-    /// key derived once for many connections (Pool/KeyDerivation.swift), which never exists as a
+    /// key derived once for many connections (Keys/KeyDerivation.swift), which never exists as a
     /// `Data` that could not be zeroed.
     init(rawKeyBytes key: UnsafeRawBufferPointer, salt: Data) throws {
         guard key.count == 32 else { throw SqlCipherError.invalidRawKey(byteCount: key.count) }

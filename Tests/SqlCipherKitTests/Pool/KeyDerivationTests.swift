@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SqlCipherKit
 
-/// Deriving a file's key once, in Swift, exactly as the loaded libsqlcipher does (Pool/KeyDerivation.swift):
+/// Deriving a file's key once, in Swift, exactly as the loaded libsqlcipher does (Keys/KeyDerivation.swift):
 /// files made by the real `sqlcipher` CLI open with the derived raw key and salt and the reverse,
 /// through the crypto library libsqlcipher itself links.
 @Suite struct KeyDerivationTests {
