@@ -142,18 +142,15 @@ public actor Database {
 
     /// Opens with `key` (nil for a plaintext database): every public initialiser and each
     /// connection of a ``DatabasePool`` come here.
-    /// `setup` says how the connection is set up (its role, a pool's registry of extensions, the
-    /// caller's configuration). `relay` makes this database the writer of a ``DatabasePool``,
-    /// whose observations learn of its commits through it. `claim` and `identity` are passed to
-    /// the opener (DatabaseOpener.swift): a pool holds the creation lock across its key
-    /// derivation, and its readers check that the path still names the writer's file.
+    /// `setup` says how the connection is set up (``ConnectionSetup``: its role, a pool's registry
+    /// of extensions, relay and file identity, the caller's configuration). `claim` is the
+    /// creation lock when the caller holds it already (a pool holds it across its key derivation).
     init(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
-         readOnly: Bool, setup: ConnectionSetup, relay: CommitRelay? = nil,
-         claim: CreationClaim? = nil, identity: FileIdentity? = nil) throws {
+         readOnly: Bool, setup: ConnectionSetup, claim: CreationClaim? = nil) throws {
         let opened = try DatabaseOpener.open(
             path: path, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly, setup: setup,
-            claim: claim, identity: identity)
-        opened.connection.changeTracker.relay = relay
+            claim: claim)
+
         self.configuration = setup.configuration
         self.path = path
         self.library = opened.library

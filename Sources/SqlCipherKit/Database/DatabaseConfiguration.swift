@@ -133,4 +133,9 @@ struct ConnectionSetup: Sendable {
     var extensions: ConnectionExtensions?
     /// The caller's configuration.
     var configuration = DatabaseConfiguration()
+    /// A pool's writer: the relay through which the pool's observations learn of its commits.
+    var relay: CommitRelay?
+    /// A pool's readers: the file the path must still name (checked before SQLite opens it and
+    /// again before anything is read).
+    var identity: FileIdentity?
 }

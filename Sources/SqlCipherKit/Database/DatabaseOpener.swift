@@ -38,7 +38,7 @@ enum DatabaseOpener {
     /// readers): checked before SQLite opens the file and again before anything is read.
     static func open(path given: String, key: KeyMaterial?, journalMode: JournalMode,
                      cipher: CipherSettings, readOnly: Bool = false, setup: ConnectionSetup = ConnectionSetup(),
-                     claim heldClaim: CreationClaim? = nil, identity: FileIdentity? = nil) throws -> Opened {
+                     claim heldClaim: CreationClaim? = nil) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = given == ":memory:"
@@ -73,7 +73,7 @@ enum DatabaseOpener {
             }
             return try openConnection(
                 path: path, key: key, journalMode: journalMode, cipher: cipher, settings: settings, readOnly: readOnly,
-                isNew: isNew, setup: setup, library: library, identity: identity)
+                isNew: isNew, setup: setup, library: library)
         } catch {
             if let claim {
                 if case SqlCipherError.plaintextDetected = error, isNew, claim.mayWipe {
@@ -88,12 +88,12 @@ enum DatabaseOpener {
         }
     }
 
-    /// The part of ``open(path:key:journalMode:cipher:readOnly:setup:claim:identity:)``
+    /// The part of ``open(path:key:journalMode:cipher:readOnly:setup:claim:)``
     /// after the file is there: opens, keys, proves and sets up the connection.
     private static func openConnection(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
                                        settings: [String], readOnly: Bool, isNew: Bool,
-                                       setup: ConnectionSetup, library: SqlCipherLibrary,
-                                       identity: FileIdentity?) throws -> Opened {
+                                       setup: ConnectionSetup, library: SqlCipherLibrary) throws -> Opened {
+        let identity = setup.identity
         let encrypted = key != nil
         let inMemory = path == ":memory:"
         try identity?.check(path: path)
@@ -126,6 +126,7 @@ enum DatabaseOpener {
             // no longer matters.)
             connection.extensionState.internalDepth += 1
             connection.role = setup.role
+            connection.changeTracker.relay = setup.relay
             if let extensions = setup.extensions { try extensions.apply(to: connection) }
             // Before the first read, so that a file locked by another connection is waited for
             // rather than reported busy at once.

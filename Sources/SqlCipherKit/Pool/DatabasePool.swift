@@ -191,9 +191,10 @@ public final class DatabasePool: DatabaseAccess {
         let relay = self.relay
         let extensions = ConnectionExtensions()
         let resolved = try DatabasePath.resolve(path)
-        let setup = ConnectionSetup(role: .writer, pooled: true, extensions: extensions, configuration: configuration)
+        let setup = ConnectionSetup(role: .writer, pooled: true, extensions: extensions, configuration: configuration,
+                                    relay: relay)
         let writer = try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher,
-                                  readOnly: false, setup: setup, relay: relay, claim: claim)
+                                  readOnly: false, setup: setup, claim: claim)
         guard let identity = FileIdentity(path: resolved) else {
             Task { await writer.close() }
             throw SqlCipherError.cannotOpen(
@@ -214,12 +215,12 @@ public final class DatabasePool: DatabaseAccess {
         self.extensions = extensions
         self.key = key
         let readerSetup = ConnectionSetup(role: .reader, pooled: true, extensions: extensions,
-                                          configuration: configuration)
+                                          configuration: configuration, identity: identity)
         self.readerSetup = readerSetup
         self.configuration = configuration
         self.readers = ReaderSet(maximum: maximumReaderCount) {
             try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
-                         setup: readerSetup, identity: identity)
+                         setup: readerSetup)
         }
     }
 
