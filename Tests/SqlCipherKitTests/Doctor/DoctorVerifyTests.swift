@@ -419,6 +419,8 @@ import Testing
             return state
         }
         let before = try snapshot()
+        // Let a modification, if any, show up in the mtime (a minimum wait: load only lengthens it;
+        // the contents are compared too).
         try await Task.sleep(for: .milliseconds(20))
 
         // The private copies go to a temporary folder of this test's own, to prove none is left.

@@ -8,8 +8,7 @@ import Testing
     /// `VACUUM INTO ?` on a plaintext database, with the destination bound as an argument: the
     /// destination can be a `file:` URI whose `key=` encrypts the copy, so a tracer that asked for
     /// arguments must not receive it (the literal form is redacted already).
-    @Test func aBoundVacuumIntoDestinationNeverReachesATracer() async throws {
-        guard try SqlCipherLibrary.shared.sqliteVersionNumber >= 3_027_000 else { return }  // VACUUM INTO
+    @Test(.enabled(if: sqliteVersionIsAtLeast(3_027_000), "VACUUM INTO")) func aBoundVacuumIntoDestinationNeverReachesATracer() async throws {
         let directory = TemporaryDirectory()
         let db = try Database(unencryptedPath: directory.path("plain.db"))
         try await db.execute("CREATE TABLE t(x)")

@@ -276,17 +276,16 @@ import Testing
 
     /// `readOnly: true` on a WAL file that another process (the sqlcipher CLI) has open and
     /// writes: it reads the committed rows and changes nothing of the database or its WAL.
-    @Test func readOnlyOnAWALFileWithALiveWriterInAnotherProcess() async throws {
-        guard isSQLCipher4() else { return }  // the 4.x CLI; a 3.4.1 file from a 4.x CLI needs settings
+    @Test(.enabled(if: isSQLCipher4(), "the 4.x CLI; a 3.4.1 file from a 4.x CLI needs settings")) func readOnlyOnAWALFileWithALiveWriterInAnotherProcess() async throws {
         let directory = TemporaryDirectory()
         let path = directory.path("live.db")
         let hex = rawKey().map { String(format: "%02x", $0) }.joined()
         let cli = Process()
         cli.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         cli.arguments = ["sqlcipher", path]
-        let input = Pipe()
+        let input = Pipe(), output = Pipe()
         cli.standardInput = input
-        cli.standardOutput = FileHandle.nullDevice
+        cli.standardOutput = output
         cli.standardError = FileHandle.nullDevice
         try cli.run()
         defer { try? input.fileHandleForWriting.close(); cli.waitUntilExit() }
@@ -296,11 +295,17 @@ import Testing
         send("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2);")
         send("PRAGMA wal_autocheckpoint = 0;")
         send("INSERT INTO t VALUES (3);")
-        // Wait for the WAL and the -shm of the live writer.
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: path + "-shm") {
-            try await Task.sleep(for: .milliseconds(50))
+        // Handshake: the CLI runs its input in order, so once it prints the marker, the insert is
+        // in the WAL and the -shm exists (the CLI still holds the database open).
+        send("SELECT 'inserted';")
+        var printed = Data()
+        while !String(decoding: printed, as: UTF8.self).contains("inserted") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed.append(chunk)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(String(decoding: printed, as: UTF8.self).contains("inserted"))
+        #expect(FileManager.default.fileExists(atPath: path + "-shm"))
         let mainBefore = try Data(contentsOf: URL(fileURLWithPath: path))
         let ro = try Database(path: path, rawKey: rawKey(), readOnly: true)
         let rows = try await ro.query("SELECT x FROM t ORDER BY x").map { try $0.decode(0, as: Int.self) }

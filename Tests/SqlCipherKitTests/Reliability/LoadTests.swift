@@ -169,7 +169,7 @@ import Testing
                         let value = row.get("total", as: Int.self) ?? -1
                         if value != row.get("ops", as: Int.self) { torn.add() }
                         if value == total { return }
-                        try await Task.sleep(for: .milliseconds(2))
+                        try await Task.sleep(for: .milliseconds(2))  // a polling interval; the watchdog bounds it
                     }
                 }
             }
