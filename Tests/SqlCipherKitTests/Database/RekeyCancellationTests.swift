@@ -3,10 +3,11 @@ import Synchronization
 import Testing
 @testable import SqlCipherKit
 
-/// An adversarial review of the cancellable rekey (`scb_rekey_watched`, `Database.rekey`,
-/// `DatabasePool.rekey`) and of the cancellable `encryptInPlace` of a WAL-mode original, through
-/// the public API with real files.
-@Suite struct AdversarialReviewRekeyCancelTests {
+/// The cancellable rekey (`scb_rekey_watched`, `Database.rekey`, `DatabasePool.rekey`) and the
+/// cancellable `encryptInPlace` of a WAL-mode original, cancelled or killed at every stage, with
+/// real files: the file always ends with exactly one key and all its rows.
+@Suite("Rekey and encryptInPlace cancelled")
+struct RekeyCancellationTests {
     /// A key and the way to open the file with it.
     enum Key: Sendable, CustomStringConvertible {
         case passphrase(String)
