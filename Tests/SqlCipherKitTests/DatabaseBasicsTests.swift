@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 @Suite struct DatabaseBasicsTests {
     @Test func createWriteReadEncrypted() async throws {

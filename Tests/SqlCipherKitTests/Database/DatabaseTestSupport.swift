@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// The real `sqlcipher` command-line tools.
 enum SqlcipherCLI {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// `verifyIntegrity`: what runs on each version, and damage found.
 @Suite struct IntegrityTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// `importPlaintext(from:)`: plaintext rows come into an encrypted database, and nothing goes
 /// the other way.

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Progress reports and cancellation of the long operations: encrypt, encryptInPlace, export,
 /// exportDecrypted, upgradeFromSqlCipher3, rekey, verifyIntegrity.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// `rekey`: every key kind, both journal modes, verification, and failures that keep the old key.
 @Suite struct RekeyTests {

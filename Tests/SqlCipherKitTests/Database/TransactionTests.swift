@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// `transaction` and `savepoint`: commit, rollback, values, nesting, hand-written transactions.
 @Suite struct TransactionTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Every value type round-trips, and `Row.get`/`decode` follow the documented rules.
 @Suite struct ValueConversionTests {

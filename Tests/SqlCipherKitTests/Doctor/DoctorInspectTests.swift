@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// `sqlcipher-doctor inspect`, run as a user would.
 @Suite struct DoctorInspectTests {

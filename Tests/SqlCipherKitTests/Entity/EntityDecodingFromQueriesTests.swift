@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Entities fetched with hand-written SQL: values that do not fit the property throw a typed
 /// error instead of trapping.

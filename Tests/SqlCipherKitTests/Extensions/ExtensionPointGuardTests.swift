@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// The extension points under hostile use (tracing, custom functions, typed prepared statements,
 /// row coding), through the public API only: every guard still applies.

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Collects the trace events a tracer receives, from whichever thread delivers them.
 final class TraceRecorder: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Two openers creating one new database at the same moment (docs/architecture.md, "Creating a
 /// file"): whichever wins, every commit either side was told succeeded is in the file afterwards.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Close, rekey and cancellation of a pool racing its reads, streams and each other: nothing
 /// hangs, the file ends with one key, the pool stays consistent.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Live queries on a pool see every commit: from a Database beside it, trigger writes, drop and
 /// recreate, rekey, racing writers.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// A pool's readers never write: every spelling of a write in a read body is refused, and a
 /// writing query runs once, on the writer.

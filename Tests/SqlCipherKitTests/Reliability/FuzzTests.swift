@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Seeded fuzzing of the query builder and of the Codable entity mapping.
 ///

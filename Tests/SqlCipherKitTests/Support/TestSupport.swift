@@ -1,5 +1,5 @@
 import Foundation
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// A fresh temporary directory for one test, removed when the value is released.
 final class TemporaryDirectory: @unchecked Sendable {
