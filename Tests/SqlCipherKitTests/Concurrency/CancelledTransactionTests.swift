@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Cancelling a task inside a transaction or a savepoint: an interrupted write, a body that
 /// swallows the interrupt, nested savepoints, a cancel racing close(). Each cancel lands while the

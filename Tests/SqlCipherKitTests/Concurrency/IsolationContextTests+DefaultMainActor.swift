@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 extension IsolationContextTests {
     /// The seed's examples in a module built with `.defaultIsolation(MainActor.self)` (Swift 6.2,

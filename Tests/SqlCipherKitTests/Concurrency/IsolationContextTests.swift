@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// The seed's examples for transactions, savepoints, live queries and migrations, run from each
 /// isolation context by a real executable (Sources/sqlcipherkit-isolation-examples): its

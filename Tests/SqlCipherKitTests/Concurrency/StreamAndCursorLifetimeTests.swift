@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Streams and cursors left early, interleaved, escaped or closed under: their statements are
 /// released and later statements (DROP TABLE, commits) are not held back.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Many tasks on one actor; two `Database` values on one WAL file.
 @Suite struct ConcurrencyTests {

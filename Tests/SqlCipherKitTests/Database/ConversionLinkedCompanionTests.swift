@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `encryptInPlace` through a chain of relative links, on a plaintext file whose `-wal` is itself a
 /// link to a file elsewhere (an operator's arrangement, or an attacker's): the rows in that `-wal`

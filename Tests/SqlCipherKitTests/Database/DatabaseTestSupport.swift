@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// The real `sqlcipher` command-line tools.
 enum SqlcipherCLI {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Error messages that tell the user the way that exists: the API they name is real, the hint
 /// fits the loaded library, and a reason that ends a sentence does not end the message twice.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `verifyIntegrity`: what runs on each version, and damage found.
 @Suite struct IntegrityTests {

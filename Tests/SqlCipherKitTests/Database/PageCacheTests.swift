@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// The page cache every connection gets (issue 13 item 4): pages found in SQLite's cache are not
 /// decrypted again, so each connection gets room for an 8 MiB working set.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `importPlaintext(from:)`: plaintext rows come into an encrypted database, and nothing goes
 /// the other way.

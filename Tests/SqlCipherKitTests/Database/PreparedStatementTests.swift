@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Typed prepared statements (issue 13 item 1): prepared once in a body, run with a parameter
 /// pack; every guard of raw SQL still applies, and the statement cannot outlive its body.

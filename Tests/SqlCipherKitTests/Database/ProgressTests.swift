@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-import SqlCipherKit
 
 /// Progress reports and cancellation of the long operations: encrypt, encryptInPlace, export,
 /// exportDecrypted, upgradeFromSqlCipher3, rekey, verifyIntegrity.

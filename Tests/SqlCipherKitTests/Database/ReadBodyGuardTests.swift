@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// A `read` body refuses every kind of write: DML, export into main, transaction control.
 @Suite("Read bodies refuse writes")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `rekey`: every key kind, both journal modes, verification, and failures that keep the old key.
 @Suite struct RekeyTests {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Refused SQL smuggled past the guards: through temp schemas, extensions, wrapped
 /// sqlcipher_export, column defaults, triggers, migrations, live requests, scripts, attaching the

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// The raw-SQL guards against other spellings of refused SQL: cipher pragma spellings, VACUUM
 /// INTO URIs and ATTACH key expressions that would write plaintext, triggers and views, REINDEX.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Transaction bodies written the way users write them, and the spellings docs/guide.md gives for
 /// a one-line body in a `Void` closure: that this file compiles is the test.

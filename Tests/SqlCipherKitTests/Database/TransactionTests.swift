@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `transaction` and `savepoint`: commit, rollback, values, nesting, hand-written transactions.
 @Suite struct TransactionTests {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Every value type round-trips, and `Row.get`/`decode` follow the documented rules.
 @Suite struct ValueConversionTests {

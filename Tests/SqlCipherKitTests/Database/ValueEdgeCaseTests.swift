@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Values at the edges of their types: impossible dates, numeric text, reals at integer edges,
 /// odd UUIDs and enums, non-finite numbers in JSON, column defaults, blobs past Int32.max.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `sqlcipher-doctor inspect`, run as a user would.
 @Suite struct DoctorInspectTests {

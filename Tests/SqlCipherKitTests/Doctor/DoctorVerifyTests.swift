@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `sqlcipher-doctor verify`, run as a user would, against the library under test: the fixtures
 /// made by the real CLIs, files made here (a hot journal, a crashed WAL), every key source, and

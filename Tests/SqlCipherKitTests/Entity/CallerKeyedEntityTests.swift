@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Entities whose key the caller assigns: a non-optional `String`, `UUID` or `Int` key property.
 /// That these types compile as entities is half of the test.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Entities fetched with hand-written SQL: values that do not fit the property throw a typed
 /// error instead of trapping.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Collations written in Swift: ORDER BY, an index sorted by one, text that is not UTF-8,
 /// registration failures, replacing and removing.

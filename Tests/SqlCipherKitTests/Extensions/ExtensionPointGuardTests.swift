@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// The extension points under hostile use (tracing, custom functions, typed prepared statements,
 /// row coding), through the public API only: every guard still applies.

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SqlCipherKit
+import Synchronization
 
 /// Collects the trace events a tracer receives, from whichever thread delivers them.
 final class TraceRecorder: Sendable {

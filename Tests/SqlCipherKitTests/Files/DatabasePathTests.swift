@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// How a database path becomes a file (docs/security.md, "Paths and permissions"): symbolic links
 /// resolved once, at open, for the file and every companion; new files readable by their owner

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 @Suite struct EncryptionSelfTestTests {
     @Test func passesWithARawKeyAndCleansUp() async throws {

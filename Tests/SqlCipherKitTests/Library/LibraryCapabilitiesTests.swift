@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// `SqlCipherLibrary.capabilities` matches what actually works through `Database` on the loaded
 /// library, and `require` refuses an older library with a typed error.

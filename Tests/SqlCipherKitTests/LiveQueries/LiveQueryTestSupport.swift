@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// A database in a fresh temporary directory, opened with a raw key (no key derivation), with a
 /// `products` table.

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-import SqlCipherKit
 
 /// Close, rekey and cancellation of a pool racing its reads, streams and each other: nothing
 /// hangs, the file ends with one key, the pool stays consistent.

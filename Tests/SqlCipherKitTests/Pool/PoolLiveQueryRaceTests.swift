@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-import SqlCipherKit
 
 /// Live queries on a pool see every commit: from a Database beside it, trigger writes, drop and
 /// recreate, rekey, racing writers.

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-import SqlCipherKit
 
 /// A pool's readers never write: every spelling of a write in a read body is refused, and a
 /// writing query runs once, on the writer.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Crash safety: a child commits numbered transactions and reports each commit; the parent kills it
 /// with SIGKILL at seeded random moments, many rounds on the same file. After every kill, every

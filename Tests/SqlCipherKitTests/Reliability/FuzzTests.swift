@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Seeded fuzzing of the query builder and of the Codable entity mapping.
 ///

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// SIGKILL during `rekey` and during `encryptInPlace`, at seeded random moments, through the
 /// Database helper commands (`rekey-loop`, `encrypt-in-place`). After every kill the file must

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Leaks: a marker written by inserts, updates, large sorts, temporary tables and indexes, an index
 /// build, deletes and VACUUM, in both journal modes, must never appear in any file of the

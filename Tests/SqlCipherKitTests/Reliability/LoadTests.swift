@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-import SqlCipherKit
 
 /// Load: many tasks on one Database with live observers attached, and two Database values on one
 /// file, for a fixed number of operations. Every operation is a read-modify-write transaction

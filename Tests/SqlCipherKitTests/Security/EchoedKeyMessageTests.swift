@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// SQLite's error messages echo names from the statement: `no such column: …`, `no such
 /// collation sequence: …`, `near "…"`. When the statement carries a key, the echoed name can be

@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-import SqlCipherKit
 
 // Fixtures shared by several suites: the databases and pools they open and the models they
 // store. A suite takes a database fixture by conforming to its protocol.
