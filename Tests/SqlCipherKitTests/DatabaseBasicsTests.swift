@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 @Suite struct DatabaseBasicsTests {
     @Test func createWriteReadEncrypted() async throws {

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Runs the built benchmark in its quick mode. Checks that it runs every workload against the
 /// library under test and reports sane figures; it never asserts speed.

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 extension IsolationContextTests {
     /// The seed's examples in a module built with `.defaultIsolation(MainActor.self)` (Swift 6.2,

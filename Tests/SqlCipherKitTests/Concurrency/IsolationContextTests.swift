@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// The seed's examples for transactions, savepoints, live queries and migrations, run from each
 /// isolation context by a real executable (Sources/sqlcipherkit-isolation-examples): its

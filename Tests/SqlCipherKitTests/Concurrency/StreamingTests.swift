@@ -179,9 +179,17 @@ import Testing
     @Test func leavingAStreamEarlyReleasesItsStatement() async throws {
         let directory = TemporaryDirectory()
         let db = try await database(directory, rows: 100)
-        for try await _ in db.stream("SELECT * FROM items", batchSize: 10) { break }
+        var seen = 0
+        for try await _ in db.stream("SELECT * FROM items", batchSize: 10) {
+            seen += 1
+            break
+        }
+        #expect(seen == 1)
         try await waitUntil { await db.openStreamCount == 0 }
+        #expect(await db.openStreamCount == 0)
+        // A statement still open would make DROP TABLE fail with SQLITE_LOCKED.
         try await db.execute("DROP TABLE items")
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'items'").isEmpty)
     }
 
     @Test func aStreamRefusesStatementsThatWrite() async throws {

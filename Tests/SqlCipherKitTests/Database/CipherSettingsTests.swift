@@ -56,8 +56,7 @@ import Testing
         #expect(lines == ["42", "wal"])
     }
 
-    @Test func version4DefaultFileIsNotReadableByTheSqlCipher341CLI() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func version4DefaultFileIsNotReadableByTheSqlCipher341CLI() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v4.db")
         let db = try Database(path: path, key: "secret")
@@ -68,8 +67,7 @@ import Testing
         }
     }
 
-    @Test func sqlcipher3FileNeedsTheSettingOnVersion4() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func sqlcipher3FileNeedsTheSettingOnVersion4() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v3.db")
         let db = try Database(path: path, key: "secret", cipher: .sqlcipher3)
@@ -83,8 +81,7 @@ import Testing
         #expect(reason.contains("sqlcipher3"))
     }
 
-    @Test func sqlcipher4SettingIsUnsupportedOnVersion3() throws {
-        guard !isSQLCipher4() else { return }
+    @Test(.enabled(if: !isSQLCipher4(), "SQLCipher 3 only")) func sqlcipher4SettingIsUnsupportedOnVersion3() throws {
         let dir = TemporaryDirectory()
         let error = try #require(throws: SqlCipherError.self) {
             try Database(path: dir.path("a.db"), rawKey: rawKey(), cipher: .sqlcipher4)
@@ -183,8 +180,7 @@ import Testing
         #expect(lines == ["PLAINTEXT-HEADER-MARKER"])
     }
 
-    @Test func plaintextHeaderIsRejectedForUnencryptedDatabases() throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func plaintextHeaderIsRejectedForUnencryptedDatabases() throws {
         #expect(throws: SqlCipherError.self) {
             _ = try DatabaseOpener.open(path: ":memory:", key: nil, journalMode: .wal,
                                         cipher: CipherSettings(plaintextHeaderSize: 32))

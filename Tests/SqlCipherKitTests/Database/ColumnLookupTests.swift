@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// How `row.get("name")` finds its column: exact bytes first, then ASCII case folded, the first
 /// of repeated names winning, whichever path the lookup takes (the next-column guess, the

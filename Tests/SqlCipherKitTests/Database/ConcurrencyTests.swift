@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Many tasks on one actor; two `Database` values on one WAL file.
 @Suite struct ConcurrencyTests {

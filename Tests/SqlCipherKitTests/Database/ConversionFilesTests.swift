@@ -51,8 +51,7 @@ import Testing
 
     /// A SQLCipher 3 file with an `application_id`, made by the real SQLCipher 3.4.1 CLI:
     /// `cipher_migrate` does not carry the id, the upgrade does.
-    @Test func upgradeFromSqlCipher3KeepsTheApplicationID() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeFromSqlCipher3KeepsTheApplicationID() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("old.db")
         _ = try SqlcipherCLI.run(SqlcipherCLI.version3, path, [
@@ -68,8 +67,7 @@ import Testing
         await db.close()
     }
 
-    @Test func upgradeThroughASymbolicLinkUpgradesTheTarget() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeThroughASymbolicLinkUpgradesTheTarget() async throws {
         let targets = TemporaryDirectory(), links = TemporaryDirectory()
         let target = targets.path("old.db"), link = links.path("old-link.db")
         let old = try Database(path: target, key: "legacy", cipher: .sqlcipher3)

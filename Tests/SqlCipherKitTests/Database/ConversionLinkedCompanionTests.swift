@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `encryptInPlace` through a chain of relative links, on a plaintext file whose `-wal` is itself a
 /// link to a file elsewhere (an operator's arrangement, or an attacker's): the rows in that `-wal`

@@ -92,8 +92,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.path("z.db")))
     }
 
-    @Test func unsupportedTargetSettingFailsWithoutLeavingAFile() async throws {
-        guard !isSQLCipher4() else { return }
+    @Test(.enabled(if: !isSQLCipher4(), "SQLCipher 3 only")) func unsupportedTargetSettingFailsWithoutLeavingAFile() async throws {
         let dir = TemporaryDirectory()
         let source = dir.path("plain.db"), target = dir.path("enc.db")
         try await makePlaintext(source, rows: 1)
@@ -302,8 +301,7 @@ import Testing
         #expect(throws: SqlCipherError.self) { try Database(path: path, key: "legacy", cipher: .sqlcipher3) }
     }
 
-    @Test func upgradeWithTheWrongKeyChangesNothing() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeWithTheWrongKeyChangesNothing() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("old.db")
         let old = try Database(path: path, key: "legacy", cipher: .sqlcipher3)

@@ -24,6 +24,7 @@ import Testing
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
+        // A kill moment left to chance (the test's point): every moment must leave a file that opens intact.
         Thread.sleep(forTimeInterval: delay)
         let killed = process.isRunning
         if killed { kill(process.processIdentifier, SIGKILL) }

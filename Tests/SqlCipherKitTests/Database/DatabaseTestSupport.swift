@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// The real `sqlcipher` command-line tools.
 enum SqlcipherCLI {

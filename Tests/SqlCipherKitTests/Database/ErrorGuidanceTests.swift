@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Error messages that tell the user the way that exists: the API they name is real, the hint
 /// fits the loaded library, and a reason that ends a sentence does not end the message twice.
@@ -23,8 +23,7 @@ import Testing
 
     /// SQLCipher 3 cannot read a 4.x file whatever the settings: the hint must say the file needs
     /// SQLCipher 4, not suggest `CipherSettings.sqlcipher3` (which 3.4.1 refuses anyway).
-    @Test func aVersion4FileOnSQLCipher3NeedsSQLCipher4() throws {
-        guard !isSQLCipher4() else { return }
+    @Test(.enabled(if: !isSQLCipher4(), "SQLCipher 3 only")) func aVersion4FileOnSQLCipher3NeedsSQLCipher4() throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v4.db")
         _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
@@ -41,8 +40,7 @@ import Testing
     }
 
     /// On SQLCipher 4 a file it cannot open may be a 3.x file, which the setting opens.
-    @Test func aWrongKeyOnSQLCipher4PointsAtTheVersion3Setting() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func aWrongKeyOnSQLCipher4PointsAtTheVersion3Setting() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("k.db")
         let db = try Database(path: path, key: "secret")

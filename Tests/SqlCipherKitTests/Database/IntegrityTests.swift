@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `verifyIntegrity`: what runs on each version, and damage found.
 @Suite struct IntegrityTests {

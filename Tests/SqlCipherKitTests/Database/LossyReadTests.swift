@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Reads that must be exact or nil (issue 12, item 8): `get(as: Float.self)` of 1e300 was
 /// infinity, and text that is not valid UTF-8 read as `Data` came back with U+FFFD in place of

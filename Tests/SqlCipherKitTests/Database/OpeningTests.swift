@@ -219,21 +219,39 @@ import Testing
         let passphrase = "Grüße ☕ 'quoted' \"double\" x'00'"
         let db = try Database(path: path, key: passphrase, cipher: fastCipher)
         try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES (42)")
         await db.close()
-        _ = try Database(path: path, key: Data(passphrase.utf8), cipher: fastCipher)
+        let reopened = try Database(path: path, key: Data(passphrase.utf8), cipher: fastCipher)
+        #expect(try await reopened.query("SELECT x FROM t")[0].get(0, as: Int.self) == 42)
+        await reopened.close()
+        // The bytes are the key: other bytes are another key, which the file refuses. (Not a
+        // trailing NUL: PBKDF2's HMAC pads a short key with zeros, so "k" and "k\0" derive the same.)
+        #expect(throws: SqlCipherError.self) {
+            try Database(path: path, key: Data((passphrase + "!").utf8), cipher: fastCipher)
+        }
     }
 
-    @Test func rawKeyWithSaltOpensOnlyWithThatSalt() async throws {
-        guard isSQLCipher4() else { return }   // salt-in-key needs a plaintext header to matter; see CipherSettingsTests
+    /// A raw key with a salt writes that salt into the file's first 16 bytes; the file then opens
+    /// with the same key and salt, and with the raw key alone (SQLCipher reads the stored salt), but
+    /// not with the same key and another salt (the salt feeds the HMAC key, so every page fails
+    /// its check).
+    @Test func rawKeyWithSaltStoresTheSaltAndRefusesAnotherSalt() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("a.db")
         let salt = Data("salt-for-a-test!".utf8)
         let db = try Database(path: path, rawKey: rawKey(), salt: salt)
         try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES (42)")
         await db.close()
-        _ = try Database(path: path, rawKey: rawKey(), salt: salt)
-        // A file that stores its salt uses it; the raw key alone opens it too.
-        _ = try Database(path: path, rawKey: rawKey())
+        let header = try #require(FileManager.default.contents(atPath: path)).prefix(16)
+        #expect(Data(header) == salt)
+        for reopened in [try Database(path: path, rawKey: rawKey(), salt: salt), try Database(path: path, rawKey: rawKey())] {
+            #expect(try await reopened.query("SELECT x FROM t")[0].get(0, as: Int.self) == 42)
+            await reopened.close()
+        }
+        #expect(throws: SqlCipherError.self) {
+            try Database(path: path, rawKey: rawKey(), salt: Data("another-salt-16!".utf8))
+        }
     }
 
     // MARK: In memory

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// The page cache every connection gets (issue 13 item 4): pages found in SQLite's cache are not
 /// decrypted again, so each connection gets room for an 8 MiB working set.

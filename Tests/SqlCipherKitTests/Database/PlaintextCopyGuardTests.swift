@@ -217,8 +217,7 @@ import Testing
 
     // MARK: VACUUM INTO
 
-    @Test func vacuumIntoIsRefusedOnEncryptedDatabasesAndAllowedOnPlaintextOnes() async throws {
-        guard isSQLCipher4() else { return }  // SQLite 3.27+; 3.4.1 is 3.15.2, where it is a syntax error
+    @Test(.enabled(if: isSQLCipher4(), "SQLite 3.27+; 3.4.1 is 3.15.2, where it is a syntax error")) func vacuumIntoIsRefusedOnEncryptedDatabasesAndAllowedOnPlaintextOnes() async throws {
         let dir = TemporaryDirectory()
         let marker = Self.marker()
         let db = try await secretDatabase(dir, marker: marker)
@@ -237,8 +236,7 @@ import Testing
         #expect(FileHeader(path: dir.path("plain-copy.db"))?.looksPlaintextSQLite == true)
     }
 
-    @Test func vacuumIntoIsRefusedWhenTheCopyWouldGetOtherSettings() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func vacuumIntoIsRefusedWhenTheCopyWouldGetOtherSettings() async throws {
         let dir = TemporaryDirectory()
         let marker = Self.marker()
         for (index, cipher) in [CipherSettings.sqlcipher3, CipherSettings(pageSize: 8192), fastCipher].enumerated() {
@@ -262,8 +260,7 @@ import Testing
 
     /// Why VACUUM INTO is refused with non-default settings, measured with the CLI: the copy of a
     /// SQLCipher 3 format file opens neither with SQLCipher 3's settings nor with 4's.
-    @Test func sqlcipherWritesVacuumIntoCopiesWithDefaultSettings() throws {
-        guard isSQLCipher4(), FileManager.default.isExecutableFile(atPath: SqlcipherCLI.version4) else { return }
+    @Test(.enabled(if: isSQLCipher4() && FileManager.default.isExecutableFile(atPath: SqlcipherCLI.version4), "SQLCipher 4 and its CLI")) func sqlcipherWritesVacuumIntoCopiesWithDefaultSettings() throws {
         let dir = TemporaryDirectory()
         let source = dir.path("v3.db")
         let copy = dir.path("copy.db")

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// On both libraries, the plaintext entry points not covered by ``PlaintextHeaderDetectionTests``: a pool opened with
 /// `unencryptedPath:`, a read-only `Database(unencryptedPath:)`, and a keyed pool without the

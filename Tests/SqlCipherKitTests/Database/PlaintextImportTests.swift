@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `importPlaintext(from:)`: plaintext rows come into an encrypted database, and nothing goes
 /// the other way.

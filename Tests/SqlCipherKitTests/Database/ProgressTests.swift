@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-@testable import SqlCipherKit
 
 /// Progress reports and cancellation of the long operations: encrypt, encryptInPlace, export,
 /// exportDecrypted, upgradeFromSqlCipher3, rekey, verifyIntegrity.
@@ -133,8 +133,7 @@ import Testing
         #expect(recorder.all.map(\.completed) == Array(0...Int64(report.checksRun.count)))
     }
 
-    @Test func upgradeReportsTheStartAndTheEnd() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeReportsTheStartAndTheEnd() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("old.db")
         let old = try Database(path: path, key: "legacy", cipher: .sqlcipher3)
@@ -230,8 +229,7 @@ import Testing
         #expect(try await countRows(db) == Self.rows)
     }
 
-    @Test func aCancelledUpgradeLeavesTheOriginal() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func aCancelledUpgradeLeavesTheOriginal() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("old.db")
         let old = try Database(path: path, key: "legacy", journalMode: .rollback, cipher: .sqlcipher3)

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `readOnly: true`, and WAL files on storage that cannot be written (issue 12, item 11).
 ///

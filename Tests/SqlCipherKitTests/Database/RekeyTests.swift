@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `rekey`: every key kind, both journal modes, verification, and failures that keep the old key.
 @Suite struct RekeyTests {
@@ -159,8 +159,7 @@ import Testing
         #expect(try SqlcipherCLI.run(SqlcipherCLI.version3, path, [SqlcipherCLI.keyPragma(passphrase: "new"), "SELECT count(*) FROM t"]) == ["5"])
     }
 
-    @Test func plaintextHeaderDatabaseRekeysWithARawKey() async throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func plaintextHeaderDatabaseRekeysWithARawKey() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("ph.db")
         let salt = Data("0123456789abcdef".utf8)

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// SQL text that must not run: text with a NUL (SQLite would read it only up to the NUL), and
 /// pragmas that would send temporary data to files SQLCipher does not encrypt.

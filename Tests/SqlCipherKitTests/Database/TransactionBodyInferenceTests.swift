@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Transaction bodies written the way users write them, and the spellings the article
 /// "Transactions and savepoints" gives for a one-line body in a `Void` closure: that this file compiles is the test.

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `transaction` and `savepoint`: commit, rollback, values, nesting, hand-written transactions.
 @Suite struct TransactionTests {

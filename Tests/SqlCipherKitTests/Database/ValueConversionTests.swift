@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Every value type round-trips, and `Row.get`/`decode` follow the documented rules.
 @Suite struct ValueConversionTests {
@@ -210,14 +210,6 @@ import Testing
     }
 
     @Test func customConvertibleType() async throws {
-        struct Cents: DatabaseValueConvertible, Equatable {
-            var value: Int64
-            var databaseValue: DatabaseValue { .integer(value) }
-            static func fromDatabaseValue(_ value: DatabaseValue) -> Cents? {
-                if case .integer(let int) = value { return Cents(value: int) }
-                return nil
-            }
-        }
         try await roundTrip(Cents(value: 1999), storedAs: "integer")
     }
 }

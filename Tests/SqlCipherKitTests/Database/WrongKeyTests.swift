@@ -135,8 +135,7 @@ import Testing
         #expect { try Database(path: path, rawKey: rawKey(2)) } throws: { isKeyFailed($0, path) }
     }
 
-    @Test func rightKeyOnAPlaintextHeaderFileDamagedBehindPageOneIsNotKeyFailed() async throws {
-        guard isSQLCipher4() else { return }  // no plaintext header before SQLCipher 4.0
+    @Test(.enabled(if: isSQLCipher4(), "no plaintext header before SQLCipher 4.0")) func rightKeyOnAPlaintextHeaderFileDamagedBehindPageOneIsNotKeyFailed() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("damaged-header.db")
         _ = try await damagedBehindPageOne(path, salt: Self.salt, cipher: Self.header)
@@ -148,11 +147,10 @@ import Testing
         } throws: { isKeyFailed($0, path) }
     }
 
-    @Test func rightKeyOnADamagedPlaintextHeaderIsNotKeyFailed() async throws {
+    @Test(.enabled(if: isSQLCipher4(), "no plaintext header before SQLCipher 4.0")) func rightKeyOnADamagedPlaintextHeaderIsNotKeyFailed() async throws {
         // The 32 plaintext bytes are outside the HMAC: with a page size field that SQLite rejects,
         // 4.6.1 answers SQLITE_NOTADB (26) although page 1 decrypts with this key. The former
         // code-based mapping called that a wrong key; the proof reports the damage as it is.
-        guard isSQLCipher4() else { return }  // no plaintext header before SQLCipher 4.0
         let dir = TemporaryDirectory()
         let path = dir.path("header-damaged.db")
         try await makeDatabase(path, mode: .rollback, salt: Self.salt, cipher: Self.header)

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// The built `sqlcipher-doctor`, run as a user would: exit codes, the report, the JSON keys.
 @Suite struct DoctorCommandTests {

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `sqlcipher-doctor inspect`, run as a user would.
 @Suite struct DoctorInspectTests {

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `sqlcipher-doctor inspect` and `verify` given something that is no file to read — a named pipe,
 /// a socket, a directory, a device, or a chain of links to a pipe — answer at once (each child

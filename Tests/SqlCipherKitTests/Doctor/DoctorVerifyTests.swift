@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `sqlcipher-doctor verify`, run as a user would, against the library under test: the fixtures
 /// made by the real CLIs, files made here (a hot journal, a crashed WAL), every key source, and
@@ -419,6 +419,8 @@ import Testing
             return state
         }
         let before = try snapshot()
+        // Let a modification, if any, show up in the mtime (a minimum wait: load only lengthens it;
+        // the contents are compared too).
         try await Task.sleep(for: .milliseconds(20))
 
         // The private copies go to a temporary folder of this test's own, to prove none is left.

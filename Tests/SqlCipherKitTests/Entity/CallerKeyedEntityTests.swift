@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Entities whose key the caller assigns: a non-optional `String`, `UUID` or `Int` key property.
 /// That these types compile as entities is half of the test.

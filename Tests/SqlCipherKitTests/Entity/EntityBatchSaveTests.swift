@@ -5,14 +5,6 @@ import Testing
 /// The batch path of `save([T])`: one writer, statements prepared once per column layout, values
 /// bound by position, all inside one savepoint.
 @Suite struct EntityBatchSaveTests {
-    typealias Product = EntityPersistenceTests.Product
-
-    struct KeyOnly: Entity, Equatable {
-        static let tableName = TableName("key_only")
-        static let primaryKey: WritableKeyPath<KeyOnly, Int?> & Sendable = \.id
-        var id: Int?
-    }
-
     /// Encodes `note` only when it is set, so entities of one batch can have different columns.
     struct Sparse: Entity, Equatable {
         static let tableName = TableName("sparse")

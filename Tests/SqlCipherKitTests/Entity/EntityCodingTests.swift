@@ -6,21 +6,6 @@ import Testing
     enum Color: String, Codable, Sendable { case red, green }
     enum Level: Int, Codable, Sendable { case low = 1, high = 9 }
 
-    struct Address: Codable, Equatable, Sendable {
-        var street: String
-        var zip: Int
-        var since: Date
-    }
-
-    struct Cents: DatabaseValueConvertible, Codable, Equatable {
-        var value: Int64
-        var databaseValue: DatabaseValue { .integer(value) }
-        static func fromDatabaseValue(_ value: DatabaseValue) -> Cents? {
-            if case .integer(let int) = value { return Cents(value: int) }
-            return nil
-        }
-    }
-
     struct Everything: Entity, Equatable {
         static let tableName = TableName("everything")
         static let primaryKey: WritableKeyPath<Everything, Int?> & Sendable = \.id
@@ -165,7 +150,7 @@ import Testing
         try await db.execute("INSERT INTO products(name) VALUES ('x')")
         await #expect(throws: SqlCipherError.decodingFailed(
             entity: "Product", column: "price", stored: "no such column", expected: "Double")) {
-            try await db.fetch(EntityPersistenceTests.Product.self)
+            try await db.fetch(Product.self)
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 @Suite struct EntityDecodingMessageTests {
     struct Paint: Entity {

@@ -3,14 +3,6 @@ import Testing
 @testable import SqlCipherKit
 
 @Suite struct EntityPersistenceTests {
-    struct Product: Entity, Equatable {
-        static let tableName = TableName("products")
-        static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
-        var id: Int?
-        var name: String
-        var price: Double
-    }
-
     struct Country: Entity, Equatable {
         static let tableName = TableName("countries")
         static let primaryKey: WritableKeyPath<Country, String?> & Sendable = \.code
@@ -24,12 +16,6 @@ import Testing
         static let primaryKey: WritableKeyPath<Device, UUID?> & Sendable = \.id
         var id: UUID?
         var label: String?
-    }
-
-    struct KeyOnly: Entity, Equatable {
-        static let tableName = TableName("key_only")
-        static let primaryKey: WritableKeyPath<KeyOnly, Int?> & Sendable = \.id
-        var id: Int?
     }
 
     /// Its key path is `\.code` but it keeps the default key column "id": a mistake to report.

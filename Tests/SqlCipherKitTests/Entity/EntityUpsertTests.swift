@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `save(_:onConflict:)`: insert or update by a UNIQUE column, without a fetch first, on both
 /// SQLCipher 4 (SQLite 3.46) and 3.4.1 (SQLite 3.15, no `ON CONFLICT … DO UPDATE`).

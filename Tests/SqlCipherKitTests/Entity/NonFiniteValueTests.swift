@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Entity values a column cannot hold (issue 12, item 8). A NaN `Double` was saved as NULL, after
 /// which every fetch of the table threw; a double optional's `.some(nil)` came back as `nil`.

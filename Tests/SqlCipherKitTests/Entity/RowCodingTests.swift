@@ -11,22 +11,6 @@ import Testing
     /// Codable only: stored as its raw value by both paths (setCodable / decodeCodable).
     enum Shape: String, Codable, Sendable { case round, square }
 
-    /// A type of its own conversion, Codable too (the Codable path uses its conversion).
-    struct Cents: DatabaseValueConvertible, Codable, Equatable {
-        var value: Int64
-        var databaseValue: DatabaseValue { .integer(value) }
-        static func fromDatabaseValue(_ value: DatabaseValue) -> Cents? {
-            if case .integer(let int) = value { return Cents(value: int) }
-            return nil
-        }
-    }
-
-    struct Address: Codable, Equatable, Sendable {
-        var street: String
-        var zip: Int
-        var since: Date
-    }
-
     /// Every property type the Codable mapping knows, as plain values.
     struct Values: Equatable, Sendable {
         var id: Int?

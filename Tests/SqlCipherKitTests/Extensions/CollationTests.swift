@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Collations written in Swift: ORDER BY, an index sorted by one, text that is not UTF-8,
 /// registration failures, replacing and removing.

@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-@testable import SqlCipherKit
 
 /// SQL functions and aggregates written in Swift: in a WHERE, an index expression and a trigger
 /// (with a live query that sees the trigger's write), errors and bad input, registration failures,

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
-@testable import SqlCipherKit
 
 /// Collects the trace events a tracer receives, from whichever thread delivers them.
 final class TraceRecorder: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-@testable import SqlCipherKit
 
 /// Two openers creating one new database at the same moment (SqlCipherKit.docc/CreationProof.md, "Creating a
 /// file"): whichever wins, every commit either side was told succeeded is in the file afterwards.

@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-@testable import SqlCipherKit
 
 /// Creation races between *different* openers of one new file: a `Database` in one process and a
 /// `DatabasePool` in another, one of them reaching the file through a dangling symbolic link while

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// A named pipe, socket or device where a database file or one of its companions belongs is refused
 /// with a typed error, quickly: SQLite would block forever reading a pipe (a hot-journal check opens

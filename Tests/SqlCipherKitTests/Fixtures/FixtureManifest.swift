@@ -1,5 +1,5 @@
 import Foundation
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// Fixtures/fixtures.json: the files made by the real sqlcipher 3.4.1 and 4.6.1 CLIs and what each
 /// must contain (see Fixtures/README.md).

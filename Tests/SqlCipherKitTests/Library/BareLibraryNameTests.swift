@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `SQLCIPHERKIT_LIBRARY=libsqlcipher.so.0` and `load(from: "libsqlcipher.so.0")` (issue 12,
 /// item 10). A bare file name was made absolute against the current directory, so a file of that

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 @Suite struct EncryptionSelfTestTests {
     @Test func passesWithARawKeyAndCleansUp() async throws {

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// `SqlCipherLibrary.capabilities` matches what actually works through `Database` on the loaded
 /// library, and `require` refuses an older library with a typed error.

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// A database in a fresh temporary directory, opened with a raw key (no key derivation), with a
 /// `products` table.

@@ -20,13 +20,14 @@ private func makePool(_ dir: TemporaryDirectory, rows: Int = 0, maximumReaderCou
 }
 
 /// Waits on a semaphore at most `seconds`; false when it timed out.
-func wait(_ semaphore: DispatchSemaphore, seconds: Double = 20) -> Bool {
+/// Waits for a semaphore; the 60 s bound only stops a hang (a loaded machine can take seconds).
+func wait(_ semaphore: DispatchSemaphore, seconds: Double = 60) -> Bool {
     semaphore.wait(timeout: .now() + seconds) == .success
 }
 
 /// Waits for a semaphore on a dispatch thread, never blocking Swift's cooperative pool (whose
 /// threads the pool's own calls need).
-func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 20) async -> Bool {
+func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 60) async -> Bool {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
     }
@@ -120,7 +121,7 @@ struct DatabasePoolTests {
                         let now = counters.active.add(1, ordering: .relaxed).newValue
                         counters.peak.max(now, ordering: .relaxed)
                         defer { counters.active.subtract(1, ordering: .relaxed) }
-                        usleep(2000)
+                        usleep(2000)  // makes reads overlap; the limit must hold however they overlap
                         return try conn.query("SELECT sum(v) FROM t")[0].get(0, as: Int.self) ?? -1
                     }
                 }
@@ -204,7 +205,7 @@ struct DatabasePoolTests {
         let inFlight = Task {
             try await pool.read { conn in
                 started.signal()
-                usleep(200_000)
+                usleep(200_000)  // keeps the read in flight during close(); it must finish either way
                 return try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
             }
         }
@@ -237,6 +238,9 @@ struct DatabasePoolTests {
         }
         #expect(await signalled(holding))
         let waiter = Task { try await pool.query("SELECT 1") }
+        // Lets the query reach its wait for the reader. Nothing outside the pool shows that wait
+        // (no hook in Sources); cancelled earlier, it still throws CancellationError, so a loaded
+        // machine weakens this test but cannot fail it wrongly.
         try await Task.sleep(for: .milliseconds(50))
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
@@ -300,20 +304,29 @@ struct DatabasePoolTests {
         try await pool.execute("CREATE TABLE t(v)")
         try await pool.execute("INSERT INTO t VALUES (1), (2), (3)")
         let counters = Counters()
+        // `peak` counts the reads done; `active` set to 1 stops them.
         let reads = Task { () async throws -> Int in
             var done = 0
             while counters.active.load(ordering: .relaxed) == 0 {
                 let count = try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self)
                 #expect(count == 3)
                 done += 1
+                counters.peak.store(done, ordering: .relaxed)
             }
             return done
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Handshakes instead of sleeps: reads run before the rekey starts, and again after it.
+        func readsPassed(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)  // only stops a hang
+            while counters.peak.load(ordering: .relaxed) < count && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        try await readsPassed(1)
         try await pool.rekey("new passphrase")
-        try await Task.sleep(for: .milliseconds(50))
+        try await readsPassed(counters.peak.load(ordering: .relaxed) + 2)
         counters.active.store(1, ordering: .relaxed)
-        #expect(try await reads.value > 0)
+        #expect(try await reads.value > 2)
         // Readers opened after the rekey use the new key.
         try await withThrowingTaskGroup(of: Int?.self) { group in
             for _ in 0..<8 { group.addTask { try await pool.query("SELECT sum(v) FROM t")[0].get(0, as: Int.self) } }
@@ -354,7 +367,7 @@ struct DatabasePoolKeyDerivationTests {
                     try await pool.read { conn in
                         _ = try conn.query("SELECT count(*) FROM sqlite_master")
                         counters.active.add(1, ordering: .relaxed)
-                        let deadline = Date().addingTimeInterval(20)
+                        let deadline = Date().addingTimeInterval(60)  // only stops a hang
                         while counters.active.load(ordering: .relaxed) < 4 && Date() < deadline { usleep(1000) }
                         return counters.active.load(ordering: .relaxed) >= 4
                     }

@@ -89,8 +89,10 @@ struct PoolLiveQueryTests {
         let pool = try await makePool(dir)
         let query = await LiveQuery(productCount, database: pool)
         try await waitUntil { await query.value == 0 }
+        #expect(await query.value == 0)
         try await pool.execute("INSERT INTO products(name, price) VALUES ('apple', 1)")
         try await waitUntil { await query.value == 1 }
+        #expect(await query.value == 1)
         await pool.close()
     }
 

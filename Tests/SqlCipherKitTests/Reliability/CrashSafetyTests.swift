@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Crash safety: a child commits numbered transactions and reports each commit; the parent kills it
 /// with SIGKILL at seeded random moments, many rounds on the same file. After every kill, every
@@ -32,6 +32,7 @@ import Testing
                 }
             }
             let delay = early ? Int.random(in: 0...60, using: &random) : Int.random(in: 0...120, using: &random)
+            // A kill moment left to chance (the test's point): every moment must leave a file that opens intact.
             usleep(UInt32(delay * 1000))
             let killed = child.killAndCollect()
             record.faults += 1
@@ -93,7 +94,8 @@ extension CrashSafetyTests {
                 // Aimed at the creation itself, which takes a few milliseconds from the moment the
                 // file appears (start-up time varies too much with the machine's load to aim from
                 // the start).
-                let deadline = Date().addingTimeInterval(10)
+                // Polls for the file; the bound only stops a hang (a kill without it is still valid).
+                let deadline = Date().addingTimeInterval(60)
                 while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(200) }
                 usleep(UInt32(Int.random(in: 0...15_000, using: &random)))
             }

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Faults: a child registers the test VFS (Sources/CSqlCipherTestVFS) as the loaded library's
 /// default VFS and runs a workload (open, a transaction over several pages, a read, close) with

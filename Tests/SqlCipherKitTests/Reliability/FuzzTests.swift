@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Seeded fuzzing of the query builder and of the Codable entity mapping.
 ///

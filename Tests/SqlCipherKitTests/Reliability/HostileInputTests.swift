@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Hostile and odd input: wrong keys of every kind, raw keys of wrong lengths, passphrases with
 /// NUL and invalid UTF-8, odd paths and permissions, huge values, SQL injection through raw-SQL

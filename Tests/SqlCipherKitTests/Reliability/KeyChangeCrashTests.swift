@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// SIGKILL during `rekey` and during `encryptInPlace`, at seeded random moments, through the
 /// Database helper commands (`rekey-loop`, `encrypt-in-place`). After every kill the file must
@@ -52,6 +52,7 @@ import Testing
                 record.failures += 1
                 break
             }
+            // A kill moment left to chance (the test's point): every moment must leave a file that opens intact.
             usleep(UInt32(Int.random(in: 0...400, using: &random) * 1000))
             child.killAndCollect()
             record.faults += 1
@@ -113,6 +114,7 @@ import Testing
                 record.failures += 1
                 break
             }
+            // A kill moment left to chance (the test's point): every moment must leave a file that opens intact.
             usleep(UInt32(Double.random(in: 0...(duration * 1.2), using: &random) * 1_000_000))
             child.killAndCollect()
             record.faults += 1

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Leaks: a marker written by inserts, updates, large sorts, temporary tables and indexes, an index
 /// build, deletes and VACUUM, in both journal modes, must never appear in any file of the

@@ -1,7 +1,7 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
 import Testing
-@testable import SqlCipherKit
 
 /// Load: many tasks on one Database with live observers attached, and two Database values on one
 /// file, for a fixed number of operations. Every operation is a read-modify-write transaction
@@ -169,7 +169,7 @@ import Testing
                         let value = row.get("total", as: Int.self) ?? -1
                         if value != row.get("ops", as: Int.self) { torn.add() }
                         if value == total { return }
-                        try await Task.sleep(for: .milliseconds(2))
+                        try await Task.sleep(for: .milliseconds(2))  // a polling interval; the watchdog bounds it
                     }
                 }
             }

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Synchronization
-@testable import SqlCipherKit
 
 /// Settings shared by the reliability suites: short by default (CI), long with
 /// `SQLCIPHERKIT_LONG_TESTS=1`, and seeded so that a failing run can be replayed with

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Tampering: bytes flipped in each region of an encrypted file (page 1's salt, header area and
 /// body, a middle page, the last page, the per-page IV/HMAC reserve) and of its `-wal`. Reads must

@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// The limits on cipher settings hold for the conversions that write a new encrypted file, not
 /// only for the initialisers: a KDF count past `Int32.max` (SQLCipher would keep its low 32 bits:

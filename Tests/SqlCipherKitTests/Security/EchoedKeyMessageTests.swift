@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// SQLite's error messages echo names from the statement: `no such column: …`, `no such
 /// collation sequence: …`, `near "…"`. When the statement carries a key, the echoed name can be

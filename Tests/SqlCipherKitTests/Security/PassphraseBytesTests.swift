@@ -1,6 +1,6 @@
 import Foundation
+import SqlCipherKit
 import Testing
-@testable import SqlCipherKit
 
 /// Passphrases are compared byte for byte, as SQLCipher sees them: two Swift strings that are
 /// equal under Unicode canonical equivalence but spelled with different code points are different

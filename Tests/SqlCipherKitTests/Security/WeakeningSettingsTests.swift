@@ -48,9 +48,8 @@ import Testing
 
     /// The largest writable header, with a schema that fills page 1 to its end and beyond: no
     /// `CREATE` text reaches the disk.
-    @Test(arguments: [1024, 4096])
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only"), arguments: [1024, 4096])
     func theLargestWritableHeaderKeepsTheSchemaEncrypted(pageSize: Int) async throws {
-        guard isSQLCipher4() else { return }
         let dir = TemporaryDirectory()
         let path = dir.path("header.db")
         let salt = Data((0..<16).map { UInt8($0 &* 3) })
@@ -93,8 +92,7 @@ import Testing
         }
     }
 
-    @Test func aLargerHeaderIsAcceptedOnlyForReadingAFileWrittenThatWay() throws {
-        guard isSQLCipher4() else { return }
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func aLargerHeaderIsAcceptedOnlyForReadingAFileWrittenThatWay() throws {
         let library = try loadedLibrary()
         let large = CipherSettings(plaintextHeaderSize: 2048)
         #expect(throws: SqlCipherError.self) { try large.pragmas(for: library) }

@@ -1,5 +1,5 @@
 import Foundation
-@testable import SqlCipherKit
+import SqlCipherKit
 
 /// A fresh temporary directory for one test, removed when the value is released.
 final class TemporaryDirectory: @unchecked Sendable {
@@ -32,6 +32,10 @@ func loadedLibrary() throws -> SqlCipherLibrary { try SqlCipherLibrary.shared }
 
 /// Whether the loaded library is SQLCipher 4 or later.
 func isSQLCipher4() -> Bool { ((try? loadedLibrary())?.cipherMajorVersion ?? 0) >= 4 }
+
+/// Whether the loaded library's SQLite is at least `number` (3_027_000 for 3.27.0): for
+/// `.enabled(if:)` traits of tests of SQL that older SQLite rejects.
+func sqliteVersionIsAtLeast(_ number: Int) -> Bool { ((try? loadedLibrary())?.sqliteVersionNumber ?? 0) >= number }
 
 /// 32 deterministic key bytes.
 func rawKey(_ seed: UInt8 = 1) -> Data { Data((0..<32).map { UInt8($0) &* 7 &+ seed }) }

@@ -3,10 +3,11 @@ import Synchronization
 import Testing
 @testable import SqlCipherKit
 
-/// An adversarial review of the cancellable rekey (`scb_rekey_watched`, `Database.rekey`,
-/// `DatabasePool.rekey`) and of the cancellable `encryptInPlace` of a WAL-mode original, through
-/// the public API with real files.
-@Suite struct AdversarialReviewRekeyCancelTests {
+/// The cancellable rekey (`scb_rekey_watched`, `Database.rekey`, `DatabasePool.rekey`) and the
+/// cancellable `encryptInPlace` of a WAL-mode original, cancelled or killed at every stage, with
+/// real files: the file always ends with exactly one key and all its rows.
+@Suite("Rekey and encryptInPlace cancelled")
+struct RekeyCancellationTests {
     /// A key and the way to open the file with it.
     enum Key: Sendable, CustomStringConvertible {
         case passphrase(String)
@@ -390,6 +391,7 @@ import Testing
             let cancel = CancelAt { _ in false }
             let next = 1 - current
             let task = Task { try await pool.rekey(rawKey: keys[next], progress: cancel.closure) }
+            // A random moment: whatever it is, the file must open with exactly one key (not a handshake on purpose).
             try await Task.sleep(for: duration * ((Double(round) + Double.random(in: 0...1, using: &random)) / 6))
             task.cancel()
             let result = await task.result
@@ -454,6 +456,7 @@ import Testing
             case 2: task = Task { try Database.encryptInPlace(path: path, key: key, progress: CancelAt { $0.completed * 3 > $0.total }.closure) }
             default:
                 task = Task { try Database.encryptInPlace(path: path, key: key) }
+                // A random moment: whatever it is, the file must open with exactly one key (not a handshake on purpose).
                 try await Task.sleep(for: duration * Double.random(in: 0...1.2, using: &random))
                 task.cancel()
             }
@@ -608,9 +611,8 @@ import Testing
     /// A file with a plaintext header keeps its salt outside the file: after a rekey(rawKey:)
     /// stopped midway it opens with the old raw key and that salt, and after a completed one
     /// with the new key and the same salt; the header stays plaintext.
-    @Test(arguments: [JournalMode.rollback, .wal])
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only"), arguments: [JournalMode.rollback, .wal])
     func aPlaintextHeaderFileCancelledMidway(mode: JournalMode) async throws {
-        guard isSQLCipher4() else { return }
         let dir = TemporaryDirectory()
         let path = dir.path("header.db")
         let cipher = CipherSettings(kdfIterations: 2, plaintextHeaderSize: 32)
@@ -689,12 +691,30 @@ import Testing
         #expect(try await countRows(reader) == Self.rows)   // a SHARED lock until COMMIT
         let started = AsyncStream<Void>.makeStream()
         let progress: @Sendable (DatabaseProgress) -> Void = { _ in started.continuation.yield() }
+        // A third connection that never waits: its reads fail with SQLITE_BUSY once the rekey holds
+        // the PENDING lock, which SQLite takes while it waits for the reader's SHARED lock to go.
+        let probe = try old.open(path, .rollback)
+        try await probe.execute("PRAGMA busy_timeout = 0")
+        // The rekey waits for the lock up to its busy timeout: 60 s here, so that on a loaded
+        // machine the cancel below still finds it waiting (the default 5 s can pass first).
+        try await db.execute("PRAGMA busy_timeout = 60000")
         let task = Task { try await new.rekey(db, progress: progress) }
         // The first report (0) comes before the lock is asked for; the lock then waits for the
-        // reader, up to the busy timeout (5 s).
+        // reader, up to the busy timeout (5 s): cancel while the probe shows it waiting.
         for await _ in started.stream { break }
-        try await Task.sleep(for: .milliseconds(100))
+        let deadline = ContinuousClock.now + .seconds(60)
+        var waiting = false
+        while !waiting && ContinuousClock.now < deadline {
+            do {
+                _ = try await countRows(probe)
+                try await Task.sleep(for: .milliseconds(1))
+            } catch {
+                waiting = true
+            }
+        }
+        #expect(waiting, "the rekey never waited for the reader's lock")
         task.cancel()
+        await probe.close()
         try await reader.execute("COMMIT")
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(!(await db.isClosed))
@@ -716,15 +736,18 @@ import Testing
         var iterator = pool.stream("SELECT id FROM t ORDER BY id", batchSize: 16).makeAsyncIterator()
         _ = try await iterator.next()
         let task = Task { try await pool.rekey(rawKey: rawKey(92)) }
+        // Lets the rekey reach its wait for the stream's reader. Nothing outside the pool shows that
+        // wait (no hook in Sources); cancelled earlier, the rekey still ends with CancellationError,
+        // so a loaded machine weakens this test but cannot fail it wrongly.
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
         // A generous bound that only a hang exceeds; the stream is then ended to free the rekey.
         let done = Atomic<Bool>(false)
         let watcher = Task { _ = await task.result; done.store(true, ordering: .releasing) }
-        var waited = 0
-        while !done.load(ordering: .acquiring) && waited < 60 {
+        // Polls; the 60 s bound only stops a hang (a loaded machine can take seconds).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !done.load(ordering: .acquiring) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
-            waited += 1
         }
         let ended = done.load(ordering: .acquiring)
         // Defect found: the wait for busy readers ignored cancellation, and held every new read
@@ -764,6 +787,7 @@ import Testing
                 }
             }
             for task in tasks where Bool.random(using: &random) {
+                // A random moment: whatever it is, the file must open with exactly one key (not a handshake on purpose).
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
                 task.cancel()
             }
@@ -825,10 +849,10 @@ import Testing
         for await _ in first.stream { break }
         let cancel = CancelAt { $0.completed > 0 }
         await #expect(throws: CancellationError.self) { try await Task { try await rekey(cancel.closure) }.value }
-        var waited = 0
-        while !ended.load(ordering: .acquiring) && waited < 60 {
+        // Polls; the 60 s bound only stops a hang (a loaded machine can take seconds).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !ended.load(ordering: .acquiring) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
-            waited += 1
         }
         let endedInTime = ended.load(ordering: .acquiring)
         observer.cancel()

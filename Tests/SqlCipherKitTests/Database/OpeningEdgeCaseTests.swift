@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Opening under hostile conditions: raw-key-shaped passphrases, read-only opening beside a live
+/// writer in another process, hostile SQLCIPHERKIT_LIBRARY values.
+@Suite("Opening: hostile keys, read-only and library paths")
+struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
+    /// Held: passphrases in every raw-key shape SQLCipher parses (either case of `x`, mixed-case
+    /// hex, 64 or 96 digits, any last byte) are refused on open and on rekey; near misses are
+    /// derived as passphrases.
+    @Test func rawKeyShapedPassphrasesInOtherForms() async throws {
+        let directory = TemporaryDirectory()
+        let hex64 = String(repeating: "aB3f", count: 16)
+        let hex96 = String(repeating: "0Fe9", count: 24)
+        let shapes = ["X'\(hex64)'", "x'\(hex64)\"", "x'\(hex96)Z", "X'\(hex96)\u{7F}"]
+        let db = try await database(directory)
+        for shape in shapes {
+            #expect(throws: SqlCipherError.passphraseLooksLikeRawKey, "\(shape)") {
+                _ = try Database(path: directory.path("n.db"), key: shape)
+            }
+            #expect(throws: SqlCipherError.passphraseLooksLikeRawKey, "\(shape)") {
+                _ = try Database(path: directory.path("n.db"), key: Data(shape.utf8))
+            }
+            await #expect(throws: SqlCipherError.passphraseLooksLikeRawKey, "\(shape)") { try await db.rekey(shape) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("n.db")))
+        // Near misses are ordinary passphrases: the file is not a raw-key file.
+        for (index, miss) in ["x'\(hex64)''", " x'\(hex64)'", "x'\(hex64.dropLast())g'", "x\"\(hex64)'"].enumerated() {
+            let path = directory.path("m\(index).db")
+            let made = try Database(path: path, key: miss)
+            try await made.execute("CREATE TABLE k(x)")
+            await made.close()
+            let hexKey = Data(hexString: String(hex64))!
+            #expect(throws: SqlCipherError.self, "\(miss)") { _ = try Database(path: path, rawKey: hexKey) }
+        }
+        #expect(try await values(db) == [1])
+    }
+
+    /// Held: a read-only database cannot run a transaction, and ATTACH cannot create a file in
+    /// its folder.
+    @Test func readOnlyTransactionAndAttachLeaveTheFolderAlone() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let db = try await database(directory, journalMode: .rollback)
+            await db.close()
+        }
+        let listing = { try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() }
+        let before = try listing()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.path("a.db")))
+        let ro = try Database(path: directory.path("a.db"), rawKey: rawKey(), readOnly: true)
+        await #expect(throws: (any Error).self) {
+            try await ro.transaction { conn in _ = try conn.query("SELECT 1") }
+        }
+        for sql in ["ATTACH '\(directory.path("new.db"))' AS n",
+                    "ATTACH 'file:\(directory.path("new2.db"))?mode=rwc' AS n",
+                    "ATTACH '\(directory.path("new3.db"))' AS n KEY 'k'"] {
+            _ = try? await ro.execute(sql)
+            _ = try? await ro.execute("CREATE TABLE n.leak(x)")
+            _ = try? await ro.execute("DETACH n")
+        }
+        _ = try? await ro.execute("PRAGMA journal_mode = WAL")
+        _ = try? await ro.execute("PRAGMA user_version = 7")
+        #expect(try await ro.query("SELECT x FROM t")[0].get(0, as: Int.self) == 1)
+        await ro.close()
+        #expect(try listing() == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path("a.db"))) == bytes)
+    }
+
+    /// `readOnly: true` on a WAL file that another process (the sqlcipher CLI) has open and
+    /// writes: it reads the committed rows and changes nothing of the database or its WAL.
+    @Test(.enabled(if: isSQLCipher4(), "the 4.x CLI; a 3.4.1 file from a 4.x CLI needs settings")) func readOnlyOnAWALFileWithALiveWriterInAnotherProcess() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("live.db")
+        let hex = rawKey().map { String(format: "%02x", $0) }.joined()
+        let cli = Process()
+        cli.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        cli.arguments = ["sqlcipher", path]
+        let input = Pipe(), output = Pipe()
+        cli.standardInput = input
+        cli.standardOutput = output
+        cli.standardError = FileHandle.nullDevice
+        try cli.run()
+        defer { try? input.fileHandleForWriting.close(); cli.waitUntilExit() }
+        func send(_ text: String) { input.fileHandleForWriting.write(Data((text + "\n").utf8)) }
+        send("PRAGMA key = \"x'\(hex)'\";")
+        send("PRAGMA journal_mode = WAL;")
+        send("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2);")
+        send("PRAGMA wal_autocheckpoint = 0;")
+        send("INSERT INTO t VALUES (3);")
+        // Handshake: the CLI runs its input in order, so once it prints the marker, the insert is
+        // in the WAL and the -shm exists (the CLI still holds the database open).
+        send("SELECT 'inserted';")
+        var printed = Data()
+        while !String(decoding: printed, as: UTF8.self).contains("inserted") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed.append(chunk)
+        }
+        #expect(String(decoding: printed, as: UTF8.self).contains("inserted"))
+        #expect(FileManager.default.fileExists(atPath: path + "-shm"))
+        let mainBefore = try Data(contentsOf: URL(fileURLWithPath: path))
+        let ro = try Database(path: path, rawKey: rawKey(), readOnly: true)
+        let rows = try await ro.query("SELECT x FROM t ORDER BY x").map { try $0.decode(0, as: Int.self) }
+        #expect(rows == [1, 2, 3])
+        await #expect(throws: (any Error).self) { _ = try await ro.execute("INSERT INTO t VALUES (9)") }
+        await #expect(throws: (any Error).self) { _ = try await ro.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        await ro.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == mainBefore)
+    }
+
+    /// Held: `SQLCIPHERKIT_LIBRARY` set to a directory, `.`, a text file, or a symlink to the
+    /// system's plaintext libsqlite3 loads nothing and gives a typed error; "" means "not set".
+    @Test func hostileLibraryEnvironmentValues() throws {
+        let subject = try BareLibraryNameTests.subject()
+        let dir = TemporaryDirectory()
+        _ = FileManager.default.createFile(atPath: dir.path("text.so"), contents: Data("hello\n".utf8))
+        try FileManager.default.createDirectory(atPath: dir.path("adir.so"), withIntermediateDirectories: true)
+        let plain = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
+        try FileManager.default.createSymbolicLink(atPath: dir.path("libsqlcipher-alias.so"), withDestinationPath: plain)
+        for value in [".", "..", dir.path("adir.so"), dir.path("text.so"), dir.path("libsqlcipher-alias.so"),
+                      "./libsqlcipher-alias.so", "libsqlite3.so.0", plain, "/", "/dev/null", dir.path("missing.so")] {
+            let result = try #require(try BareLibraryNameTests.helper(
+                ["library-info"], in: dir.url, environment: [SqlCipherLibrary.environmentVariable: value]).first,
+                "\(value): no output")
+            #expect(result["outcome"] as? String == "error", "\(value): \(result)")
+            #expect(["notSQLCipher", "libraryNotFound", "missingSymbol"].contains(result["case"] as? String ?? ""),
+                    "\(value): \(result)")
+        }
+        let unset = try #require(try BareLibraryNameTests.helper(
+            ["library-info"], in: dir.url,
+            environment: [SqlCipherLibrary.environmentVariable: "", "LD_LIBRARY_PATH": nil]).first)
+        #expect(unset["outcome"] as? String == "loaded", "\(unset)")
+        _ = subject
+    }
+}
