@@ -76,10 +76,14 @@ extension SQLiteConnection {
     /// may not call.
     private func refreshFunctionState(_ snapshot: ConnectionExtensions.Snapshot) {
         let names = Set(snapshot.functions.values.filter { !$0.definition.isAllowedInSchema }.map(\.definition.key.name))
-        changeTracker.sqlGuard.directOnlyFunctions = names
         let calls = extensionState.calls
         calls.directOnlyNames = names
         calls.enforcesDirectOnly = scb_sqlite_version_number() < 3_030_000
+        // The authorizer's check (a call from inside a trigger or view) only where SQLite does not
+        // refuse such calls itself (SQLITE_DIRECTONLY, 3.30 and later): the authorizer reports a
+        // common table expression as such a context too, and would refuse a function called in
+        // the statement's own WITH clause, which SQLite rightly allows.
+        changeTracker.sqlGuard.directOnlyFunctions = calls.enforcesDirectOnly ? names : []
         extensionState.tracksRunningStatement = calls.enforcesDirectOnly && !names.isEmpty
     }
 

@@ -134,7 +134,8 @@ final class SQLGuard {
     /// attached: every action on it but a read is refused while it is set.
     var readOnlySchema: String?
     /// Lower-cased names of the SQL functions added without `allowedInSchema`
-    /// (SQLiteConnection+Functions.swift): a trigger or view that calls one is refused.
+    /// (SQLiteConnection+Functions.swift), on SQLite before 3.30 only: a trigger or view that calls
+    /// one is refused (so is a common table expression, which the authorizer cannot tell apart).
     var directOnlyFunctions: Set<String> = []
 
     enum Refusal {
@@ -186,9 +187,10 @@ extension SQLiteConnection {
     /// misses, SQLite's own re-preparations, nested statements of `VACUUM` and `sqlcipher_export`):
     /// ordinary actions cost one switch.
     ///
-    /// `context` is the innermost trigger or view the action comes from (nil for the statement's
-    /// own SQL): a function added without `allowedInSchema` is refused there, on every SQLite
-    /// version (SQLite 3.30 and later refuse it by themselves too, with `SQLITE_DIRECTONLY`).
+    /// `context` is the innermost trigger, view or common table expression the action comes from
+    /// (nil for the statement's own SQL): before SQLite 3.30, a function added without
+    /// `allowedInSchema` is refused there (``SQLGuard/directOnlyFunctions`` is empty from 3.30 on,
+    /// where SQLite refuses it by itself with `SQLITE_DIRECTONLY`, and allows it in a `WITH` clause).
     ///
     /// `database` is the schema the action is on (nil for actions on none): while a plaintext file
     /// is attached for reading (``SQLGuard/readOnlySchema``), any action on its schema but a read

@@ -265,6 +265,31 @@ import Testing
         #expect(calls.value == 1)
     }
 
+    /// A function added without `allowedInSchema` is the program's own SQL when its statement's
+    /// `WITH` clause calls it: allowed where SQLite enforces `SQLITE_DIRECTONLY` itself (3.30 and
+    /// later). Before 3.30 the package's authorizer decides, and it cannot tell a common table
+    /// expression from a view, so the call is refused there (documented in FunctionsAndCollations).
+    @Test func aFunctionCalledInTheStatementsOwnWithClause() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        try await db.add(function: DatabaseFunction("twice", deterministic: true) { (x: Int) in x * 2 })
+        let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) "
+            + "SELECT sum(v) FROM (WITH d(v) AS (SELECT twice(x) FROM c) SELECT v FROM d)"
+        if db.library.sqliteVersionNumber >= 3_030_000 {
+            #expect(try await db.query(sql)[0].get(0, as: Int.self) == 12)
+        } else {
+            await #expect {
+                _ = try await db.query(sql)
+            } throws: { error in
+                guard case SqlCipherError.functionNotAllowedInSchema(let name, _) = error else { return false }
+                return name == "twice"
+            }
+        }
+        // A view that calls it is refused on every version.
+        try await db.execute("CREATE VIEW doubled AS SELECT twice(id) AS v FROM items")
+        await #expect(throws: SqlCipherError.self) { _ = try await db.query("SELECT * FROM doubled") }
+    }
+
     @Test func functionsAreReleasedWhenReplacedRemovedOrClosed() async throws {
         let directory = TemporaryDirectory()
         let before = LifetimeProbe.alive.load(ordering: .relaxed)
