@@ -30,4 +30,24 @@ import Testing
         let normalized = try Database(path: path, key: decomposed.precomposedStringWithCanonicalMapping, cipher: fastCipher)
         await normalized.close()
     }
+
+    /// SQLCipher derives the key with PBKDF2-HMAC, and HMAC pads a key shorter than its block
+    /// (128 bytes for SHA-512, 64 for SHA-1) with zero bytes: a passphrase and the same passphrase
+    /// followed by NUL bytes derive the same key and open the same file. The article "Keys in
+    /// memory and key derivation" says so; a program that builds passphrases from fixed-size
+    /// buffers must not pad them with zeros and count on the padding to differ.
+    @Test func trailingNULBytesOfAShortPassphraseDeriveTheSameKey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("nul.db")
+        let db = try Database(path: path, key: Data("short".utf8), cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let padded = try Database(path: path, key: Data("short".utf8) + Data(repeating: 0, count: 3), cipher: fastCipher)
+        #expect(try await padded.query("SELECT count(*) FROM sqlite_master")[0].get(0, as: Int.self) == 1)
+        await padded.close()
+        // A NUL anywhere else is a different passphrase.
+        #expect(throws: SqlCipherError.self) {
+            _ = try Database(path: path, key: Data("sh\0ort".utf8), cipher: fastCipher)
+        }
+    }
 }
