@@ -21,7 +21,7 @@ import Testing
 
         var key = String(decoding: first.bytes, as: UTF8.self)
         // The scan works: it finds the test's own copy.
-        #expect(try scanner.isPresent(first))
+        #expect(try scanner.isPresent(first), "\(scanner.lastScan)")
         let db = try Database(path: path, key: key, cipher: fastCipher)
         wipe(&key)
         try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
@@ -54,20 +54,20 @@ import Testing
         _ = try await pool.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         let firstKey = try scanner.derivedKeyNeedle(first, path: path)
         // The scan works: the pool keeps the derived key for readers opened later.
-        #expect(try scanner.isPresent(firstKey.hex))
+        #expect(try scanner.isPresent(firstKey.hex), "\(scanner.lastScan)")
 
         var secondKey = String(decoding: second.bytes, as: UTF8.self)
         try await pool.rekey(secondKey)
         wipe(&secondKey)
         let secondDerived = try scanner.derivedKeyNeedle(second, path: path)
-        #expect(try scanner.isPresent(secondDerived.hex))
+        #expect(try scanner.isPresent(secondDerived.hex), "\(scanner.lastScan)")
 
         var thirdKey = Data(third.bytes)
         try await pool.rekey(thirdKey)
         thirdKey.resetBytes(in: 0..<thirdKey.count)
         let thirdDerived = try scanner.derivedKeyNeedle(third, path: path)
         #expect(try await pool.query("SELECT x FROM t").first?.get(0, as: Int.self) == 1)
-        #expect(try scanner.isPresent(thirdDerived.hex))
+        #expect(try scanner.isPresent(thirdDerived.hex), "\(scanner.lastScan)")
         #expect(try scanner.count(firstKey.hex) == 0, "a replaced derived key is still in memory")
         await pool.close()
 
@@ -92,7 +92,7 @@ import Testing
         let db = try Database(path: dir.path("source.db"), rawKey: rawKey(), cipher: fastCipher)
         try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         var exportKey = String(decoding: exported.bytes, as: UTF8.self)
-        #expect(try scanner.isPresent(exported))  // the scan sees the test's own copy
+        #expect(try scanner.isPresent(exported), "\(scanner.lastScan)")  // the scan sees the test's own copy
         try await db.export(to: dir.path("exported.db"), key: exportKey, cipher: fastCipher)
         wipe(&exportKey)
         await db.close()
@@ -144,8 +144,8 @@ private final class MemoryScanner {
         }
         needles = try map(1 << 16)
         chunk = try map(chunkSize)
-        mapsText = try map(4 << 20)
-        regions = try map(1 << 20).bindMemory(to: Range<UInt>.self)
+        mapsText = try map(32 << 20)
+        regions = try map(8 << 20).bindMemory(to: Range<UInt>.self)
         skipped = [needles, chunk, mapsText, UnsafeMutableRawBufferPointer(regions)].map { buffer in
             let start = UInt(bitPattern: buffer.baseAddress)
             return start..<(start + UInt(buffer.count))
@@ -210,13 +210,24 @@ private final class MemoryScanner {
     /// this process meanwhile, and a mapping that changed between reading `/proc/self/maps` and
     /// reading the memory is read again at the next scan (CI once missed the test's own copy).
     func isPresent(_ needle: Needle) throws -> Bool {
-        for _ in 0..<3 where try count(needle) >= 1 { return true }
+        for _ in 0..<5 where try count(needle) >= 1 { return true }
         return false
+    }
+
+    /// What the last scan read, for the message of a failed self-check.
+    private(set) var lastScan = ""
+
+    /// The scan could not read every mapping: the test fails rather than count what it missed.
+    struct ScanIncomplete: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "the memory scan is incomplete: \(reason)" }
     }
 
     func count(_ needle: Needle) throws -> Int {
         var found = 0
-        for index in 0..<readRegions() {
+        let regionCount = try readRegions()
+        lastScan = "\(regionCount) mappings read"
+        for index in 0..<regionCount {
             let region = regions[index]
             var start = region.lowerBound
             while start < region.upperBound {
@@ -255,7 +266,7 @@ private final class MemoryScanner {
 
     /// Reads `/proc/self/maps` into `mapsText` and the `rw` mappings without a file (the heap,
     /// thread stacks, malloc arenas) into `regions`; returns how many there are.
-    private func readRegions() -> Int {
+    private func readRegions() throws -> Int {
         let maps = open("/proc/self/maps", O_RDONLY)
         guard maps >= 0 else { return 0 }
         defer { close(maps) }
@@ -265,10 +276,13 @@ private final class MemoryScanner {
             if got <= 0 { break }
             length += got
         }
+        // A scan that could not read every mapping must not pass for one that found nothing.
+        guard length < mapsText.count else { throw ScanIncomplete(reason: "/proc/self/maps passed \(length) bytes") }
         var count = 0
         var lineStart = 0
         let text = UnsafeRawBufferPointer(mapsText)
-        while lineStart < length && count < regions.count {
+        while lineStart < length {
+            guard count < regions.count else { throw ScanIncomplete(reason: "more than \(count) mappings") }
             var lineEnd = lineStart
             while lineEnd < length && text[lineEnd] != 10 { lineEnd += 1 }
             if let region = parseLine(text, lineStart, lineEnd) {
