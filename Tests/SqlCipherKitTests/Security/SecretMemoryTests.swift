@@ -264,11 +264,34 @@ private final class MemoryScanner {
         return found
     }
 
-    /// Reads `/proc/self/maps` into `mapsText` and the `rw` mappings without a file (the heap,
-    /// thread stacks, malloc arenas) into `regions`; returns how many there are.
+    /// Reads `/proc/self/maps` three times and puts the union of the `rw` mappings without a file
+    /// (the heap, thread stacks, malloc arenas) into `regions`, sorted and merged; returns how many
+    /// there are. Once is not enough while other tests run in this process: the kernel builds the
+    /// text a piece at a time, and a mapping list that changes in between can leave a mapping out
+    /// of one reading (the suite saw the scan miss the test's own copy of a passphrase).
     private func readRegions() throws -> Int {
+        var count = 0
+        for _ in 0..<3 { count = try readRegions(appendingAfter: count) }
+        var sorted = UnsafeMutableBufferPointer(rebasing: regions[0..<count])
+        sorted.sort { $0.lowerBound < $1.lowerBound }
+        var merged = 0
+        for index in 0..<count {
+            let region = regions[index]
+            if merged > 0, region.lowerBound <= regions[merged - 1].upperBound {
+                let last = regions[merged - 1]
+                regions[merged - 1] = last.lowerBound..<max(last.upperBound, region.upperBound)
+            } else {
+                regions[merged] = region
+                merged += 1
+            }
+        }
+        return merged
+    }
+
+    /// One reading of `/proc/self/maps`: its mappings, appended to `regions` after `existing`.
+    private func readRegions(appendingAfter existing: Int) throws -> Int {
         let maps = open("/proc/self/maps", O_RDONLY)
-        guard maps >= 0 else { return 0 }
+        guard maps >= 0 else { return existing }
         defer { close(maps) }
         var length = 0
         while length < mapsText.count {
@@ -278,7 +301,7 @@ private final class MemoryScanner {
         }
         // A scan that could not read every mapping must not pass for one that found nothing.
         guard length < mapsText.count else { throw ScanIncomplete(reason: "/proc/self/maps passed \(length) bytes") }
-        var count = 0
+        var count = existing
         var lineStart = 0
         let text = UnsafeRawBufferPointer(mapsText)
         while lineStart < length {
