@@ -76,7 +76,7 @@ enum HostileCases {
             let db = try Database(path: path, rawKey: key)
             let count = 40_000
             let sql = "SELECT " + Array(repeating: "?", count: count).joined(separator: " + ")
-            _ = try await db.query(sql, arguments: Array(repeating: 1, count: count))
+            _ = try await db.query(sql, arguments: StatementArguments(Array(repeating: 1, count: count)))
             return "accepted \(count) parameters"
         case "deep-nesting":
             let db = try Database(path: path, rawKey: key)

@@ -107,10 +107,11 @@ extension DatabaseAccess {
         try await _withConnection(.read) { try $0.core.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
     }
 
-    /// Every row of a raw SQL query decoded as `T`, with an array of arguments.
+    /// Every row of a raw SQL query decoded as `T`, with its values given as one
+    /// ``StatementArguments`` (positional or named).
     public func fetch<T: Decodable & Sendable>(_ type: T.Type, sql: String,
-                                               arguments: [(any DatabaseValueConvertible)?]) async throws -> [T] {
-        try await _withConnection(.read) { try $0.core.fetch(type, sql: sql, binding: ArgumentList(arguments)) }
+                                               arguments: StatementArguments) async throws -> [T] {
+        try await _withConnection(.read) { try $0.core.fetch(type, sql: sql, binding: arguments) }
     }
 
     /// Every row of a ``Select`` template decoded as `T`.

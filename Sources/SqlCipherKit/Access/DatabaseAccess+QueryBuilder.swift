@@ -12,9 +12,10 @@ extension DatabaseAccess {
         try await _withConnection(.read) { try $0.core.query(select.render(), bindings) }
     }
 
-    /// Runs a ``Select`` template with an array of parameter values.
-    public func query(_ select: Select, bindings: [ParameterBinding]) async throws -> [Row] {
-        try await _withConnection(.read) { try $0.core.query(select.render(), bindings) }
+    /// Runs a ``Select`` template with its parameter values given as one ``StatementArguments``
+    /// (a dictionary literal keyed by the ``Param`` names, or built from ``Param/set(_:)`` values).
+    public func query(_ select: Select, arguments: StatementArguments) async throws -> [Row] {
+        try await _withConnection(.read) { try $0.core.query(select.render(), arguments.templateBindings()) }
     }
 
     /// Runs an ``Insert``, ``Update`` or ``Delete`` template with values for its ``Param``s;
@@ -28,12 +29,14 @@ extension DatabaseAccess {
     ///   ``SqlCipherError/unknownParameter(name:)`` and SQLite's errors.
     @discardableResult
     public func execute(_ statement: some DataChangeStatement, _ bindings: ParameterBinding...) async throws -> Int {
-        try await execute(statement, bindings: bindings)
+        try await _withConnection(.write) { try $0.core.execute(statement.render(), bindings) }
     }
 
-    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with an array of parameter values.
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with its parameter values given as one
+    /// ``StatementArguments`` (a dictionary literal keyed by the ``Param`` names, or built from
+    /// ``Param/set(_:)`` values).
     @discardableResult
-    public func execute(_ statement: some DataChangeStatement, bindings: [ParameterBinding]) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(statement.render(), bindings) }
+    public func execute(_ statement: some DataChangeStatement, arguments: StatementArguments) async throws -> Int {
+        try await _withConnection(.write) { try $0.core.execute(statement.render(), arguments.templateBindings()) }
     }
 }

@@ -21,10 +21,15 @@ extension DatabaseAccess {
         try await _withConnection(.write) { try $0.core.execute(sql, binding: ArgumentList(arguments)) }
     }
 
-    /// Runs SQL with an array of arguments; returns the number of rows changed.
+    /// Runs SQL with its values given as one ``StatementArguments``: positional (an array
+    /// literal) or named (a dictionary literal); returns the number of rows changed.
+    ///
+    /// ```swift
+    /// try await db.execute("UPDATE products SET price = :price WHERE id = :id", arguments: ["price": 39.99, "id": 7])
+    /// ```
     @discardableResult
-    public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) async throws -> Int {
-        try await _withConnection(.write) { try $0.core.execute(sql, binding: ArgumentList(arguments)) }
+    public func execute(_ sql: String, arguments: StatementArguments) async throws -> Int {
+        try await _withConnection(.write) { try $0.core.execute(sql, binding: arguments) }
     }
 
     /// Runs one query with `?` positional arguments and returns every row.
@@ -40,9 +45,10 @@ extension DatabaseAccess {
         try await _withConnection(.read) { try $0.core.query(sql, binding: ArgumentList(arguments)) }
     }
 
-    /// Runs one query with an array of arguments and returns every row.
-    public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) async throws -> [Row] {
-        try await _withConnection(.read) { try $0.core.query(sql, binding: ArgumentList(arguments)) }
+    /// Runs one query with its values given as one ``StatementArguments`` (positional or named)
+    /// and returns every row.
+    public func query(_ sql: String, arguments: StatementArguments) async throws -> [Row] {
+        try await _withConnection(.read) { try $0.core.query(sql, binding: arguments) }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` and returns its value; rolls back and rethrows

@@ -71,7 +71,7 @@ public struct PreparedStatement: ~Copyable {
 
     /// Runs the statement with an array of arguments; returns the number of rows changed.
     @discardableResult
-    public func execute(arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
+    public func execute(arguments: StatementArguments) throws -> Int {
         let statement = try bound(arguments: arguments)
         return try compiled.run(statement)
     }
@@ -88,7 +88,7 @@ public struct PreparedStatement: ~Copyable {
     }
 
     /// Runs the query with an array of arguments and returns its rows.
-    public func query(arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
+    public func query(arguments: StatementArguments) throws -> [Row] {
         let statement = try bound(arguments: arguments)
         return try compiled.rows(statement)
     }
@@ -147,11 +147,12 @@ public struct PreparedStatement: ~Copyable {
         return statement
     }
 
-    /// ``bound(_:)`` for an array of arguments.
-    func bound(arguments: [(any DatabaseValueConvertible)?]) throws -> Statement {
-        let statement = try compiled.begin(argumentCount: arguments.count)
+    /// ``bound(_:)`` for arguments given as one value (positional or named); they check their
+    /// own count against the statement's parameters.
+    func bound(arguments: StatementArguments) throws -> Statement {
+        let statement = try compiled.begin(argumentCount: nil)
         do {
-            try ArgumentList(arguments).bind(to: statement)
+            try arguments.bind(to: statement)
         } catch {
             compiled.abandon(statement)
             throw error
@@ -248,12 +249,12 @@ final class CompiledStatement: BodyScoped {
     }
 
     /// The statement to bind and run for one execution, after checking that the body is still
-    /// running and that the arguments fit.
+    /// running and that the arguments fit (`nil`: the arguments check themselves when bound).
     @usableFromInline
-    func begin(argumentCount: Int) throws -> Statement {
+    func begin(argumentCount: Int?) throws -> Statement {
         // The body drops the statement when it ends (bodyDidEnd), before the connection can close.
         guard let statement else { throw SqlCipherError.connectionNotUsable }
-        guard argumentCount == parameterCount else {
+        if let argumentCount, argumentCount != parameterCount {
             throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: argumentCount, sql: sql).redactingSQL()
         }
         // A cursor reads from the compiled statement: a copy of it serves this execution.

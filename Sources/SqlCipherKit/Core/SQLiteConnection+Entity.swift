@@ -73,7 +73,7 @@ extension SQLiteConnection {
     }
 
     /// Every row of a raw query, decoded as `T`: columns `T` does not read are ignored.
-    func fetch<T: Decodable, Arguments: StatementArguments>(_ type: T.Type, sql: String, binding arguments: Arguments) throws -> [T] {
+    func fetch<T: Decodable, Arguments: BindableArguments>(_ type: T.Type, sql: String, binding arguments: Arguments) throws -> [T] {
         let statement = try cachedStatement(sql)
         guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
         defer { statement.reset() }

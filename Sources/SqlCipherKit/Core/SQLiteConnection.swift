@@ -197,7 +197,12 @@ final class SQLiteConnection {
         switch query {
         case let .sql(sql, arguments):
             let statement = try singleStatement(sql)
-            try statement.bind(ArgumentList(arguments))
+            do {
+                try statement.bind(arguments)
+            } catch {
+                statement.reset()
+                throw error
+            }
             return statement
         case let .fragment(fragment, bindings):
             return try boundStatement(fragment, bindings, cached: false)
@@ -212,10 +217,10 @@ final class SQLiteConnection {
     /// Text of several statements runs them all when no arguments are given. With arguments the
     /// text must hold exactly one statement and the counts must match.
     @discardableResult
-    func execute<Arguments: StatementArguments>(_ sql: String, binding arguments: Arguments) throws -> Int {
+    func execute<Arguments: BindableArguments>(_ sql: String, binding arguments: Arguments) throws -> Int {
         let statement = try cachedStatement(sql)
         if statement.hasTrailingStatements {
-            guard arguments.count == 0 else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
+            guard arguments.isEmpty else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
             return try executeScript(sql)
         }
         defer { statement.reset() }
@@ -265,7 +270,7 @@ final class SQLiteConnection {
     }
 
     /// Runs a single-statement query with positional arguments and returns its rows.
-    func query<Arguments: StatementArguments>(_ sql: String, binding arguments: Arguments) throws -> [Row] {
+    func query<Arguments: BindableArguments>(_ sql: String, binding arguments: Arguments) throws -> [Row] {
         let statement = try cachedStatement(sql)
         guard !statement.hasTrailingStatements else { throw SqlCipherError.multipleStatements(sql: sql).redactingSQL() }
         defer { statement.reset() }
@@ -362,13 +367,8 @@ final class SQLiteConnection {
 /// A query as the caller gave it, kept so that a cursor or a stream can prepare it when it
 /// starts: raw SQL with its arguments, or a rendered builder template with its bindings.
 enum QuerySource: Sendable {
-    case sql(String, [DatabaseValue])
+    case sql(String, StatementArguments)
     case fragment(SQLFragment, [ParameterBinding])
-
-    /// Raw SQL with the public API's arguments, converted once to values.
-    static func sql(_ sql: String, _ arguments: [(any DatabaseValueConvertible)?]) -> QuerySource {
-        .sql(sql, ArgumentList(arguments).databaseValues)
-    }
 
     /// A ``Select`` template, rendered now so that an invalid template fails at the call.
     static func select(_ select: Select, _ bindings: [ParameterBinding]) throws -> QuerySource {

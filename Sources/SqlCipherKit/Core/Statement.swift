@@ -70,13 +70,46 @@ final class Statement {
     /// same text from a read into a write (`CREATE TABLE IF NOT EXISTS` once the table is gone).
     var isReadOnly: Bool { scb_stmt_readonly(handle) != 0 }
 
-    /// Binds positional arguments, after checking that there is exactly one per parameter.
-    func bind<Arguments: StatementArguments>(_ arguments: Arguments) throws {
-        let count = arguments.count
-        guard count == parameterCount else {
-            throw SqlCipherError.argumentCountMismatch(expected: parameterCount, given: count, sql: sql).redactingSQL()
-        }
+    /// Binds arguments in any form the package accepts; each form checks that every parameter
+    /// gets exactly one value.
+    func bind<Arguments: BindableArguments>(_ arguments: Arguments) throws {
         try arguments.bind(to: self)
+    }
+
+    /// Binds named values (``StatementArguments``'s dictionary form) and checks that every
+    /// parameter got one. A key without a prefix matches `:key`, `@key` or `$key`.
+    func bind(named bindings: [ParameterBinding]) throws {
+        var bound = [Bool](repeating: false, count: parameterCount + 1)
+        for binding in bindings {
+            guard let index = namedParameterIndex(binding.name) else {
+                throw SqlCipherError.unknownParameter(name: binding.name)
+            }
+            guard !bound[Int(index)] else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "two values were given for the parameter \(binding.name); pass one value per parameter")
+            }
+            bound[Int(index)] = true
+            try bind(binding.value, at: index)
+        }
+        for index in bound.indices.dropFirst() where !bound[index] {
+            throw SqlCipherError.unboundParameter(name: parameterName(Int32(index)) ?? "?\(index)")
+        }
+    }
+
+    /// The index of the parameter a named value's key designates, or nil. A key holding a NUL
+    /// designates nothing (the library would read only the part before it).
+    private func namedParameterIndex(_ name: String) -> Int32? {
+        guard let first = name.utf8.first, !name.utf8.contains(0) else { return nil }
+        if first == UInt8(ascii: ":") || first == UInt8(ascii: "@") || first == UInt8(ascii: "$") {
+            return parameterIndex(name)
+        }
+        return parameterIndex(":" + name) ?? parameterIndex("@" + name) ?? parameterIndex("$" + name)
+    }
+
+    /// The name of the parameter at a 1-based index as written in the SQL (`:name`, `?3`), or nil
+    /// for an anonymous `?` (https://sqlite.org/c3ref/bind_parameter_name.html).
+    func parameterName(_ index: Int32) -> String? {
+        scb_bind_parameter_name(handle, index).map { String(cString: $0) }
     }
 
     /// Binds one value at a 1-based parameter index.

@@ -161,11 +161,12 @@ extension DatabaseAccess {
     /// for what the stream sees while others write. A `batchSize` below 1 is taken as 1.
     public func stream(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...,
                                    batchSize: Int = 256) -> DatabaseStream<Row> {
-        stream(sql, arguments: arguments, batchSize: batchSize)
+        stream(sql, arguments: StatementArguments(arguments), batchSize: batchSize)
     }
 
-    /// The rows of a raw SQL query with an array of arguments, read in batches.
-    public func stream(_ sql: String, arguments: [(any DatabaseValueConvertible)?],
+    /// The rows of a raw SQL query with its values given as one ``StatementArguments``
+    /// (positional or named), read in batches.
+    public func stream(_ sql: String, arguments: StatementArguments,
                                    batchSize: Int = 256) -> DatabaseStream<Row> {
         makeStream(.success(.sql(sql, arguments)), batchSize: batchSize) { $0 }
     }
@@ -187,7 +188,7 @@ extension DatabaseAccess {
     public func stream<T: Decodable & Sendable>(
         _ type: T.Type, sql: String, _ arguments: (any DatabaseValueConvertible)?..., batchSize: Int = 256
     ) -> DatabaseStream<T> {
-        makeStream(.success(.sql(sql, arguments)), batchSize: batchSize) { try RowDecoder.decode(type, rows: $0) }
+        makeStream(.success(.sql(sql, StatementArguments(arguments))), batchSize: batchSize) { try RowDecoder.decode(type, rows: $0) }
     }
 
     /// The rows of a ``Select`` template decoded as `T`, read in batches.

@@ -46,10 +46,10 @@ extension Connection {
         try core.fetch(type, sql: sql, binding: ArgumentList(arguments))
     }
 
-    /// Every row of a raw SQL query decoded as `T`, with an array of arguments.
-    public func fetch<T: Decodable>(_ type: T.Type, sql: String,
-                                    arguments: [(any DatabaseValueConvertible)?]) throws -> [T] {
-        try core.fetch(type, sql: sql, binding: ArgumentList(arguments))
+    /// Every row of a raw SQL query decoded as `T`, with its values given as one
+    /// ``StatementArguments`` (positional or named).
+    public func fetch<T: Decodable>(_ type: T.Type, sql: String, arguments: StatementArguments) throws -> [T] {
+        try core.fetch(type, sql: sql, binding: arguments)
     }
 
     /// Every row of a ``Select`` template decoded as `T`.

@@ -4,9 +4,10 @@ extension Connection {
         try core.query(select.render(), bindings)
     }
 
-    /// Runs a ``Select`` template with an array of parameter values.
-    public func query(_ select: Select, bindings: [ParameterBinding]) throws -> [Row] {
-        try core.query(select.render(), bindings)
+    /// Runs a ``Select`` template with its parameter values given as one ``StatementArguments``.
+    /// See ``DatabaseAccess/query(_:arguments:)-(Select,_)``.
+    public func query(_ select: Select, arguments: StatementArguments) throws -> [Row] {
+        try core.query(select.render(), arguments.templateBindings())
     }
 
     /// Runs an ``Insert``, ``Update`` or ``Delete`` template with values for its ``Param``s;
@@ -17,9 +18,10 @@ extension Connection {
         try core.execute(statement.render(), bindings)
     }
 
-    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with an array of parameter values.
+    /// Runs an ``Insert``, ``Update`` or ``Delete`` template with its parameter values given as
+    /// one ``StatementArguments``.
     @discardableResult
-    public func execute(_ statement: some DataChangeStatement, bindings: [ParameterBinding]) throws -> Int {
-        try core.execute(statement.render(), bindings)
+    public func execute(_ statement: some DataChangeStatement, arguments: StatementArguments) throws -> Int {
+        try core.execute(statement.render(), arguments.templateBindings())
     }
 }

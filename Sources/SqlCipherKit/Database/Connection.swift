@@ -27,10 +27,11 @@ public struct Connection: ~Copyable {
         try core.execute(sql, binding: ArgumentList(arguments))
     }
 
-    /// Runs SQL with an array of arguments; returns the number of rows changed.
+    /// Runs SQL with its values given as one ``StatementArguments`` (positional or named);
+    /// returns the number of rows changed.
     @discardableResult
-    public func execute(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Int {
-        try core.execute(sql, binding: ArgumentList(arguments))
+    public func execute(_ sql: String, arguments: StatementArguments) throws -> Int {
+        try core.execute(sql, binding: arguments)
     }
 
     /// Runs a query with `?` arguments and returns its rows. See ``Database/query(_:_:)-(String,_)``.
@@ -38,9 +39,10 @@ public struct Connection: ~Copyable {
         try core.query(sql, binding: ArgumentList(arguments))
     }
 
-    /// Runs a query with an array of arguments and returns its rows.
-    public func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> [Row] {
-        try core.query(sql, binding: ArgumentList(arguments))
+    /// Runs a query with its values given as one ``StatementArguments`` (positional or named)
+    /// and returns its rows.
+    public func query(_ sql: String, arguments: StatementArguments) throws -> [Row] {
+        try core.query(sql, binding: arguments)
     }
 
     /// Runs `body` in a savepoint: when it throws, only its own work is undone and the error is
@@ -81,11 +83,12 @@ public struct Connection: ~Copyable {
     /// - Throws: ``SqlCipherError/multipleStatements(sql:)``,
     ///   ``SqlCipherError/argumentCountMismatch(expected:given:sql:)`` and SQLite's errors.
     public func cursor(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) throws -> Cursor<Row> {
-        try cursor(sql, arguments: arguments)
+        try cursor(sql, arguments: StatementArguments(arguments))
     }
 
-    /// A cursor over the rows of a query with an array of arguments.
-    public func cursor(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) throws -> Cursor<Row> {
+    /// A cursor over the rows of a query with its values given as one ``StatementArguments``
+    /// (positional or named).
+    public func cursor(_ sql: String, arguments: StatementArguments) throws -> Cursor<Row> {
         try Cursor.rows(core.openStatement(.sql(sql, arguments)), core: core, body: body)
     }
 
@@ -105,7 +108,7 @@ public struct Connection: ~Copyable {
     /// ```
     public func cursor<T: Decodable>(_ type: T.Type, sql: String,
                                      _ arguments: (any DatabaseValueConvertible)?...) throws -> Cursor<T> {
-        try Cursor.decoding(core.openStatement(.sql(sql, arguments)), core: core, body: body)
+        try Cursor.decoding(core.openStatement(.sql(sql, StatementArguments(arguments))), core: core, body: body)
     }
 
     /// A cursor that decodes each row of a ``Select`` template as `T`.

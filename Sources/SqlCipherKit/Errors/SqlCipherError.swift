@@ -154,9 +154,11 @@ public enum SqlCipherError: Error, Sendable, Equatable {
 
     // MARK: Query builder, entities, migrations
 
-    /// A template's named parameter received no value.
+    /// A named parameter received no value: a template's ``Param`` (its name, without prefix), or
+    /// a parameter of SQL text given ``StatementArguments`` by name (its spelling in the text:
+    /// `:name`, `@name`, `$name`, or `?3` for a positional one).
     case unboundParameter(name: String)
-    /// A value was bound to a parameter the template does not contain.
+    /// A value was given for a name the template or the SQL text does not use.
     case unknownParameter(name: String)
     /// A builder was used in a way that cannot produce valid SQL.
     case invalidQuery(reason: String)
@@ -362,9 +364,14 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "Use db.transaction { ... } or db.savepoint { ... } (on a Database or a DatabasePool) for statements "
                 + "that change the database."
         case let .unboundParameter(name):
+            if let first = name.first, ":@$?".contains(first) {
+                return "The SQL parameter \(name) has no value. Pass one value for every parameter, e.g. "
+                    + "arguments: [\"\(name.dropFirst())\": value] for a named one (positional and named values are not mixed)."
+            }
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):
-            return "A value was bound to :\(name), which the query does not use. Remove it or fix the name."
+            return "A value was given for \(Self.parameterSpelling(name)), which the statement does not use. "
+                + "Remove it or fix the name."
         case let .invalidQuery(reason):
             return "Invalid query: \(Self.clause(reason))."
         case let .invalidConfiguration(reason):
@@ -412,13 +419,20 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         }
     }
 
-    /// `text` without its closing period, for a message that goes on after it: reasons come from
-    /// SQLite, from callers' own errors (a migration's) and from other descriptions, which may
-    /// already end a sentence, and a message must not end in "..".
     /// The `stored` of ``decodingFailed(entity:column:stored:expected:)`` when the row has no
     /// column of that name: the description then says so instead of "holds no such column".
     static let noSuchColumn = "no such column"
 
+    /// A parameter's name as the user would write it in SQL: as given when it carries a prefix,
+    /// else with the `:` a template's ``Param`` and a bare dictionary key stand for.
+    static func parameterSpelling(_ name: String) -> String {
+        if let first = name.first, ":@$?".contains(first) { return name }
+        return ":" + name
+    }
+
+    /// `text` without its closing period, for a message that goes on after it: reasons come from
+    /// SQLite, from callers' own errors (a migration's) and from other descriptions, which may
+    /// already end a sentence, and a message must not end in "..".
     static func clause(_ text: String) -> String {
         var trimmed = Substring(text)
         while let last = trimmed.last, last.isWhitespace { trimmed.removeLast() }

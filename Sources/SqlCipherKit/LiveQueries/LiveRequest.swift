@@ -94,15 +94,15 @@ final class RequestIdentity: Sendable {}
 
 /// The one query of an entity or SQL request.
 enum RowSource: Sendable, Hashable {
-    /// Raw SQL with positional arguments.
-    case sql(String, [DatabaseValue])
+    /// Raw SQL with its arguments.
+    case sql(String, ResolvedArguments)
     /// A query-builder template, rendered by the builder's own renderer at each fetch.
     case select(Select)
 
     func rows(on connection: SQLiteConnection) throws -> [Row] {
         switch self {
         case let .sql(sql, arguments):
-            return try connection.query(sql, arguments)
+            return try connection.query(sql, binding: arguments)
         case let .select(select):
             return try connection.query(select.render(), [])
         }
@@ -121,11 +121,11 @@ extension LiveRequest where Value == [Row] {
     /// The query must be a single statement that only reads. A new result is yielded only when its
     /// rows differ from the previous ones.
     public static func query(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) -> LiveRequest {
-        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, ArgumentList(arguments).databaseValues), decode: { $0 }))
+        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, .positional(ArgumentList(arguments).databaseValues)), decode: { $0 }))
     }
 
-    /// A raw SQL query with an array of arguments.
-    public static func query(_ sql: String, arguments: [(any DatabaseValueConvertible)?]) -> LiveRequest {
-        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, ArgumentList(arguments).databaseValues), decode: { $0 }))
+    /// A raw SQL query with its values given as one ``StatementArguments`` (positional or named).
+    public static func query(_ sql: String, arguments: StatementArguments) -> LiveRequest {
+        LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, arguments.resolved), decode: { $0 }))
     }
 }

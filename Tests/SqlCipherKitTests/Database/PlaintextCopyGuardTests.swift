@@ -143,7 +143,7 @@ import Testing
                 if blob {
                     try await db.execute(sql, arguments[0], Data())
                 } else {
-                    try await db.execute(sql, arguments: arguments)
+                    try await db.execute(sql, arguments: StatementArguments(arguments))
                 }
             }
             if case .unsafeAttach(_, _, let encrypted, let refusedSQL)? = error {
@@ -248,7 +248,7 @@ import Testing
                         "VACUUM \"main\" INTO ?"] {
                 let arguments: [(any DatabaseValueConvertible)?] = sql.hasSuffix("?") ? [target] : []
                 await #expect(throws: SqlCipherError.unsafeVacuumInto(sql: SQLRedaction.text(of: sql)), "\(sql)") {
-                    try await db.execute(sql, arguments: arguments)
+                    try await db.execute(sql, arguments: StatementArguments(arguments))
                 }
             }
             #expect(!FileManager.default.fileExists(atPath: target))

@@ -152,7 +152,7 @@ import Testing
         let n = try await db.transaction { conn in
             try conn.execute(Insert(into: products).set(col("name"), to: "eggs").set(col("price"), to: 2.0))
             try conn.execute(Update(products).set(col("price"), to: 2.5).where(col("id") == id), id.set(5))
-            try conn.execute(Delete(products).where(col("id") == id), bindings: [id.set(1)])
+            try conn.execute(Delete(products).where(col("id") == id), arguments: StatementArguments([id.set(1)]))
             return try conn.query(Select(.count.as("n")).from(products))[0].get("n", as: Int.self)
         }
         #expect(n == 4)

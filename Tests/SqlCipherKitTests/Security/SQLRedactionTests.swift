@@ -66,7 +66,7 @@ import Testing
         var errors: [SqlCipherError] = []
         func collect(_ sql: String, _ arguments: (any DatabaseValueConvertible)?...) async {
             do {
-                _ = try await db.execute(sql, arguments: arguments)
+                _ = try await db.execute(sql, arguments: StatementArguments(arguments))
                 Issue.record("\(sql) did not fail")
             } catch let error as SqlCipherError {
                 errors.append(error)

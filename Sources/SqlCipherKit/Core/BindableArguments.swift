@@ -1,15 +1,16 @@
-/// The arguments of one execution, in whichever form the caller has them: for now an array of
-/// ``DatabaseValue`` or of `(any DatabaseValueConvertible)?` (``ArgumentList``).
+/// The arguments of one execution, in whichever form the caller has them: an array of
+/// ``DatabaseValue`` or of `(any DatabaseValueConvertible)?` (``ArgumentList``), or the public
+/// ``StatementArguments`` (positional or named).
 ///
 /// One protocol lets ``SQLiteConnection/execute(_:binding:)`` and ``Statement/bind(_:)`` check
 /// and bind every form with the same code, and lets each form bind without first being converted
 /// into a new array of ``DatabaseValue``. (A parameter-pack form was measured and dropped: called
 /// across the module boundary without specialization, it bound ten integers more slowly than the
 /// existential array does.)
-protocol StatementArguments {
-    /// The number of arguments.
-    var count: Int { get }
-    /// Binds the arguments at parameters 1, 2, ...; the count was checked.
+protocol BindableArguments {
+    /// Whether there are no arguments (text of several statements runs only without any).
+    var isEmpty: Bool { get }
+    /// Binds the arguments, after checking that every parameter of `statement` gets one value.
     func bind(to statement: Statement) throws
 }
 
@@ -39,16 +40,25 @@ extension Optional: StatementArgument where Wrapped == any DatabaseValueConverti
 
 /// Arguments in an array: the `(any DatabaseValueConvertible)?...` of the public API, or
 /// ``DatabaseValue``s.
-struct ArgumentList<Argument: StatementArgument>: StatementArguments {
+struct ArgumentList<Argument: StatementArgument>: BindableArguments {
     let values: [Argument]
 
     init(_ values: [Argument]) {
         self.values = values
     }
 
-    var count: Int { values.count }
+    var isEmpty: Bool { values.isEmpty }
 
     func bind(to statement: Statement) throws {
+        guard values.count == statement.parameterCount else {
+            throw SqlCipherError.argumentCountMismatch(
+                expected: statement.parameterCount, given: values.count, sql: statement.sql).redactingSQL()
+        }
+        try bindCounted(to: statement)
+    }
+
+    /// Binds at parameters 1, 2, ...; the caller checked the count.
+    func bindCounted(to statement: Statement) throws {
         // One test per execution rather than per value: a tracer that shows arguments keeps them.
         if statement.extensions.capturesArguments {
             for offset in values.indices {
