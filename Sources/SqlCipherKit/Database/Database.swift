@@ -77,9 +77,8 @@ public actor Database {
     ///   ``SqlCipherError/keyFailed(path:reason:)`` and the other opening errors.
     public init(path: String, key: String, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
                 readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        let material = try KeyMaterial(passphrase: key.utf8)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      setup: ConnectionSetup(configuration: configuration))
+        try self.init(path: path, key: .passphrase(key), journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      configuration: configuration)
     }
 
     /// Opens or creates an encrypted database with a passphrase given as bytes.
@@ -91,9 +90,8 @@ public actor Database {
     /// (`passphrase.resetBytes(in: 0..<passphrase.count)`). `readOnly` as for a `String` passphrase.
     public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
                 readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        let material = try KeyMaterial(passphrase: key)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      setup: ConnectionSetup(configuration: configuration))
+        try self.init(path: path, key: .passphrase(key), journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      configuration: configuration)
     }
 
     /// Opens or creates an encrypted database with a raw 32-byte key: no key derivation runs.
@@ -108,9 +106,8 @@ public actor Database {
     /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes.
     public init(path: String, rawKey: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
                 readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        let material = try KeyMaterial(rawKey: rawKey)
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      setup: ConnectionSetup(configuration: configuration))
+        try self.init(path: path, key: .rawKey(rawKey), journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      configuration: configuration)
     }
 
     /// Opens or creates an encrypted database with a raw key and an explicit 16-byte salt.
@@ -121,7 +118,15 @@ public actor Database {
     public init(path: String, rawKey: Data, salt: Data, journalMode: JournalMode = .wal,
                 cipher: CipherSettings = .default, readOnly: Bool = false,
                 configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        let material = try KeyMaterial(rawKey: rawKey, salt: salt)
+        try self.init(path: path, key: .rawKey(rawKey, salt: salt), journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                      configuration: configuration)
+    }
+
+    /// The one entry of every keyed `Database`: the key, made at the public entry point from what
+    /// the caller passed, is checked and converted once (``DatabaseKey/material()``).
+    init(path: String, key: DatabaseKey, journalMode: JournalMode, cipher: CipherSettings, readOnly: Bool,
+         configuration: DatabaseConfiguration) throws {
+        let material = try key.material()
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
                       setup: ConnectionSetup(configuration: configuration))
     }

@@ -1,6 +1,8 @@
 import Foundation
 
-/// A key for the operations that take one as a value: rekey, exports and conversions.
+/// A key for the operations that take one as a value: rekey, exports and conversions. Inside the
+/// package it is the one form every key takes from the public entry point on: the initialisers and
+/// rekeys that take a `String`, `Data` or raw key make one at once.
 ///
 /// ```swift
 /// try Database.encrypt(plaintextAt: "/data/public.db", to: "/data/secret.db", key: "a passphrase")
@@ -14,8 +16,13 @@ import Foundation
 /// `String` or `Data` you passed in is yours to clear (see <doc:KeysInMemory>).
 public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
     enum Kind: Sendable {
+        /// Bytes that go through SQLCipher's key derivation.
         case passphrase
+        /// 32 key bytes (in `secret`), with the optional 16-byte `salt`.
         case raw
+        /// SQLCipher's raw-key literal with its salt, `x'<key><salt>'` (in `secret`): a key a
+        /// ``DatabasePool`` derived once from a passphrase for all its connections.
+        case derived
     }
 
     let kind: Kind
@@ -60,11 +67,29 @@ public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
         self.init(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: nil)
     }
 
-    /// The bytes to hand to SQLCipher, checked.
+    /// A key derived once from a passphrase, kept as its raw-key literal (``Kind/derived``).
+    static func derived(_ material: KeyMaterial) -> DatabaseKey {
+        material.withBytes { DatabaseKey(kind: .derived, secret: SecretBytes($0), salt: nil) }
+    }
+
+    /// A copy whose bytes live in memory of their own, for an owner that zeroes them on its own
+    /// schedule (``PoolKey``) without touching the memory of the value it was given.
+    func copy() -> DatabaseKey {
+        DatabaseKey(kind: kind, secret: SecretBytes(secret.bytes), salt: salt)
+    }
+
+    /// The bytes to hand to SQLCipher, checked: the one conversion of a key into what
+    /// ``SQLiteConnection/applyKey(_:)`` takes.
     func material() throws -> KeyMaterial {
         switch kind {
         case .passphrase: return try KeyMaterial(passphrase: secret.bytes)
         case .raw: return try KeyMaterial(rawKey: secret.view, salt: salt)
+        case .derived: return try KeyMaterial(literal: secret.bytes)
         }
+    }
+
+    /// Clears the key bytes now rather than when the last copy goes away.
+    func zero() {
+        secret.zero()
     }
 }

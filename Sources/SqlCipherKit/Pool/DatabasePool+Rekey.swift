@@ -20,29 +20,37 @@ extension DatabasePool {
     /// - Throws: ``SqlCipherError/notEncrypted``, ``SqlCipherError/rekeyFailed(path:reason:)``,
     ///   ``SqlCipherError/databaseClosed``, `CancellationError`.
     public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await rekey(passphrase: SecretBytes(passphrase.utf8), progress: progress)
+        try await rekey(to: .passphrase(passphrase), progress: progress)
     }
 
     /// Changes the pool's passphrase, given as bytes. See ``rekey(_:progress:)-(String,_)``.
     public func rekey(_ passphrase: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await rekey(passphrase: SecretBytes(passphrase), progress: progress)
+        try await rekey(to: .passphrase(passphrase), progress: progress)
     }
 
     /// Changes the pool's key to a raw 32-byte key. See ``rekey(_:progress:)-(String,_)``.
     public func rekey(rawKey: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        _ = try KeyMaterial(rawKey: rawKey)
-        try await rekey(to: .rawKey(rawKey), secret: .raw(key: SecretBytes(rawKey), salt: key?.salt), progress: progress)
+        try await rekey(to: .rawKey(rawKey), progress: progress)
     }
 
-    /// `passphrase` is the one copy of the caller's passphrase, made at the public entry point.
-    private func rekey(passphrase: SecretBytes, progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
-        defer { passphrase.zero() }
-        let material = try KeyMaterial(passphrase: passphrase.bytes)
-        let (newKey, secret) = try Self.rekeyTarget(passphrase: passphrase, material: material, pool: self)
-        try await rekey(to: newKey, secret: secret, progress: progress)
+    /// The one path of every rekey of a pool. `requested` is the one copy of the caller's key,
+    /// made at the public entry point, and is zeroed here.
+    private func rekey(to requested: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
+        defer { requested.zero() }
+        let material = try requested.material()
+        let (newKey, secret): (DatabaseKey, DatabaseKey)
+        if requested.kind == .passphrase {
+            (newKey, secret) = try Self.rekeyTarget(passphrase: requested, material: material, pool: self)
+        } else {
+            // A file with a plaintext header does not store its salt: readers keep the one given.
+            (newKey, secret) = (requested, DatabaseKey(kind: .raw, secret: SecretBytes(requested.secret.bytes),
+                                                       salt: key?.salt))
+        }
+        try await rekey(to: newKey, keeping: secret, progress: progress)
     }
 
-    private func rekey(to newKey: DatabaseKey, secret: PoolKey.Secret,
+    /// Rekeys the writer with `newKey`, then keys readers with `secret` (the pool's own copy).
+    private func rekey(to newKey: DatabaseKey, keeping secret: DatabaseKey,
                        progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
         guard !isClosed else { throw SqlCipherError.databaseClosed }
         guard isEncrypted, let key else { throw SqlCipherError.notEncrypted }
@@ -72,11 +80,9 @@ extension DatabasePool {
     /// What the writer is rekeyed with and what readers are keyed with afterwards: the new key
     /// derived once with the file's salt (which a rekey keeps), so that neither the rekey nor the
     /// readers run SQLCipher's derivation; the passphrase when the pool could not derive.
-    private static func rekeyTarget(passphrase: SecretBytes, material: KeyMaterial,
-                                    pool: DatabasePool) throws -> (DatabaseKey, PoolKey.Secret) {
-        let fallback: (DatabaseKey, PoolKey.Secret) = (
-            DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.bytes), salt: nil),
-            .passphrase(SecretBytes(passphrase.bytes)))
+    private static func rekeyTarget(passphrase: DatabaseKey, material: KeyMaterial,
+                                    pool: DatabasePool) throws -> (DatabaseKey, DatabaseKey) {
+        let fallback = (passphrase, passphrase.copy())
         guard pool.derivationFallback == nil, pool.key?.isPassphrase == false else { return fallback }
         switch try KeyDerivation.derivedKey(passphrase: material, path: pool.path, settings: pool.cipherSettings,
                                             library: pool.library) {
@@ -84,7 +90,7 @@ extension DatabasePool {
             let newKey = try derived.key.withRawKeyAndSalt { key, salt in
                 DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: salt)
             }
-            return (newKey, derived.key.withBytes { .literal(SecretBytes($0)) })
+            return (newKey, .derived(derived.key))
         case .fallback:
             return fallback
         }

@@ -86,7 +86,7 @@ public final class DatabasePool: DatabaseAccess {
     public convenience init(path: String, key: String, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, passphrase: SecretBytes(key.utf8), cipher: cipher, maximumReaderCount: maximumReaderCount,
+        try self.init(path: path, key: .passphrase(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
                       configuration: configuration)
     }
 
@@ -95,7 +95,7 @@ public final class DatabasePool: DatabaseAccess {
     public convenience init(path: String, key: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, passphrase: SecretBytes(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
+        try self.init(path: path, key: .passphrase(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
                       configuration: configuration)
     }
 
@@ -103,9 +103,8 @@ public final class DatabasePool: DatabaseAccess {
     public convenience init(path: String, rawKey: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        _ = try KeyMaterial(rawKey: rawKey)
-        try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: nil), cipher: cipher,
-                      maximumReaderCount: maximumReaderCount, configuration: configuration)
+        try self.init(path: path, key: .rawKey(rawKey), cipher: cipher, maximumReaderCount: maximumReaderCount,
+                      configuration: configuration)
     }
 
     /// Opens or creates a pool with a raw key and an explicit 16-byte salt, for files with a
@@ -113,9 +112,8 @@ public final class DatabasePool: DatabaseAccess {
     public convenience init(path: String, rawKey: Data, salt: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        _ = try KeyMaterial(rawKey: rawKey, salt: salt)
-        try self.init(path: path, secret: .raw(key: SecretBytes(rawKey), salt: SecretBytes(salt)), cipher: cipher,
-                      maximumReaderCount: maximumReaderCount, configuration: configuration)
+        try self.init(path: path, key: .rawKey(rawKey, salt: salt), cipher: cipher, maximumReaderCount: maximumReaderCount,
+                      configuration: configuration)
     }
 
     /// Opens or creates a pool on a plaintext database.
@@ -126,24 +124,31 @@ public final class DatabasePool: DatabaseAccess {
                       configuration: configuration)
     }
 
-    /// Derives the key once (``KeyDerivation``) and opens every connection with it. Should the
-    /// derived key not open an existing file, the passphrase is tried as SQLCipher itself would
-    /// use it: if that opens the file, the derivation did not match this library, and the pool
-    /// keys each connection with the passphrase instead (slower, never wrong). A wrong
+    /// The one entry of every keyed pool. A raw key opens every connection as it is. A passphrase
+    /// is derived once (``KeyDerivation``) and every connection opens with the derived key. Should
+    /// the derived key not open an existing file, the passphrase is tried as SQLCipher itself
+    /// would use it: if that opens the file, the derivation did not match this library, and the
+    /// pool keys each connection with the passphrase instead (slower, never wrong). A wrong
     /// passphrase fails both and throws the first error.
     ///
-    /// `passphrase` is the one copy of the caller's passphrase, made at the public entry point.
+    /// `key` is the one copy of the caller's key, made at the public entry point, and is zeroed
+    /// here; the pool keeps a copy of its own (``PoolKey``).
     ///
     /// A new file is claimed (``CreationClaim``) before its salt is chosen and until the writer
     /// has created it: another opener of the same new path waits, then finds the salt in the file,
     /// rather than choosing one of its own for a file that is not its to create.
-    private convenience init(path: String, passphrase: SecretBytes, cipher: CipherSettings, maximumReaderCount: Int,
+    private convenience init(path: String, key: DatabaseKey, cipher: CipherSettings, maximumReaderCount: Int,
                              configuration: DatabaseConfiguration) throws {
-        defer { passphrase.zero() }
-        let material = try KeyMaterial(passphrase: passphrase.bytes)
+        defer { key.zero() }
+        let material = try key.material()
+        guard key.kind == .passphrase else {
+            try self.init(path: path, secret: key.copy(), cipher: cipher, maximumReaderCount: maximumReaderCount,
+                          configuration: configuration)
+            return
+        }
         let library = try SqlCipherLibrary.shared
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:"), !path.utf8.contains(0) else {
-            try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
+            try self.init(path: path, secret: key.copy(), cipher: cipher,
                           maximumReaderCount: maximumReaderCount, configuration: configuration)
             return
         }
@@ -151,12 +156,12 @@ public final class DatabasePool: DatabaseAccess {
         let claim = try CreationClaim(path: resolved)
         defer { claim.release() }
         var fallbackReason: String?
-        let secret: PoolKey.Secret
+        let secret: DatabaseKey
         switch try KeyDerivation.derivedKey(passphrase: material, path: resolved, settings: cipher, library: library) {
         case .derived(let derived):
-            secret = derived.key.withBytes { .literal(SecretBytes($0)) }
+            secret = .derived(derived.key)
         case .fallback(let reason):
-            secret = .passphrase(SecretBytes(passphrase.bytes))
+            secret = key.copy()
             fallbackReason = reason
         }
         do {
@@ -166,7 +171,7 @@ public final class DatabasePool: DatabaseAccess {
             // The derived key did not open the file: a wrong passphrase, or a derivation that does
             // not match this library. SQLCipher's own derivation tells which.
             do {
-                try self.init(path: path, secret: .passphrase(SecretBytes(passphrase.bytes)), cipher: cipher,
+                try self.init(path: path, secret: key.copy(), cipher: cipher,
                               maximumReaderCount: maximumReaderCount, configuration: configuration, claim: claim,
                               derivationFallback: "the key derived in Swift did not open the file, the passphrase did")
             } catch {
@@ -177,7 +182,7 @@ public final class DatabasePool: DatabaseAccess {
 
     /// Opens the writer (under `claim`, when the caller holds it) and records the file it opened:
     /// readers opened later must find that same file at the path (``FileIdentity``).
-    private init(path: String, secret: PoolKey.Secret?, cipher: CipherSettings, maximumReaderCount: Int,
+    private init(path: String, secret: DatabaseKey?, cipher: CipherSettings, maximumReaderCount: Int,
                  configuration: DatabaseConfiguration, claim: CreationClaim? = nil,
                  derivationFallback: String? = nil) throws {
         guard maximumReaderCount >= 1 else {
