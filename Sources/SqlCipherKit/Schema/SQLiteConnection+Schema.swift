@@ -4,10 +4,11 @@ import CSqlCipherBridge
 /// ``Connection`` and ``DatabaseAccess``, and what the package's own code (migrations, table
 /// rebuilds) reads the schema with.
 ///
-/// Every statement here is prepared outside the statement cache: SQLite computes a pragma's answer
-/// about a table when it compiles it, so a cached `PRAGMA table_info` could answer for the schema
-/// it was compiled under. Names reach SQL only through ``SQLRenderer/quoteIdentifier(_:)`` (pragma
-/// arguments, which cannot be bound on SQLite 3.15) or as bound values (`sqlite_master` lookups).
+/// Every statement here is prepared outside the statement cache: a pragma's text names the table
+/// (its argument cannot be bound), so each table would leave its own entries in the cache and push
+/// out the statements the application reuses. Names reach SQL only through
+/// ``SQLRenderer/quoteIdentifier(_:)`` (pragma arguments, which cannot be bound: the table-valued
+/// `pragma_table_info(?)` needs SQLite 3.16) or as bound values (`sqlite_master` lookups).
 extension SQLiteConnection {
     /// Whether the loaded SQLite has `PRAGMA table_xinfo` (3.26.0+), which reports hidden and
     /// generated columns.
@@ -33,17 +34,23 @@ extension SQLiteConnection {
         throw SqlCipherError.schemaNotFound(schema: schema, available: available)
     }
 
-    /// The schema table of `schema`, qualified: SQLite before 3.33 knows the temp schema's only as
-    /// `sqlite_temp_master` (3.15 fails `temp.sqlite_master` with "no such table").
-    private func schemaTable(_ schema: String) throws -> String {
-        let quoted = try quotedSchema(schema)
-        return quoted + (SQLTokenizer.sameIdentifier(schema, "temp") ? ".sqlite_temp_master" : ".sqlite_master")
+    /// The schema table of a schema whose quoted name is `quoted`: the temp schema's is named
+    /// `sqlite_temp_master` on every SQLite (SQLite 3.15 fails `temp.sqlite_master` with "no such
+    /// table").
+    private static func schemaTable(_ schema: String, quoted: String) -> String {
+        quoted + (SQLTokenizer.sameIdentifier(schema, "temp") ? ".sqlite_temp_master" : ".sqlite_master")
     }
 
-    /// The type (`table` or `view`) of the object named `name` in `schema`, or nil.
-    private func objectType(_ name: String, schema: String) throws -> String? {
-        try schemaRows("SELECT type FROM \(schemaTable(schema)) WHERE type IN ('table', 'view') "
-            + "AND name = ? COLLATE NOCASE", [.text(name)]).first?.get(0, as: String.self)
+    /// The schema table of `schema`, qualified, after checking that the connection has `schema`.
+    private func schemaTable(_ schema: String) throws -> String {
+        Self.schemaTable(schema, quoted: try quotedSchema(schema))
+    }
+
+    /// The type (`table` or `view`) of the object named `name` in the schema table `master`, or nil.
+    /// Names compare as SQLite compares identifiers: ASCII case ignored (`COLLATE NOCASE`).
+    private func objectType(_ name: String, master: String) throws -> String? {
+        try schemaRows("SELECT type FROM \(master) WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE",
+                       [.text(name)]).first?.get(0, as: String.self)
     }
 
     /// The quoted schema and table for a pragma about `table`, after checking that it exists.
@@ -51,7 +58,7 @@ extension SQLiteConnection {
     ///   ``SqlCipherError/tableNotFound(table:schema:)`` (also for a view unless `allowingView`).
     private func pragmaTarget(_ table: String, schema: String, allowingView: Bool = false) throws -> (schema: String, table: String) {
         let quoted = try quotedSchema(schema)
-        let type = try objectType(table, schema: schema)
+        let type = try objectType(table, master: Self.schemaTable(schema, quoted: quoted))
         guard type == "table" || (allowingView && type == "view") else {
             throw SqlCipherError.tableNotFound(table: table, schema: schema)
         }
@@ -59,7 +66,7 @@ extension SQLiteConnection {
     }
 
     func tableExists(_ table: String, schema: String) throws -> Bool {
-        try objectType(table, schema: schema) == "table"
+        try objectType(table, master: schemaTable(schema)) == "table"
     }
 
     func columns(in table: String, schema: String) throws -> [ColumnInfo] {

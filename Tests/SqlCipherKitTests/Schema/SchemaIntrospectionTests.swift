@@ -101,8 +101,7 @@ import Testing
         await db.close()
     }
 
-    /// A column added after a first look is seen by the next one: the pragmas are not answered
-    /// from a statement compiled for the old schema.
+    /// A column and an index added after a first look are seen by the next one.
     @Test func answersFollowSchemaChanges() async throws {
         let dir = TemporaryDirectory()
         let db = try database(dir)
