@@ -123,6 +123,7 @@ import Testing
             CREATE TABLE alias(id INTEGER PRIMARY KEY, v);
             CREATE TABLE hidden(v);
             CREATE TABLE taken(rowid TEXT, v);
+            CREATE TABLE unnamed(ROWID, _rowid_, Oid);
             CREATE TABLE named(code TEXT PRIMARY KEY, v);
             CREATE TABLE descending(id INTEGER PRIMARY KEY DESC, v);
             CREATE TABLE pairs(a TEXT NOT NULL, b INT NOT NULL, c, PRIMARY KEY (b, a)) WITHOUT ROWID;
@@ -130,6 +131,8 @@ import Testing
         #expect(try await db.primaryKey(of: "alias") == PrimaryKeyInfo(columns: ["id"], kind: .rowIDAlias))
         #expect(try await db.primaryKey(of: "hidden") == PrimaryKeyInfo(columns: ["rowid"], kind: .hiddenRowID))
         #expect(try await db.primaryKey(of: "taken") == PrimaryKeyInfo(columns: ["_rowid_"], kind: .hiddenRowID))
+        #expect(try await db.primaryKey(of: "unnamed") == PrimaryKeyInfo(columns: [], kind: .hiddenRowID),
+                "columns take all three names of the rowid")
         #expect(try await db.primaryKey(of: "named") == PrimaryKeyInfo(columns: ["code"], kind: .columns))
         // INTEGER PRIMARY KEY DESC is not the rowid (https://sqlite.org/lang_createtable.html#rowid).
         #expect(try await db.primaryKey(of: "descending") == PrimaryKeyInfo(columns: ["id"], kind: .columns))
