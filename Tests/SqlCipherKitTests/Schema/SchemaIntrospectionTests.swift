@@ -250,6 +250,10 @@ import Testing
         await #expect(throws: view) { try await db.foreignKeys(of: "seen") }
         #expect(try await db.columns(in: "seen").map(\.name) == ["a"])
         #expect(missing.description.contains("tableExists"))
+        // SQLite's own tables count when the schema lists them; the schema table itself does not.
+        try await db.execute("CREATE TABLE counted(id INTEGER PRIMARY KEY AUTOINCREMENT)")
+        #expect(try await db.tableExists("sqlite_sequence"))
+        #expect(try await !db.tableExists("sqlite_master"))
         await db.close()
     }
 
@@ -302,6 +306,9 @@ import Testing
         #expect(try await db.triggers(schema: "arch") == [TriggerInfo(name: "old_touch", table: "old_notes")])
         #expect(try await db.views().isEmpty)
         #expect(try await db.triggers().isEmpty)
+        await #expect(throws: SqlCipherError.schemaNotFound(schema: "archive", available: ["main", "arch", "temp"])) {
+            try await db.views(schema: "archive")
+        }
         await #expect(throws: SqlCipherError.tableNotFound(table: "old_notes", schema: "main")) {
             try await db.columns(in: "old_notes")
         }
