@@ -43,8 +43,13 @@ struct SQLRenderer {
     private(set) var literals: [DatabaseValue] = []
     private(set) var parameterNames: [String] = []
     private var parameterSet: Set<String> = []
+    /// Whether literals are written as `?` (bound by position) rather than `:l1`, `:l2`, …: for a
+    /// builder piece interpolated into an ``SQL`` literal, whose values are all positional. Such
+    /// a piece takes no ``Param``, which would have no way to receive a value.
+    private let positional: Bool
 
-    init() {
+    init(positional: Bool = false) {
+        self.positional = positional
         sql.reserveCapacity(128)
     }
 
@@ -59,12 +64,13 @@ struct SQLRenderer {
 
     /// Appends the placeholder of a new literal and records its value.
     mutating func literal(_ value: DatabaseValue) {
-        sql += SQLFragment.literalPlaceholder(literals.count)
+        sql += positional ? "?" : SQLFragment.literalPlaceholder(literals.count)
         literals.append(value)
     }
 
     /// Appends the placeholder of a user parameter, after checking its name.
     mutating func parameter(_ name: String) throws {
+        if positional { throw SqlCipherError.unboundParameter(name: name) }
         try SQLRenderer.validateParameterName(name)
         sql += SQLFragment.parameterPlaceholder(name)
         if parameterSet.insert(name).inserted { parameterNames.append(name) }

@@ -3,17 +3,17 @@ extension Connection {
     /// ``DatabaseAccess/execute(literal:)``.
     @discardableResult
     public func execute(literal sql: SQL) throws -> Int {
-        try core.execute(sql.render(), [])
+        try core.execute(sql.checkedText(), binding: sql.arguments)
     }
 
     /// Runs one query written as an ``SQL`` literal and returns its rows.
     public func query(literal sql: SQL) throws -> [Row] {
-        try core.query(sql.render(), [])
+        try core.query(sql.checkedText(), binding: sql.arguments)
     }
 
     /// Every row of a query written as an ``SQL`` literal, decoded as `T`.
     public func fetch<T: Decodable>(_ type: T.Type, literal sql: SQL) throws -> [T] {
-        try core.fetch(type, sql.render())
+        try core.fetch(type, sql: sql.checkedText(), binding: sql.arguments)
     }
 
     /// A cursor over the rows of a query written as an ``SQL`` literal (see ``Cursor``).
@@ -25,12 +25,12 @@ extension Connection {
     /// }
     /// ```
     public func cursor(literal sql: SQL) throws -> Cursor<Row> {
-        try Cursor.rows(core.openStatement(.fragment(sql.render(), [])), core: core, body: body)
+        try Cursor.rows(core.openStatement(.sql(sql.checkedText(), StatementArguments(sql.values))), core: core, body: body)
     }
 
     /// A cursor that decodes each row of a query written as an ``SQL`` literal as `T`.
     public func cursor<T: Decodable>(_ type: T.Type, literal sql: SQL) throws -> Cursor<T> {
-        try Cursor.decoding(core.openStatement(.fragment(sql.render(), [])), core: core, body: body)
+        try Cursor.decoding(core.openStatement(.sql(sql.checkedText(), StatementArguments(sql.values))), core: core, body: body)
     }
 
     /// Compiles a statement whose text is built with ``SQL``'s identifier interpolations, for
@@ -47,12 +47,12 @@ extension Connection {
     /// identifiers, table names and text with `?` or `:name` parameters, but no interpolated
     /// value: one is refused with ``SqlCipherError/invalidQuery(reason:)``.
     public func prepare(literal sql: SQL) throws -> PreparedStatement {
-        let fragment = try sql.render()
-        guard fragment.literals.isEmpty, fragment.parameterNames.isEmpty else {
+        let text = try sql.checkedText()
+        guard sql.values.isEmpty else {
             throw SqlCipherError.invalidQuery(
                 reason: "a prepared statement takes its values at each run; write ? in the literal and pass the "
                     + "values to execute(...) instead of interpolating them")
         }
-        return try prepare(fragment.sql)
+        return try prepare(text)
     }
 }

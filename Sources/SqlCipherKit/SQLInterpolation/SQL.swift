@@ -5,12 +5,12 @@
 /// let owner = "Alice'; DROP TABLE notes; --"
 /// let since = Date(timeIntervalSinceNow: -86_400)
 /// let rows = try await db.query(literal: "SELECT * FROM notes WHERE owner = \(owner) AND created > \(since)")
-/// // runs: SELECT * FROM notes WHERE owner = :l1 AND created > :l2   with both values bound
+/// // runs: SELECT * FROM notes WHERE owner = ? AND created > ?   with both values bound
 /// ```
 ///
 /// What each interpolation writes:
-/// - A value (`\(owner)`, any ``DatabaseValueConvertible``, `nil` included): a placeholder, and the
-///   value is bound when the statement runs. The text therefore has one shape whatever the
+/// - A value (`\(owner)`, any ``DatabaseValueConvertible``, `nil` included): a `?`, and the
+///   value is bound at that position when the statement runs. The text therefore has one shape whatever the
 ///   values, and statements of one shape share one compiled statement in the cache.
 /// - `\(identifier: name)`: the name as a quoted identifier (`"na""me"`), for table and column
 ///   names chosen at run time. A name holding a NUL character is refused when the statement runs.
@@ -35,28 +35,32 @@
 /// deliberate: `db.execute("… \(value)")` without it is Swift's ordinary string interpolation,
 /// which writes the value into the text.
 public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStatement {
-    /// One piece of the statement, rendered when it runs (so that an invalid identifier becomes a
-    /// thrown error there, not a trap while the literal is built).
-    enum Piece: Sendable, Hashable {
-        case text(String)
-        case value(DatabaseValue)
-        case identifier(String)
-        case list([DatabaseValue])
-        case expression(SQLExpression)
-        case table(TableName)
-        case select(Select)
-    }
+    /// The text, with a `?` for each value.
+    var text: String
+    /// The values, in the order of their `?`.
+    var values: [DatabaseValue]
+    /// Why a piece could not be written (an identifier with a NUL, a builder piece that does not
+    /// render), thrown when the statement runs rather than trapping while the literal is built.
+    var failure: Failure?
 
-    var pieces: [Piece]
+    /// A piece that could not be written; all failures compare equal, as they all refuse to run.
+    struct Failure: Sendable, Hashable {
+        let error: SqlCipherError
+        static func == (lhs: Failure, rhs: Failure) -> Bool { true }
+        func hash(into hasher: inout Hasher) {}
+    }
 
     /// SQL text with no values.
     public init(stringLiteral text: String) {
-        pieces = [.text(text)]
+        self.text = text
+        values = []
     }
 
     /// SQL text with interpolated values, identifiers and builder pieces (see ``SQL``).
     public init(stringInterpolation: StringInterpolation) {
-        pieces = stringInterpolation.pieces
+        text = stringInterpolation.text
+        values = stringInterpolation.values
+        failure = stringInterpolation.failure
     }
 
     /// Appends another piece of SQL, its values kept in order.
@@ -66,7 +70,9 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     /// if let since { query.append(" AND created > \(since)") }
     /// ```
     public mutating func append(_ other: SQL) {
-        pieces.append(contentsOf: other.pieces)
+        text += other.text
+        values += other.values
+        if failure == nil { failure = other.failure }
     }
 
     /// The two pieces of SQL one after the other, their values kept in order.
@@ -76,94 +82,103 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         return joined
     }
 
-    /// The statement's text with a placeholder for each value (`:l1`, `:l2`, … in order), and the
-    /// values. The same pieces with other values give the same text.
+    /// The statement's text, with a `?` for each value, and the values in order. The same pieces
+    /// with other values give the same text.
     /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for an identifier that cannot be
-    ///   quoted (it holds a NUL character) or a builder piece that cannot be written.
+    ///   quoted (it holds a NUL character) or a builder piece that cannot be written, and
+    ///   ``SqlCipherError/unboundParameter(name:)`` for a ``Param`` in an interpolated piece.
     public func render() throws -> SQLFragment {
-        var renderer = SQLRenderer()
-        for piece in pieces {
-            switch piece {
-            case let .text(text):
-                renderer.append(text)
-            case let .value(value):
-                renderer.literal(value)
-            case let .identifier(name):
-                try renderer.identifier(name)
-            case let .list(values):
-                guard !values.isEmpty else {
-                    renderer.append("(NULL)")
-                    continue
-                }
-                renderer.append("(")
-                for (index, value) in values.enumerated() {
-                    if index > 0 { renderer.append(", ") }
-                    renderer.literal(value)
-                }
-                renderer.append(")")
-            case let .expression(expression):
-                try expression.render(into: &renderer)
-            case let .table(table):
-                try table.render(into: &renderer)
-            case let .select(select):
-                try select.render(into: &renderer)
-            }
-        }
-        return renderer.fragment
+        SQLFragment(sql: try checkedText(), literals: values, parameterNames: [])
     }
+
+    /// The text, or the failure of a piece.
+    func checkedText() throws -> String {
+        if let failure { throw failure.error }
+        return text
+    }
+
+    /// The values to bind by position.
+    var arguments: ArgumentList<DatabaseValue> { ArgumentList(values) }
 
     /// Builds an ``SQL`` value from a string literal with interpolations; see ``SQL`` for what
     /// each interpolation writes.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
-        var pieces: [Piece] = []
+        var text = ""
+        var values: [DatabaseValue] = []
+        var failure: Failure?
 
-        /// Reserves room for the literal's pieces.
+        /// Reserves room for the literal's text and values.
         public init(literalCapacity: Int, interpolationCount: Int) {
-            pieces.reserveCapacity(2 * interpolationCount + 1)
+            text.reserveCapacity(literalCapacity + 2 * interpolationCount)
+            values.reserveCapacity(interpolationCount)
         }
 
         /// Appends literal SQL text, as written.
         public mutating func appendLiteral(_ literal: String) {
-            guard !literal.isEmpty else { return }
-            pieces.append(.text(literal))
+            text += literal
         }
 
-        /// Appends a placeholder for `value`, which is bound when the statement runs (`nil` binds
-        /// NULL).
+        /// Appends a `?` for `value`, which is bound when the statement runs (`nil` binds NULL).
         public mutating func appendInterpolation(_ value: (any DatabaseValueConvertible)?) {
-            pieces.append(.value(value?.databaseValue ?? .null))
+            text += "?"
+            values.append(value?.databaseValue ?? .null)
         }
 
         /// Appends `name` as a quoted identifier (a table or column name chosen at run time).
         public mutating func appendInterpolation(identifier name: String) {
-            pieces.append(.identifier(name))
+            write { try $0.identifier(name) }
         }
 
-        /// Appends `(?, ?, …)` with one bound placeholder per value, for `IN`; `(NULL)` when
+        /// Appends `(?, ?, …)` with one bound value per element, for `IN`; `(NULL)` when
         /// `values` is empty.
         public mutating func appendInterpolation<Values: Sequence>(list values: Values)
         where Values.Element: DatabaseValueConvertible {
-            pieces.append(.list(values.map(\.databaseValue)))
+            var first = true
+            for value in values {
+                text += first ? "(?" : ", ?"
+                first = false
+                self.values.append(value.databaseValue)
+            }
+            text += first ? "(NULL)" : ")"
         }
 
         /// Appends a builder column or expression as the query builder writes it, its values bound.
         public mutating func appendInterpolation(_ expression: some SQLExpressible) {
-            pieces.append(.expression(expression.sqlExpression))
+            let expression = expression.sqlExpression
+            write { try expression.render(into: &$0) }
         }
 
         /// Appends a quoted table name (`"name"`, or `"name" AS "alias"`).
         public mutating func appendInterpolation(_ table: TableName) {
-            pieces.append(.table(table))
+            write { try table.render(into: &$0) }
         }
 
         /// Appends a ``Select`` template's text (without parentheses), its values bound.
         public mutating func appendInterpolation(_ select: Select) {
-            pieces.append(.select(select))
+            write { try select.render(into: &$0) }
         }
 
         /// Appends another ``SQL`` value's text and values in place.
         public mutating func appendInterpolation(_ sql: SQL) {
-            pieces.append(contentsOf: sql.pieces)
+            text += sql.text
+            values += sql.values
+            if failure == nil { failure = sql.failure }
+        }
+
+        /// Writes a builder piece with `?` for its values; a piece that cannot be written is
+        /// kept as the failure the statement throws when it runs.
+        private mutating func write(_ piece: (inout SQLRenderer) throws -> Void) {
+            var renderer = SQLRenderer(positional: true)
+            do {
+                try piece(&renderer)
+                text += renderer.sql
+                values += renderer.literals
+            } catch {
+                if failure == nil {
+                    failure = Failure(error: error as? SqlCipherError
+                        ?? .invalidQuery(reason: "a piece of the SQL literal could not be written: \(error)"))
+                }
+            }
         }
     }
 }

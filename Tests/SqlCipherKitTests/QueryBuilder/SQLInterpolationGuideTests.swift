@@ -18,7 +18,7 @@ import Testing
         let since = Date(timeIntervalSince1970: 0)
         try await db.execute(literal: "INSERT INTO notes(title, owner, created) VALUES (\("Groceries"), \(owner), \(Date()))")
         let rows = try await db.query(literal: "SELECT title FROM notes WHERE owner = \(owner) AND created > \(since)")
-        // SELECT title FROM notes WHERE owner = :l1 AND created > :l2, with both values bound
+        // SELECT title FROM notes WHERE owner = ? AND created > ?, with both values bound
 
         #expect(rows.map { $0.get("title", as: String.self) } == ["Groceries"])
 

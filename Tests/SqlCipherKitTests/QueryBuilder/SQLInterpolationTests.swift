@@ -34,7 +34,7 @@ import Testing
         let first: SQL = "SELECT * FROM notes WHERE title = \(hostile[0]) AND owner = \(1)"
         let second: SQL = "SELECT * FROM notes WHERE title = \("other") AND owner = \(2)"
         #expect(try first.render().sql == second.render().sql)
-        #expect(try first.render().sql == "SELECT * FROM notes WHERE title = :l1 AND owner = :l2")
+        #expect(try first.render().sql == "SELECT * FROM notes WHERE title = ? AND owner = ?")
         #expect(try first.render().literals == [.text(hostile[0]), .integer(1)])
     }
 
