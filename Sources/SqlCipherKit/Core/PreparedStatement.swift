@@ -20,8 +20,8 @@ import CSqlCipherBridge
 /// parameter pack of ``DatabaseValueConvertible`` values and are inlined into the caller, whose
 /// compiler specializes the binding for the argument types (an `Int` binds with one library call).
 /// Pass `nil` as a typed optional (`Int?.none`) or as ``DatabaseValue/null``; a bare `nil` has no
-/// type to bind. For a number of arguments known only at run time, use
-/// ``execute(arguments:)`` and ``query(arguments:)``.
+/// type to bind. For values known only at run time, or named parameters (`:name`), use
+/// ``execute(arguments:)`` and ``query(arguments:)`` with a ``StatementArguments``.
 ///
 /// A prepared statement belongs to the body whose connection prepared it:
 /// - It is non-copyable and not `Sendable`, so it cannot be copied, stored in a collection,
@@ -69,7 +69,8 @@ public struct PreparedStatement: ~Copyable {
         return try compiled.run(statement)
     }
 
-    /// Runs the statement with an array of arguments; returns the number of rows changed.
+    /// Runs the statement with its values given as one ``StatementArguments`` (positional or
+    /// named); returns the number of rows changed.
     @discardableResult
     public func execute(arguments: StatementArguments) throws -> Int {
         let statement = try bound(arguments: arguments)
@@ -87,7 +88,8 @@ public struct PreparedStatement: ~Copyable {
         return try compiled.rows(statement)
     }
 
-    /// Runs the query with an array of arguments and returns its rows.
+    /// Runs the query with its values given as one ``StatementArguments`` (positional or named)
+    /// and returns its rows.
     public func query(arguments: StatementArguments) throws -> [Row] {
         let statement = try bound(arguments: arguments)
         return try compiled.rows(statement)
