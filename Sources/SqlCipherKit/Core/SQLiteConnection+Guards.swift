@@ -106,17 +106,9 @@ final class SQLGuard {
     /// Whether `VACUUM INTO` writes a copy this database's settings open: true unless the database
     /// is encrypted and was opened with non-default ``CipherSettings``.
     var allowsVacuumInto = true
-    /// Greater than zero while the package runs its own SQL (cipher settings, conversions, its
-    /// transaction statements), which the cipher rules and the transaction rule let through.
-    var packageDepth = 0
-    /// Whether the connection belongs to a ``DatabasePool``: setting a per-connection pragma
-    /// (``SQLiteConnection/perConnectionPragmas``) as raw SQL is then refused.
-    var refusesPerConnectionPragmas = false
-    /// Whether ``DatabaseConfiguration/prepareConnection`` runs now: it may set per-connection
-    /// pragmas on a pool's connection (and only those: the cipher rules still apply).
-    var isConfiguring = false
-    /// Greater than zero while the body of a transaction or savepoint runs.
-    var bodyDepth = 0
+    /// Whose SQL runs now and what it may do (ConnectionScope.swift): the guards read it here,
+    /// in the authorizer, and on the statement path.
+    let scope = ConnectionScope()
     /// Set when the authorizer allowed something in the current compile only because the package
     /// runs it: such a statement is never cached, so user SQL of the same text cannot reuse it.
     var bypassed = false
@@ -215,8 +207,9 @@ extension SQLiteConnection {
                 sqlGuard.refused = .pragma(name: String(cString: first), value: second.map { String(cString: $0) } ?? "")
                 return deny
             }
-            if second != nil, sqlGuard.refusesPerConnectionPragmas, isPerConnectionPragma(first) {
-                if sqlGuard.packageDepth == 0 && !sqlGuard.isConfiguring {
+            let scope = sqlGuard.scope
+            if second != nil, scope.isPooled, isPerConnectionPragma(first) {
+                if scope.refusesPerConnectionPragmas {
                     sqlGuard.refused = .perConnectionPragma(name: String(cString: first))
                     return deny
                 }
@@ -224,7 +217,7 @@ extension SQLiteConnection {
                 sqlGuard.bypassed = true
             }
             guard CipherPragmaRule.refuses(first, value: second, encrypted: sqlGuard.isEncrypted) else { return 0 }
-            if sqlGuard.packageDepth > 0 {
+            if scope.isPackage {
                 sqlGuard.bypassed = true
                 return 0
             }
@@ -238,7 +231,7 @@ extension SQLiteConnection {
                 return deny
             }
             guard let second, strncasecmp(second, "sqlcipher", 9) == 0 else { return 0 }
-            if sqlGuard.packageDepth > 0 {
+            if sqlGuard.scope.isPackage {
                 sqlGuard.bypassed = true
                 return 0
             }
@@ -248,7 +241,7 @@ extension SQLiteConnection {
             sqlGuard.kind = .transactionControl
             // A compile inside a body is refused here; a cached statement is checked again when it
             // runs (statementWillRun), because the same text is allowed outside a body.
-            if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
+            if sqlGuard.scope.refusesTransactionControl {
                 sqlGuard.refused = .transactionControl
                 return deny
             }
@@ -263,28 +256,19 @@ extension SQLiteConnection {
 
     /// Runs `body` as the package's own SQL: the cipher rules and the transaction rule let its
     /// statements through, and whatever needed that is not cached.
+    /// (The `package` scope of ConnectionScope.swift.)
     func asPackage<T>(_ body: () throws -> T) rethrows -> T {
-        beginPackageSQL()
-        defer { endPackageSQL() }
-        return try body()
+        try scope.with(.package, body)
     }
 
-    /// Starts a stretch of the package's own SQL; pair with ``endPackageSQL()``.
-    func beginPackageSQL() {
-        changeTracker.sqlGuard.packageDepth += 1
-    }
-
-    /// Ends what ``beginPackageSQL()`` started.
-    func endPackageSQL() {
-        changeTracker.sqlGuard.packageDepth -= 1
-    }
+    /// Whose SQL runs now and what it may do (ConnectionScope.swift).
+    var scope: ConnectionScope { changeTracker.sqlGuard.scope }
 
     /// The run-time half of the transaction rule, for statements that were compiled (and cached)
     /// outside a body: throws ``SqlCipherError/transactionControlInBody(sql:)`` before the statement
     /// runs inside one.
     func refuseTransactionControl(_ statement: Statement) throws {
-        let sqlGuard = changeTracker.sqlGuard
-        if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
+        if scope.refusesTransactionControl {
             throw SqlCipherError.transactionControlInBody(sql: statement.sql).redactingSQL()
         }
     }
@@ -311,7 +295,7 @@ extension SQLiteConnection {
             if !changeTracker.sqlGuard.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
                 throw SqlCipherError.unsafeVacuumInto(sql: sql).redactingSQL()
             }
-        } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), changeTracker.sqlGuard.packageDepth == 0,
+        } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), !scope.isPackage,
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
             // Tables only: views and triggers are resolved, so the authorizer refuses their calls
             // when they are used (SqlCipherKit.docc/RawSQLGuards.md).
@@ -354,7 +338,7 @@ extension SQLiteConnection {
         let sqlGuard = changeTracker.sqlGuard
         let started = sqlGuard.attachStarted
         sqlGuard.attachStarted = nil
-        guard sqlGuard.packageDepth == 0 else { return }
+        guard !scope.isPackage else { return }
         var attached: [(schema: String, file: String)] = []
         guard rows("PRAGMA database_list", columns: [0, 1, 2], { values in
             if case .integer(let seq) = values[0], seq > 1, case .text(let schema) = values[1],

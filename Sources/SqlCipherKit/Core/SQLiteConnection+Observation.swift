@@ -50,7 +50,7 @@ extension SQLiteConnection {
         case .attach: attachWillRun()
         }
         try refuseStatementsAfterRollback(statement)
-        if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
+        if scope.refusesWrites && !statement.isReadOnly {
             throw SqlCipherError.readOnlyViolation(sql: statement.sql).redactingSQL()
         }
         if refusesWrites && !statement.isReadOnly { throw Self.readOnlyRefusal(sql: statement.sql) }

@@ -19,7 +19,6 @@ final class SQLiteConnection {
     var isolation: DatabaseExecutor?
     /// The ``Statement/serial`` of the newest statement.
     var statementSerial: UInt64 = 0
-    private var savepointDepth = 0
     /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
     let changeTracker = ChangeTracker()
     /// Stops the running call's statement when its task is cancelled.
@@ -116,7 +115,7 @@ final class SQLiteConnection {
     /// Only the caller's SQL takes a stream's statement: the package's own statements that may
     /// meet an open stream (a rekey's best-effort checkpoint) expect the failure and go on.
     func endPausedStreams(after rc: Int32) -> Bool {
-        guard streams.count > 0, extensionState.internalDepth == 0, changeTracker.sqlGuard.packageDepth == 0 else {
+        guard streams.count > 0, !scope.isInternal else {
             return false
         }
         let primary = rc & 0xFF
@@ -305,21 +304,22 @@ final class SQLiteConnection {
     /// already open. Rolls back when `body` or the commit throws.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try inSavepoint(body) }
-        beginPackageSQL()  // the package's own BEGIN/COMMIT/ROLLBACK; runBody makes the body the user's
-        defer { endPackageSQL() }
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let result = try runBody(transactional: true, body)
-            // A body that swallowed the interrupt of a cancelled call must not commit half of
-            // its work: the whole transaction goes.
-            if interruptGate.isCancellingCurrentCall { throw CancellationError() }
-            try execute("COMMIT")
-            return result
-        } catch {
-            interruptGate.shielded {
-                if isInTransaction { _ = try? execute("ROLLBACK") }
+        // The package's own BEGIN/COMMIT/ROLLBACK; runBody makes the body the user's.
+        return try asPackage {
+            try execute("BEGIN IMMEDIATE")
+            do {
+                let result = try runBody(transactional: true, body)
+                // A body that swallowed the interrupt of a cancelled call must not commit half of
+                // its work: the whole transaction goes.
+                if interruptGate.isCancellingCurrentCall { throw CancellationError() }
+                try execute("COMMIT")
+                return result
+            } catch {
+                interruptGate.shielded {
+                    if isInTransaction { _ = try? execute("ROLLBACK") }
+                }
+                throw error
             }
-            throw error
         }
     }
 
@@ -328,25 +328,26 @@ final class SQLiteConnection {
     /// With `readOnly`, the body may only read (``runBody(readOnly:_:)``): one consistent view of
     /// the database for all its statements.
     func inSavepoint<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
-        savepointDepth += 1
-        defer { savepointDepth -= 1 }
-        beginPackageSQL()  // the package's own SAVEPOINT/RELEASE; runBody makes the body the user's
-        defer { endPackageSQL() }
-        let name = "sqlcipherkit_sp\(savepointDepth)"
-        try execute("SAVEPOINT \(name)")
-        do {
-            let result = try runBody(readOnly: readOnly, transactional: true, body)
-            if interruptGate.isCancellingCurrentCall { throw CancellationError() }
-            try execute("RELEASE \(name)")
-            return result
-        } catch {
-            interruptGate.shielded {
-                if isInTransaction {
-                    _ = try? execute("ROLLBACK TO \(name)")
-                    _ = try? execute("RELEASE \(name)")
+        // The package's own SAVEPOINT/RELEASE; runBody makes the body the user's.
+        try scope.with(.savepoint) {
+            try asPackage {
+                let name = "sqlcipherkit_sp\(scope.savepointDepth)"
+                try execute("SAVEPOINT \(name)")
+                do {
+                    let result = try runBody(readOnly: readOnly, transactional: true, body)
+                    if interruptGate.isCancellingCurrentCall { throw CancellationError() }
+                    try execute("RELEASE \(name)")
+                    return result
+                } catch {
+                    interruptGate.shielded {
+                        if isInTransaction {
+                            _ = try? execute("ROLLBACK TO \(name)")
+                            _ = try? execute("RELEASE \(name)")
+                        }
+                    }
+                    throw error
                 }
             }
-            throw error
         }
     }
 
