@@ -30,9 +30,9 @@ extension SQLiteConnection {
     func compileOnly(_ sql: String) throws {
         try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
-        let rc = scb_prepare(handle, sql, -1, 0, &statement, nil)
+        let compiled = compile(sql, statement: &statement)
         if let statement { scb_finalize(statement) }
-        guard rc == 0 else { throw prepareError(rc, sql: sql) }
+        guard compiled.rc == 0 else { throw compiled.error(sql: sql, on: self) }
     }
 
     /// The ids recorded in `_migrations`, in the order they were applied.

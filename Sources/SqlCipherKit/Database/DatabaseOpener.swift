@@ -114,8 +114,8 @@ enum DatabaseOpener {
         // database refuses page_size, plaintext attachments and VACUUM INTO, whose copy takes its
         // key from the target (a `file:...?key=` URI writes plaintext) and SQLCipher's default
         // settings, neither of which can be checked before it runs.
-        connection.changeTracker.sqlGuard.isEncrypted = encrypted
-        connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted
+        connection.statementGate.isEncrypted = encrypted
+        connection.statementGate.allowsVacuumInto = !encrypted
         do {
             // Again now that SQLite holds the file open, before it reads anything: a file renamed
             // over the path in between would otherwise be read with the old file's -wal and -shm.
