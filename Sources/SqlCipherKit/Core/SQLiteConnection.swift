@@ -19,9 +19,11 @@ final class SQLiteConnection {
     var isolation: DatabaseExecutor?
     /// The ``Statement/serial`` of the newest statement.
     var statementSerial: UInt64 = 0
+    /// Whose SQL runs now and what it may do (ConnectionScope.swift); the gate reads the same one.
+    let scope: ConnectionScope
     /// What decides whether a statement may compile and run (StatementGate.swift); the
     /// authorizer's context.
-    let statementGate = StatementGate()
+    let statementGate: StatementGate
     /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
     let changeTracker = ChangeTracker()
     /// Stops the running call's statement when its task is cancelled.
@@ -59,6 +61,9 @@ final class SQLiteConnection {
 
     /// Opens `path` with the loaded library. Throws ``SqlCipherError/cannotOpen(path:reason:)``.
     init(path: String, flags: Int32 = readWrite | create | noMutex) throws {
+        let scope = ConnectionScope()
+        self.scope = scope
+        statementGate = StatementGate(scope: scope)
         var db: OpaquePointer?
         let rc = scb_open_v2(path, &db, flags, nil)
         guard rc == 0, let db else {

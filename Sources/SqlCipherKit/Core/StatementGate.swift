@@ -32,9 +32,13 @@ final class StatementGate {
     /// Whether `VACUUM INTO` writes a copy this database's settings open: true unless the database
     /// is encrypted and was opened with non-default ``CipherSettings``.
     var allowsVacuumInto = true
-    /// Whose SQL runs now and what it may do (ConnectionScope.swift): the guards read it here,
-    /// in the authorizer, and on the statement path.
-    let scope = ConnectionScope()
+    /// Whose SQL runs now and what it may do (ConnectionScope.swift): the connection's own, read
+    /// here by the authorizer.
+    let scope: ConnectionScope
+
+    init(scope: ConnectionScope) {
+        self.scope = scope
+    }
     /// Set when the authorizer allowed something in the current compile only because the package
     /// runs it: such a statement is never cached, so user SQL of the same text cannot reuse it.
     /// Read through ``compile(_:)``.
@@ -283,8 +287,6 @@ extension SQLiteConnection {
         try scope.with(.package, body)
     }
 
-    /// Whose SQL runs now and what it may do (ConnectionScope.swift).
-    var scope: ConnectionScope { statementGate.scope }
 
     /// The run-time half of the transaction rule, for statements that were compiled (and cached)
     /// outside a body: throws ``SqlCipherError/transactionControlInBody(sql:)`` before the statement
