@@ -1,10 +1,10 @@
 import CSqlCipherBridge
 import Foundation
 
-/// The one statement gate: what decides whether a statement may be compiled (the authorizer) and
-/// whether it may run now (``SQLiteConnection/statementMayRun(_:)``), from the connection's scope
-/// (ConnectionScope.swift) and the guards' rules (SQLiteConnection+Guards.swift, CipherPragmaRule.swift).
-/// Features (live queries, tracing) come after it and never decide what runs.
+// The one statement gate: what decides whether a statement may be compiled (the authorizer) and
+// whether it may run now (SQLiteConnection.statementMayRun), from the connection's scope
+// (ConnectionScope.swift) and the guards' rules (SQLiteConnection+Guards.swift, CipherPragmaRule.swift).
+// Features (live queries, tracing) come after it and never decide what runs.
 
 // MARK: - What the authorizer learns
 
@@ -286,7 +286,6 @@ extension SQLiteConnection {
     func asPackage<T>(_ body: () throws -> T) rethrows -> T {
         try scope.with(.package, body)
     }
-
 
     /// The run-time half of the transaction rule, for statements that were compiled (and cached)
     /// outside a body: throws ``SqlCipherError/transactionControlInBody(sql:)`` before the statement
