@@ -50,6 +50,8 @@ struct CreateProductsTable: Migration {
 
 struct AddDiscountColumn: Migration {
     let id = "002-add-discount"
+    // Its down drops a column: a table rebuild on SQLite before 3.35 (SQLCipher 3.4.1).
+    let foreignKeyChecks = ForeignKeyChecks.deferred
 
     func up(_ ctx: MigrationContext) throws {
         try ctx.execute(AlterTable(TableName("products"), addColumn: "discount", .real, .default(0.0)))

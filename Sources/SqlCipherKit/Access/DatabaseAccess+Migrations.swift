@@ -7,14 +7,18 @@ extension DatabaseAccess {
     /// ```
     ///
     /// Applied ids are recorded in the `_migrations` table (`id TEXT PRIMARY KEY, applied_at TEXT`,
-    /// the time in UTC). Each pending migration runs in its own transaction together with its record,
-    /// and when foreign keys are enforced `PRAGMA foreign_key_check` must find no violation before
-    /// it commits. The first failure rolls that migration back entirely and stops: later migrations
-    /// are not attempted, earlier ones stay applied. Calling `migrate` again applies nothing.
+    /// the time in UTC). Each pending migration runs once, in its own transaction together with its
+    /// record, with foreign keys as it declares (``Migration/foreignKeyChecks``), and when foreign
+    /// keys are enforced `PRAGMA foreign_key_check` must find no violation before it commits. The
+    /// first failure rolls that migration back entirely and stops: later migrations are not
+    /// attempted, earlier ones stay applied. Calling `migrate` again applies nothing.
     ///
     /// - Throws: ``SqlCipherError/unknownAppliedMigrations(ids:)`` when the database records ids the
     ///   list does not contain (a database migrated by a newer program), before changing anything;
-    ///   ``SqlCipherError/migrationFailed(id:reason:)`` for a failing migration;
+    ///   ``SqlCipherError/foreignKeyViolation(table:rowid:parent:)`` when the check before the
+    ///   commit finds one; ``SqlCipherError/migrationFailed(id:reason:)`` for any other failure
+    ///   (a table rebuild in a migration that does not declare ``ForeignKeyChecks/deferred``
+    ///   included);
     ///   ``SqlCipherError/invalidQuery(reason:)`` for duplicate or empty ids, or inside a transaction.
     public func migrate(_ migrations: [any Migration]) async throws {
         try await _withConnection(.write) { try $0.core.migrate(migrations) }
@@ -28,10 +32,12 @@ extension DatabaseAccess {
     /// try await db.rollback(to: "002-add-discount", using: migrations)
     /// ```
     ///
-    /// A failure stops the rollback: the migrations reversed so far stay reversed, the failing one
-    /// and those before it stay applied.
+    /// Each `down` runs once, with foreign keys as its migration declares
+    /// (``Migration/foreignKeyChecks``). A failure stops the rollback: the migrations reversed so
+    /// far stay reversed, the failing one and those before it stay applied.
     /// - Throws: ``SqlCipherError/unknownMigration(id:)`` when `id` is not in the list or not applied;
     ///   ``SqlCipherError/migrationNotReversible(id:)`` for a migration without `down`;
+    ///   ``SqlCipherError/foreignKeyViolation(table:rowid:parent:)``;
     ///   ``SqlCipherError/migrationFailed(id:reason:)``; ``SqlCipherError/unknownAppliedMigrations(ids:)``.
     public func rollback(to id: String, using migrations: [any Migration]) async throws {
         try await _withConnection(.write) { try $0.core.rollback(to: id, using: migrations) }

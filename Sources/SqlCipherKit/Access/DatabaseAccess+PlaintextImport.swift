@@ -42,7 +42,7 @@ extension DatabaseAccess {
 
 extension SQLiteConnection {
     /// Attaches the plaintext database at `path` as `schema` with writes to it refused by the
-    /// authorizer (``SQLGuard/readOnlySchema``), runs `body`, and detaches it. Should the detach
+    /// authorizer (``StatementGate/readOnlySchema``), runs `body`, and detaches it. Should the detach
     /// fail, the refusal stays in force for as long as the connection lives.
     func withPlaintextAttached<T>(_ path: String, as schema: String, _ body: () throws -> T) throws -> T {
         let lower = schema.lowercased()
@@ -54,9 +54,9 @@ extension SQLiteConnection {
                 reason: "importPlaintext(from:) attaches a file, which SQLite cannot do inside a transaction; call it "
                     + "on the database, outside transaction { }")
         }
-        let sqlGuard = changeTracker.sqlGuard
-        guard sqlGuard.readOnlySchema == nil else {
-            throw SqlCipherError.invalidQuery(reason: "a plaintext database is already attached as \(sqlGuard.readOnlySchema ?? "")")
+        let gate = statementGate
+        guard gate.readOnlySchema == nil else {
+            throw SqlCipherError.invalidQuery(reason: "a plaintext database is already attached as \(gate.readOnlySchema ?? "")")
         }
         guard FileManager.default.fileExists(atPath: path), let header = FileHeader(path: path) else {
             throw SqlCipherError.cannotOpen(path: path, reason: "the file does not exist or cannot be read")
@@ -66,10 +66,10 @@ extension SQLiteConnection {
         }
         let quoted = try SQLRenderer.quoteIdentifier(schema)
         try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(path)]) }
-        sqlGuard.readOnlySchema = schema
+        gate.readOnlySchema = schema
         defer {
             let detached = asPackage { (try? execute("DETACH DATABASE \(quoted)")) != nil }
-            if detached { sqlGuard.readOnlySchema = nil }
+            if detached { gate.readOnlySchema = nil }
         }
         return try body()
     }

@@ -171,9 +171,6 @@ final class ExtensionState {
     @exclusivity(unchecked) var capturesArguments = false
     /// Whether this is the connection that writes or one that only reads (``TraceEvent/connection``).
     var role = ConnectionRole.writer
-    /// Greater than zero while the package runs statements for itself that are not inside a
-    /// ``SQLiteConnection/asPackage(_:)`` stretch (opening, bookkeeping): their events are internal.
-    var internalDepth = 0
     /// The registration serials applied to this connection.
     var appliedFunctions: [FunctionKey: UInt64] = [:]
     var appliedCollations: [String: UInt64] = [:]

@@ -229,7 +229,7 @@ final class CompiledStatement: BodyScoped {
         // A write prepared in a read-only body, or on a read-only database, can never run there:
         // say so now rather than at the first execution (which refuses it too).
         if !statement.isReadOnly {
-            if core.bodies.readOnlyDepth > 0 { throw SqlCipherError.readOnlyViolation(sql: sql).redactingSQL() }
+            if core.scope.refusesWrites { throw SqlCipherError.readOnlyViolation(sql: sql).redactingSQL() }
             if core.refusesWrites { throw SQLiteConnection.readOnlyRefusal(sql: sql) }
         }
         self.core = core

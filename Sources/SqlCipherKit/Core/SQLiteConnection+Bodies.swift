@@ -14,12 +14,6 @@ protocol BodyScoped: AnyObject {
 struct BodyStack {
     private var open: [UInt64] = []
     private var last: UInt64 = 0
-    /// How many of the open bodies are read-only (`read`): while above zero, statements that
-    /// write are refused before they run.
-    private(set) var readOnlyDepth = 0
-    /// How many of the open bodies run inside a transaction of their own (transaction, savepoint,
-    /// read): while above zero, no statement may run once SQLite has ended that transaction.
-    private(set) var transactionalDepth = 0
     private var scoped: [(body: UInt64, object: Weak)] = []
 
     private struct Weak {
@@ -27,19 +21,15 @@ struct BodyStack {
     }
 
     /// Opens a body and returns its number.
-    mutating func push(readOnly: Bool, transactional: Bool) -> UInt64 {
+    mutating func push() -> UInt64 {
         last &+= 1
         open.append(last)
-        if readOnly { readOnlyDepth += 1 }
-        if transactional { transactionalDepth += 1 }
         return last
     }
 
     /// Closes body `id` (the innermost) and returns what it opened, for the caller to release.
-    mutating func pop(_ id: UInt64, readOnly: Bool, transactional: Bool) -> [any BodyScoped] {
+    mutating func pop(_ id: UInt64) -> [any BodyScoped] {
         if open.last == id { open.removeLast() } else { open.removeAll { $0 == id } }
-        if readOnly { readOnlyDepth -= 1 }
-        if transactional { transactionalDepth -= 1 }
         var ended: [any BodyScoped] = []
         scoped.removeAll { entry in
             guard entry.body == id else { return entry.object.object == nil }
@@ -75,17 +65,13 @@ extension SQLiteConnection {
     /// - With `transactional` (the body runs in a transaction or savepoint the caller opened), no
     ///   statement runs once that transaction is gone (``refuseStatementsAfterRollback()``).
     func runBody<T>(readOnly: Bool = false, transactional: Bool = false, _ body: () throws -> T) rethrows -> T {
-        let sqlGuard = changeTracker.sqlGuard
-        let outer = sqlGuard.packageDepth
-        sqlGuard.packageDepth = 0
-        sqlGuard.bodyDepth += 1
-        let id = bodies.push(readOnly: readOnly, transactional: transactional)
-        defer {
-            for object in bodies.pop(id, readOnly: readOnly, transactional: transactional) { object.bodyDidEnd() }
-            sqlGuard.bodyDepth -= 1
-            sqlGuard.packageDepth = outer
+        try scope.with(.body(readOnly: readOnly, transactional: transactional)) {
+            let id = bodies.push()
+            defer {
+                for object in bodies.pop(id) { object.bodyDidEnd() }
+            }
+            return try body()
         }
-        return try body()
     }
 
     /// Calls `body` with a ``Connection`` lent for the innermost running body (see
@@ -108,7 +94,7 @@ extension SQLiteConnection {
     /// statement on its own, while the call reports a failure. So every statement, the package's
     /// own `SAVEPOINT` of a nested savepoint included, is refused until the body ends.
     func refuseStatementsAfterRollback(_ statement: Statement) throws {
-        guard bodies.transactionalDepth > 0, !isInTransaction else { return }
+        guard scope.isTransactionalBody, !isInTransaction else { return }
         if interruptGate.isCancellingCurrentCall { throw CancellationError() }
         throw SqlCipherError.transactionRolledBack(sql: statement.sql).redactingSQL()
     }

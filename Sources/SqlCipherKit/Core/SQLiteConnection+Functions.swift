@@ -83,7 +83,7 @@ extension SQLiteConnection {
         // refuse such calls itself (SQLITE_DIRECTONLY, 3.30 and later): the authorizer reports a
         // common table expression as such a context too, and would refuse a function called in
         // the statement's own WITH clause, which SQLite rightly allows.
-        changeTracker.sqlGuard.directOnlyFunctions = calls.enforcesDirectOnly ? names : []
+        statementGate.directOnlyFunctions = calls.enforcesDirectOnly ? names : []
         extensionState.tracksRunningStatement = calls.enforcesDirectOnly && !names.isEmpty
     }
 
@@ -198,11 +198,8 @@ extension SQLiteConnection {
     /// taking arguments fails with "wrong number of arguments" instead).
     private func sqliteDefinesFunction(_ name: String) -> Bool {
         let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        let sqlGuard = changeTracker.sqlGuard
-        sqlGuard.willCompile()
-        defer { sqlGuard.willCompile() }
         var probe: OpaquePointer?
-        let rc = scb_prepare(handle, "SELECT \(quoted)()", -1, 0, &probe, nil)
+        let rc = compile("SELECT \(quoted)()", statement: &probe).rc
         if let probe { scb_finalize(probe) }
         guard rc != 0 else { return true }
         return !String(cString: scb_errmsg(handle)).hasPrefix("no such function")

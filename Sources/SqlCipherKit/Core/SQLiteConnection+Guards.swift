@@ -20,12 +20,6 @@ extension SQLiteConnection {
         if let offset { throw SqlCipherError.nulCharacterInSQL(sql: sql, offset: offset).redactingSQL() }
     }
 
-    /// The typed error for a failed prepare of `sql`: the refusal the authorizer recorded when
-    /// SQLite failed with `SQLITE_AUTH` (see ``error(_:sql:)``), otherwise SQLite's own error.
-    func prepareError(_ rc: Int32, sql: String) -> SqlCipherError {
-        error(rc, sql: sql)
-    }
-
     /// `SQLITE_AUTH` (https://sqlite.org/rescode.html#auth).
     static let sqliteAuth: Int32 = 23
     /// `SQLITE_PRAGMA`, the authorizer's action code for a pragma (https://sqlite.org/c3ref/c_alter_table.html).
@@ -85,210 +79,9 @@ extension SQLiteConnection {
     }
 }
 
-// MARK: - Raw SQL that would defeat the encryption, and transaction control inside a body
-
-/// What a statement is, as far as the guards care, learned from the authorizer while it compiled.
-enum StatementGuardKind: UInt8 {
-    case ordinary
-    /// `BEGIN`, `COMMIT`/`END`, `ROLLBACK`, `SAVEPOINT`, `RELEASE`, `ROLLBACK TO`.
-    case transactionControl
-    /// `ATTACH`: the key it attaches with is only known once it ran.
-    case attach
-}
-
-/// The per-connection state of the SQL guards. The authorizer reaches it through the connection's
-/// ``ChangeTracker`` (its context pointer), so it lives there; it is a class so that the C
-/// callback can update it while Swift code that started the compile holds no access to it.
-final class SQLGuard {
-    /// Whether the connection's main database is encrypted (a key was given at open). Decides
-    /// whether `page_size` may be set and which databases `ATTACH` may add.
-    var isEncrypted = false
-    /// Whether `VACUUM INTO` writes a copy this database's settings open: true unless the database
-    /// is encrypted and was opened with non-default ``CipherSettings``.
-    var allowsVacuumInto = true
-    /// Greater than zero while the package runs its own SQL (cipher settings, conversions, its
-    /// transaction statements), which the cipher rules and the transaction rule let through.
-    var packageDepth = 0
-    /// Whether the connection belongs to a ``DatabasePool``: setting a per-connection pragma
-    /// (``SQLiteConnection/perConnectionPragmas``) as raw SQL is then refused.
-    var refusesPerConnectionPragmas = false
-    /// Whether ``DatabaseConfiguration/prepareConnection`` runs now: it may set per-connection
-    /// pragmas on a pool's connection (and only those: the cipher rules still apply).
-    var isConfiguring = false
-    /// Greater than zero while the body of a transaction or savepoint runs.
-    var bodyDepth = 0
-    /// Set when the authorizer allowed something in the current compile only because the package
-    /// runs it: such a statement is never cached, so user SQL of the same text cannot reuse it.
-    var bypassed = false
-    /// What the current compile reported (reset before each compile the package starts).
-    var kind = StatementGuardKind.ordinary
-    /// What the authorizer refused in the compile that just failed, for a typed error.
-    var refused: Refusal?
-    /// When the user's `ATTACH` running now started, on the clock the kernel stamps files with
-    /// (`CLOCK_REALTIME_COARSE`): a refused attachment removes the empty file it created.
-    var attachStarted: timespec?
-    /// A database that ``SQLiteConnection/attachDidRun(_:)`` could not detach again; while it is
-    /// set, every statement is refused.
-    var unsafeAttachment: (schema: String, path: String, encrypted: Bool)?
-    /// The schema of the plaintext file that ``SQLiteConnection/withPlaintextAttached(_:as:_:)``
-    /// attached: every action on it but a read is refused while it is set.
-    var readOnlySchema: String?
-    /// Lower-cased names of the SQL functions added without `allowedInSchema`
-    /// (SQLiteConnection+Functions.swift), on SQLite before 3.30 only: a trigger or view that calls
-    /// one is refused (so is a common table expression, which the authorizer cannot tell apart).
-    var directOnlyFunctions: Set<String> = []
-
-    enum Refusal {
-        case pragma(name: String, value: String)
-        case function(name: String)
-        case perConnectionPragma(name: String)
-        case transactionControl
-        case attachment(schema: String, path: String, encrypted: Bool)
-        case functionInSchema(name: String)
-        case plaintextWrite(schema: String)
-
-        /// The typed error for a statement `sql` refused this way.
-        func error(sql: String) -> SqlCipherError {
-            unredactedError(sql: sql).redactingSQL()
-        }
-
-        private func unredactedError(sql: String) -> SqlCipherError {
-            switch self {
-            case let .pragma(name, value): return .unsafePragma(name: name, value: value, sql: sql)
-            case let .function(name): return .unsafeFunction(name: name, sql: sql)
-            case let .perConnectionPragma(name): return .perConnectionPragma(name: name, sql: sql)
-            case .transactionControl: return .transactionControlInBody(sql: sql)
-            case let .attachment(schema, path, encrypted):
-                return .unsafeAttach(schema: schema, path: path, encrypted: encrypted, sql: sql).redactingSQL()
-            case let .functionInSchema(name): return .functionNotAllowedInSchema(name: name, sql: sql)
-            case let .plaintextWrite(schema): return .plaintextAttachmentWrite(schema: schema, sql: sql)
-            }
-        }
-    }
-
-    /// Clears what the previous compile recorded; called right before a compile of user text.
-    func willCompile() {
-        kind = .ordinary
-        bypassed = false
-        refused = nil
-    }
-}
+// MARK: - Refusals judged on the text, and the ATTACH check
 
 extension SQLiteConnection {
-    /// Authorizer action codes (https://sqlite.org/c3ref/c_alter_table.html).
-    static let transactionAction: Int32 = 22
-    static let attachAction: Int32 = 24
-    static let functionAction: Int32 = 31
-    static let savepointAction: Int32 = 32
-    static let readAction: Int32 = 20
-
-    /// The authorizer's answer (`SQLITE_OK` or `SQLITE_DENY`) for one action of a compile, and what
-    /// it learns about the statement on the way. Runs for every action of every compile (cache
-    /// misses, SQLite's own re-preparations, nested statements of `VACUUM` and `sqlcipher_export`):
-    /// ordinary actions cost one switch.
-    ///
-    /// `context` is the innermost trigger, view or common table expression the action comes from
-    /// (nil for the statement's own SQL): before SQLite 3.30, a function added without
-    /// `allowedInSchema` is refused there (``SQLGuard/directOnlyFunctions`` is empty from 3.30 on,
-    /// where SQLite refuses it by itself with `SQLITE_DIRECTONLY`, and allows it in a `WITH` clause).
-    ///
-    /// `database` is the schema the action is on (nil for actions on none): while a plaintext file
-    /// is attached for reading (``SQLGuard/readOnlySchema``), any action on its schema but a read
-    /// (an insert, update, delete, create, drop, alter, pragma) is refused, so nothing of the
-    /// encrypted database can be written to it.
-    static func authorize(_ sqlGuard: SQLGuard, action: Int32, first: UnsafePointer<CChar>?,
-                          second: UnsafePointer<CChar>?, database: UnsafePointer<CChar>? = nil,
-                          context: UnsafePointer<CChar>? = nil) -> Int32 {
-        if let attachment = sqlGuard.unsafeAttachment {
-            sqlGuard.refused = .attachment(schema: attachment.schema, path: attachment.path, encrypted: attachment.encrypted)
-            return deny
-        }
-        if let schema = sqlGuard.readOnlySchema, let database, action != readAction,
-           strcasecmp(database, schema) == 0 {
-            sqlGuard.refused = .plaintextWrite(schema: schema)
-            return deny
-        }
-        switch action {
-        case pragmaAction:
-            guard let first else { return 0 }
-            if refusesPragma(first, value: second) {
-                sqlGuard.refused = .pragma(name: String(cString: first), value: second.map { String(cString: $0) } ?? "")
-                return deny
-            }
-            if second != nil, sqlGuard.refusesPerConnectionPragmas, isPerConnectionPragma(first) {
-                if sqlGuard.packageDepth == 0 && !sqlGuard.isConfiguring {
-                    sqlGuard.refused = .perConnectionPragma(name: String(cString: first))
-                    return deny
-                }
-                // Never cached: user SQL of the same text must be judged again.
-                sqlGuard.bypassed = true
-            }
-            guard CipherPragmaRule.refuses(first, value: second, encrypted: sqlGuard.isEncrypted) else { return 0 }
-            if sqlGuard.packageDepth > 0 {
-                sqlGuard.bypassed = true
-                return 0
-            }
-            sqlGuard.refused = .pragma(name: String(cString: first), value: second.map { String(cString: $0) } ?? "")
-            return deny
-        case functionAction:
-            // The function's name is the second argument (https://sqlite.org/c3ref/c_alter_table.html).
-            if !sqlGuard.directOnlyFunctions.isEmpty, context != nil, let second,
-               sqlGuard.directOnlyFunctions.contains(FunctionKey.fold(String(cString: second))) {
-                sqlGuard.refused = .functionInSchema(name: String(cString: second))
-                return deny
-            }
-            guard let second, strncasecmp(second, "sqlcipher", 9) == 0 else { return 0 }
-            if sqlGuard.packageDepth > 0 {
-                sqlGuard.bypassed = true
-                return 0
-            }
-            sqlGuard.refused = .function(name: String(cString: second))
-            return deny
-        case transactionAction, savepointAction:
-            sqlGuard.kind = .transactionControl
-            // A compile inside a body is refused here; a cached statement is checked again when it
-            // runs (statementWillRun), because the same text is allowed outside a body.
-            if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
-                sqlGuard.refused = .transactionControl
-                return deny
-            }
-            return 0
-        case attachAction:
-            sqlGuard.kind = .attach
-            return 0
-        default:
-            return 0
-        }
-    }
-
-    /// Runs `body` as the package's own SQL: the cipher rules and the transaction rule let its
-    /// statements through, and whatever needed that is not cached.
-    func asPackage<T>(_ body: () throws -> T) rethrows -> T {
-        beginPackageSQL()
-        defer { endPackageSQL() }
-        return try body()
-    }
-
-    /// Starts a stretch of the package's own SQL; pair with ``endPackageSQL()``.
-    func beginPackageSQL() {
-        changeTracker.sqlGuard.packageDepth += 1
-    }
-
-    /// Ends what ``beginPackageSQL()`` started.
-    func endPackageSQL() {
-        changeTracker.sqlGuard.packageDepth -= 1
-    }
-
-    /// The run-time half of the transaction rule, for statements that were compiled (and cached)
-    /// outside a body: throws ``SqlCipherError/transactionControlInBody(sql:)`` before the statement
-    /// runs inside one.
-    func refuseTransactionControl(_ statement: Statement) throws {
-        let sqlGuard = changeTracker.sqlGuard
-        if sqlGuard.bodyDepth > 0 && sqlGuard.packageDepth == 0 {
-            throw SqlCipherError.transactionControlInBody(sql: statement.sql).redactingSQL()
-        }
-    }
-
     /// The refusals that the authorizer cannot make, judged on the text of the statement just
     /// compiled:
     /// - ``SqlCipherError/unsafeVacuumInto(sql:)`` for `VACUUM ... INTO` where this database does
@@ -308,10 +101,10 @@ extension SQLiteConnection {
         guard vacuum || schema || first == 45 || first == 47 else { return }
         guard let tokens = SQLTokenizer.tokenize(String(cString: text)), let head = tokens.first else { return }
         if head.isKeyword("VACUUM") {
-            if !changeTracker.sqlGuard.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
+            if !statementGate.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
                 throw SqlCipherError.unsafeVacuumInto(sql: sql).redactingSQL()
             }
-        } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), changeTracker.sqlGuard.packageDepth == 0,
+        } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), !scope.isPackage,
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
             // Tables only: views and triggers are resolved, so the authorizer refuses their calls
             // when they are used (SqlCipherKit.docc/RawSQLGuards.md).
@@ -328,7 +121,7 @@ extension SQLiteConnection {
         }
     }
 
-    /// Notes when a user's `ATTACH` starts (see ``SQLGuard/attachStarted``); called before its
+    /// Notes when a user's `ATTACH` starts (see ``StatementGate/attachStarted``); called before its
     /// first step.
     func attachWillRun() {
         var now = timespec()
@@ -338,7 +131,7 @@ extension SQLiteConnection {
         #else
         clock_gettime(CLOCK_REALTIME, &now)
         #endif
-        changeTracker.sqlGuard.attachStarted = now
+        statementGate.attachStarted = now
     }
 
     /// The check after a user's `ATTACH` ran: every attached database that lives in a file must be
@@ -351,10 +144,10 @@ extension SQLiteConnection {
     /// `ATTACH` created (empty, and younger than the statement) is removed again, so that the folder
     /// is left as it was.
     func attachDidRun(_ statement: Statement) throws {
-        let sqlGuard = changeTracker.sqlGuard
-        let started = sqlGuard.attachStarted
-        sqlGuard.attachStarted = nil
-        guard sqlGuard.packageDepth == 0 else { return }
+        let gate = statementGate
+        let started = gate.attachStarted
+        gate.attachStarted = nil
+        guard !scope.isPackage else { return }
         var attached: [(schema: String, file: String)] = []
         guard rows("PRAGMA database_list", columns: [0, 1, 2], { values in
             if case .integer(let seq) = values[0], seq > 1, case .text(let schema) = values[1],
@@ -367,12 +160,12 @@ extension SQLiteConnection {
             var encrypted = false
             let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             _ = rows("PRAGMA \(quoted).cipher_page_size", columns: []) { _ in encrypted = true }
-            guard encrypted != sqlGuard.isEncrypted else { continue }
+            guard encrypted != gate.isEncrypted else { continue }
             scb_reset(statement.handle)
             if !rows("DETACH DATABASE \(quoted)", columns: [], { _ in }) {
                 // Never leave such a database usable: from now on the authorizer refuses every
                 // statement of this connection, which must be closed.
-                sqlGuard.unsafeAttachment = (schema, file, encrypted)
+                gate.unsafeAttachment = (schema, file, encrypted)
             } else if let started {
                 Self.removeIfCreatedEmpty(file, since: started)
             }

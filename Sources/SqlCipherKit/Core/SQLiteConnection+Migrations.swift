@@ -3,10 +3,6 @@ import Foundation
 
 /// The migration runner's shared names and signals.
 enum MigrationRunner {
-    /// Thrown when a table rebuild is needed while foreign keys are enforced; the runner then rolls
-    /// back and runs the migration again with foreign keys off.
-    struct NeedsForeignKeysOff: Error {}
-
     enum Direction {
         case up, down
     }
@@ -30,9 +26,9 @@ extension SQLiteConnection {
     func compileOnly(_ sql: String) throws {
         try Self.refuseNUL(in: sql)
         var statement: OpaquePointer?
-        let rc = scb_prepare(handle, sql, -1, 0, &statement, nil)
+        let compiled = compile(sql, statement: &statement)
         if let statement { scb_finalize(statement) }
-        guard rc == 0 else { throw prepareError(rc, sql: sql) }
+        guard compiled.rc == 0 else { throw compiled.error(sql: sql, on: self) }
     }
 
     /// The ids recorded in `_migrations`, in the order they were applied.
@@ -91,43 +87,57 @@ extension SQLiteConnection {
         }
     }
 
-    /// Runs one migration step in its own transaction. When it needs a table rebuild while foreign
-    /// keys are enforced, the first attempt is rolled back and the step runs again with foreign
-    /// keys off (which SQLite allows only outside a transaction), then `PRAGMA foreign_key_check`
-    /// runs before the commit and enforcement is switched back on.
+    /// Runs one migration step, once, in its own transaction, with foreign keys as the migration
+    /// declares (``Migration/foreignKeyChecks``):
+    /// - ``ForeignKeyChecks/immediate``: as the connection has them; when they are enforced,
+    ///   `PRAGMA foreign_key_check` runs before the commit (it catches deferred constraints and
+    ///   rows that were orphans before).
+    /// - ``ForeignKeyChecks/deferred``: when the connection enforces them, switched off before the
+    ///   transaction (SQLite ignores the pragma inside one), checked with `foreign_key_check`
+    ///   before the commit, and switched back on after it, whatever happened.
+    /// A failure is ``SqlCipherError/migrationFailed(id:reason:)``, but for a failed check
+    /// (``SqlCipherError/foreignKeyViolation(table:rowid:parent:)``) and a missing `down`
+    /// (``SqlCipherError/migrationNotReversible(id:)``), which keep their own type.
     private func run(_ migration: any Migration, _ direction: MigrationRunner.Direction,
                      forceTableRebuild: Bool) throws {
         do {
             let enforced = try foreignKeysEnabled()
-            do {
+            switch migration.foreignKeyChecks {
+            case .immediate:
                 try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: enforced)
-            } catch is MigrationRunner.NeedsForeignKeysOff {
-                // The package's own (asPackage): a pool refuses the pragma as raw SQL.
-                try asInternal { try asPackage { _ = try execute("PRAGMA foreign_keys = OFF") } }
-                defer { asInternal { asPackage { _ = try? execute("PRAGMA foreign_keys = ON") } } }
-                guard try !foreignKeysEnabled() else {
-                    throw SqlCipherError.invalidQuery(reason: "foreign keys could not be switched off for a table rebuild")
+            case .deferred where enforced:
+                try withForeignKeysOff {
+                    try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: true)
                 }
-                try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: true)
+            case .deferred:
+                try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: false)
             }
         } catch let error as SqlCipherError {
             switch error {
-            case .migrationNotReversible, .migrationFailed:
+            case .migrationNotReversible, .migrationFailed, .foreignKeyViolation:
                 throw error
             default:
                 throw SqlCipherError.migrationFailed(id: migration.id, reason: error.description)
             }
-        } catch is MigrationRunner.NeedsForeignKeysOff {
-            throw SqlCipherError.migrationFailed(
-                id: migration.id, reason: "a table rebuild needs foreign keys off, and they stayed on")
         } catch {
             throw SqlCipherError.migrationFailed(id: migration.id, reason: String(describing: error))
         }
     }
 
+    /// Runs `body` with foreign keys off, and switches them back on when it returns or throws.
+    /// The package's own pragmas (asPackage): a pool refuses them as raw SQL.
+    private func withForeignKeysOff<T>(_ body: () throws -> T) throws -> T {
+        try asPackage { _ = try execute("PRAGMA foreign_keys = OFF") }
+        defer { interruptGate.shielded { asPackage { _ = try? execute("PRAGMA foreign_keys = ON") } } }
+        guard try !foreignKeysEnabled() else {
+            throw SqlCipherError.invalidQuery(reason: "foreign keys could not be switched off for the migration")
+        }
+        return try body()
+    }
+
     private func attempt(_ migration: any Migration, _ direction: MigrationRunner.Direction,
                          forceTableRebuild: Bool, checkForeignKeys: Bool) throws {
-        let context = MigrationContext(core: self, forceTableRebuild: forceTableRebuild)
+        let context = MigrationContext(core: self, migrationID: migration.id, forceTableRebuild: forceTableRebuild)
         defer { context.invalidate() }
         do {
             try inTransaction {
@@ -135,7 +145,7 @@ extension SQLiteConnection {
                 case .up: try migration.up(context)
                 case .down: try migration.down(context)
                 }
-                if context.needsForeignKeysOff { throw MigrationRunner.NeedsForeignKeysOff() }
+                if let refusal = context.refusedRebuild { throw refusal }
                 switch direction {
                 case .up:
                     try asInternal {
@@ -148,8 +158,8 @@ extension SQLiteConnection {
                 if checkForeignKeys { try checkForeignKeyViolations() }
             }
         } catch {
-            // A migration that caught the rebuild's signal still gets its second attempt.
-            if context.needsForeignKeysOff { throw MigrationRunner.NeedsForeignKeysOff() }
+            // A migration that caught the refusal of its rebuild fails with it all the same.
+            if let refusal = context.refusedRebuild { throw refusal }
             throw error
         }
     }

@@ -1,32 +1,15 @@
 import CSqlCipherBridge
 
 extension SQLiteConnection {
-    /// Installs the authorizer, commit hook and rollback hook that feed ``changeTracker``.
+    /// Installs the commit hook and rollback hook that feed ``changeTracker`` (the authorizer is
+    /// the statement gate's: StatementGate.swift; live queries listen to it only while they
+    /// analyse a statement, ``record(_:)``).
     ///
-    /// Called once, right after opening and before any statement is prepared: setting an
-    /// authorizer expires every prepared statement (https://sqlite.org/c3ref/set_authorizer.html).
-    /// The tracker is a stored property of the connection, so it outlives the handle and the
-    /// unretained context pointer stays valid for as long as SQLite can call back.
+    /// Called once, right after opening. The tracker is a stored property of the connection, so
+    /// it outlives the handle and the unretained context pointer stays valid for as long as
+    /// SQLite can call back.
     func installChangeTracking() {
         let context = Unmanaged.passUnretained(changeTracker).toOpaque()
-        // The authorizer answers SQLITE_OK (0) to everything but what the SQL guards refuse
-        // (SQLiteConnection+Guards.swift): pragmas that would send temporary data to unencrypted
-        // files or defeat the encryption, SQLCipher's export function, transaction control inside
-        // a body (SQLITE_DENY: the prepare fails with SQLITE_AUTH, or SQLITE_ERROR for a function,
-        // mapped to a typed error).
-        // Otherwise it only watches: outside an analysis it returns at once, so ordinary compiles
-        // pay a switch and a nil test per reported action.
-        scb_set_authorizer(handle, { context, action, first, second, database, source in
-            guard let context else { return 0 }
-            let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
-            let verdict = SQLiteConnection.authorize(tracker.sqlGuard, action: action, first: first, second: second,
-                                                     database: database, context: source)
-            if verdict != 0 { return verdict }
-            if tracker.compiling != nil {
-                tracker.compiling?.record(action: action, first: first, second: second)
-            }
-            return 0
-        }, context)
         _ = scb_commit_hook(handle, { context in
             if let context {
                 Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().transactionWillCommit()
@@ -40,21 +23,18 @@ extension SQLiteConnection {
         }, context)
     }
 
-    /// Accounts for one execution of `statement`, before its first step: analyses it when nobody
-    /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
+    /// One execution of `statement`, before its first step: the statement gate decides whether
+    /// it may run (StatementGate.swift), then live queries account for it.
     func statementWillRun(_ statement: Statement) throws {
         assertIsolated()
-        switch statement.guardKind {
-        case .ordinary: break
-        case .transactionControl: try refuseTransactionControl(statement)
-        case .attach: attachWillRun()
-        }
-        try refuseStatementsAfterRollback(statement)
-        if bodies.readOnlyDepth > 0 && !statement.isReadOnly {
-            throw SqlCipherError.readOnlyViolation(sql: statement.sql).redactingSQL()
-        }
-        if refusesWrites && !statement.isReadOnly { throw Self.readOnlyRefusal(sql: statement.sql) }
+        try statementMayRun(statement)
         statement.observation.started = true
+        try observationWillRun(statement)
+    }
+
+    /// Accounts for one execution of `statement` that the gate let run: analyses it when nobody
+    /// has yet (or the analysis is stale) and tells the tracker what it reads and writes.
+    private func observationWillRun(_ statement: Statement) throws {
         let tracker = changeTracker
         guard tracker.isActive else { return }
         if statement.observation.generation == tracker.generation, tracker.isSettled(statement.serial), isInTransaction {
@@ -104,9 +84,14 @@ extension SQLiteConnection {
     private func record(_ sql: UnsafePointer<CChar>?) -> StatementAccess? {
         let tracker = changeTracker
         tracker.compiling = StatementAccess()
-        defer { tracker.compiling = nil }
+        statementGate.listener = tracker
+        defer {
+            statementGate.listener = nil
+            tracker.compiling = nil
+        }
         var probe: OpaquePointer?
-        let rc = scb_prepare(handle, sql, -1, 0, &probe, nil)
+        // What the gate refuses here is no error of anyone's: the copy is thrown away.
+        let rc = compile(sql, statement: &probe).rc
         if let probe { scb_finalize(probe) }
         guard rc == 0, probe != nil else { return nil }
         return tracker.compiling
@@ -157,35 +142,5 @@ extension SQLiteConnection {
             }) else { return nil }
         }
         return region
-    }
-
-    /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and
-    /// hands the given columns of each row to `body` (NULL for a column the result lacks); false on
-    /// error. For the package's own bookkeeping queries: live-query analysis and the ATTACH check.
-    /// Traced as internal statements (SQLiteConnection+Tracing.swift).
-    func rows(_ sql: String, columns: [Int32], _ body: ([DatabaseValue]) -> Void) -> Bool {
-        var raw: OpaquePointer?
-        guard scb_prepare(handle, sql, -1, 0, &raw, nil) == 0, let raw else { return false }
-        let trace = startRawTrace()
-        var rc: Int32 = 0
-        defer {
-            scb_finalize(raw)
-            trace?.finish(sql: SQLRedaction.text(of: sql), arguments: nil,
-                          outcome: rc == 101 ? .completed : .failed(code: rc & 0xFF))
-        }
-        while true {
-            rc = scb_step(raw)
-            if rc == 101 { return true }
-            guard rc == 100 else { return false }
-            let count = scb_column_count(raw)
-            body(columns.map { column in
-                guard column < count else { return .null }
-                switch scb_column_type(raw, column) {
-                case 1: return .integer(scb_column_int64(raw, column))
-                case 3: return .text(scb_column_text(raw, column).map { String(cString: $0) } ?? "")
-                default: return .null
-                }
-            })
-        }
     }
 }

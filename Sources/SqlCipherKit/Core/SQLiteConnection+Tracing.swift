@@ -71,16 +71,15 @@ extension SQLiteConnection {
     /// settings, conversions, the package's `BEGIN`/`COMMIT`/`SAVEPOINT`) or ``asInternal(_:)``.
     /// A body of the user's (``runBody(readOnly:transactional:_:)``) is the user's again.
     var isRunningInternalSQL: Bool {
-        changeTracker.sqlGuard.packageDepth > 0 || extensionState.internalDepth > 0
+        scope.isInternal
     }
 
     /// Runs `body` with its statements marked as the package's own in trace events, without the
     /// guard exemptions of ``asPackage(_:)``: for bookkeeping SQL that the guards allow anyway
     /// (opening checks, pragmas, the migrations table, checkpoints).
+    /// (The `internal` scope of ConnectionScope.swift.)
     func asInternal<T>(_ body: () throws -> T) rethrows -> T {
-        extensionState.internalDepth += 1
-        defer { extensionState.internalDepth -= 1 }
-        return try body()
+        try scope.with(.internal, body)
     }
 
     /// Called when `statement` starts, after the guards let it run, when

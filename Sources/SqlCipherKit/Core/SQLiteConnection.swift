@@ -19,7 +19,11 @@ final class SQLiteConnection {
     var isolation: DatabaseExecutor?
     /// The ``Statement/serial`` of the newest statement.
     var statementSerial: UInt64 = 0
-    private var savepointDepth = 0
+    /// Whose SQL runs now and what it may do (ConnectionScope.swift); the gate reads the same one.
+    let scope: ConnectionScope
+    /// What decides whether a statement may compile and run (StatementGate.swift); the
+    /// authorizer's context.
+    let statementGate: StatementGate
     /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
     let changeTracker = ChangeTracker()
     /// Stops the running call's statement when its task is cancelled.
@@ -57,6 +61,9 @@ final class SQLiteConnection {
 
     /// Opens `path` with the loaded library. Throws ``SqlCipherError/cannotOpen(path:reason:)``.
     init(path: String, flags: Int32 = readWrite | create | noMutex) throws {
+        let scope = ConnectionScope()
+        self.scope = scope
+        statementGate = StatementGate(scope: scope)
         var db: OpaquePointer?
         let rc = scb_open_v2(path, &db, flags, nil)
         guard rc == 0, let db else {
@@ -67,6 +74,7 @@ final class SQLiteConnection {
         handle = db
         self.path = path
         scb_extended_result_codes(db, 1)
+        installStatementGate()
         installChangeTracking()
         interruptGate.install(on: db)
         // Here rather than in DatabaseOpener so that every connection has it, conversions and
@@ -94,13 +102,13 @@ final class SQLiteConnection {
 
     // MARK: Errors
 
-    /// The typed error for result code `rc`, with SQLite's message for this connection. A failure
-    /// that follows a refusal of the authorizer (`SQLITE_AUTH`, or `SQLITE_ERROR` for a refused
-    /// function) is reported with the typed error of the guard that refused
-    /// (SQLiteConnection+Guards.swift).
+    /// The typed error for result code `rc`, with SQLite's message for this connection. A failed
+    /// compile reports its refusal itself (``StatementGate/Compilation/error(sql:on:)``); a step
+    /// that failed because SQLite compiled the statement again (after a schema change) and the
+    /// authorizer refused it then (`SQLITE_AUTH`, or `SQLITE_ERROR` for a refused function) is
+    /// reported with the typed error of that refusal.
     func error(_ rc: Int32, sql: String?) -> SqlCipherError {
-        if rc & 0xFF == Self.sqliteAuth || rc & 0xFF == 1, let refused = changeTracker.sqlGuard.refused {
-            changeTracker.sqlGuard.refused = nil
+        if rc & 0xFF == Self.sqliteAuth || rc & 0xFF == 1, let refused = statementGate.takeStepRefusal() {
             return refused.error(sql: sql ?? "")
         }
         if rc & 0xFF == 1, let failure = functionFailure(sql: sql) { return failure }
@@ -116,7 +124,7 @@ final class SQLiteConnection {
     /// Only the caller's SQL takes a stream's statement: the package's own statements that may
     /// meet an open stream (a rekey's best-effort checkpoint) expect the failure and go on.
     func endPausedStreams(after rc: Int32) -> Bool {
-        guard streams.count > 0, extensionState.internalDepth == 0, changeTracker.sqlGuard.packageDepth == 0 else {
+        guard streams.count > 0, !scope.isInternal else {
             return false
         }
         let primary = rc & 0xFF
@@ -139,36 +147,33 @@ final class SQLiteConnection {
         syncExtensionsIfChanged()
         var statement: OpaquePointer?
         var trailing = false
-        let sqlGuard = changeTracker.sqlGuard
-        sqlGuard.willCompile()
-        var kind = StatementGuardKind.ordinary
-        let rc: Int32 = sql.utf8CString.withUnsafeBufferPointer { buffer in
+        let compiled: StatementGate.Compilation = sql.utf8CString.withUnsafeBufferPointer { buffer in
             var tail: UnsafePointer<CChar>?
             let base = buffer.baseAddress!
-            let rc = scb_prepare(handle, base, length, 0, &statement, &tail)
-            kind = sqlGuard.kind  // before the probe of the rest compiles more
-            if rc == 0, let tail, tail - base < buffer.count - 1 {
-                trailing = Self.containsStatement(handle, tail)
+            let compiled = compile(base, length: length, statement: &statement, tail: &tail)
+            if compiled.rc == 0, let tail, tail - base < buffer.count - 1 {
+                trailing = containsStatement(tail)
             }
-            // A refusal in the probe of the rest belongs to no error of this statement.
-            if rc == 0 { sqlGuard.refused = nil }
-            return rc
+            return compiled
         }
-        guard rc == 0 else {
+        guard compiled.rc == 0 else {
             if let statement { scb_finalize(statement) }
-            throw prepareError(rc, sql: sql)
+            throw compiled.error(sql: sql, on: self)
         }
         guard let statement else { return nil }
         do { try refuseByText(statement, sql: sql) } catch { scb_finalize(statement); throw error }
         let prepared = Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
-        prepared.guardKind = kind
+        prepared.guardKind = compiled.kind
+        prepared.compiledUnderPackageRules = compiled.bypassed
         return prepared
     }
 
     /// Whether the text at `tail` holds a statement (rather than only whitespace and comments).
-    private static func containsStatement(_ db: OpaquePointer, _ tail: UnsafePointer<CChar>) -> Bool {
+    /// What the authorizer refuses in it belongs to no error of the first statement: the probe's
+    /// compilation is dropped.
+    private func containsStatement(_ tail: UnsafePointer<CChar>) -> Bool {
         var probe: OpaquePointer?
-        let rc = scb_prepare(db, tail, -1, 0, &probe, nil)
+        let rc = compile(tail, statement: &probe).rc
         if let probe { scb_finalize(probe) }
         // A syntax error in the rest still means "there is more SQL": refuse to ignore it.
         return rc != 0 || probe != nil
@@ -179,7 +184,7 @@ final class SQLiteConnection {
         if let statement = cache.statement(for: sql) { return statement }
         guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql).redactingSQL() }
         // A statement that compiled only because the package runs it must not serve user SQL.
-        if !statement.hasTrailingStatements && !changeTracker.sqlGuard.bypassed { cache.insert(statement) }
+        if !statement.hasTrailingStatements && !statement.compiledUnderPackageRules { cache.insert(statement) }
         return statement
     }
 
@@ -239,18 +244,16 @@ final class SQLiteConnection {
             while cursor < end {
                 var handle: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
-                changeTracker.sqlGuard.willCompile()
-                let rc = scb_prepare(self.handle, cursor, try CLength.sql(end - cursor, sql: sql), 0, &handle, &tail)
-                guard rc == 0 else {
+                let compiled = compile(cursor, length: try CLength.sql(end - cursor, sql: sql), statement: &handle, tail: &tail)
+                guard compiled.rc == 0 else {
                     if let handle { scb_finalize(handle) }
-                    throw prepareError(rc, sql: sql)
+                    throw compiled.error(sql: sql, on: self)
                 }
                 guard let handle else { break }
-                changeTracker.sqlGuard.refused = nil
                 do { try refuseByText(handle, sql: sql) } catch { scb_finalize(handle); throw error }
                 let text = String(cString: scb_sql(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
                 let statement = Statement(handle: handle, sql: text, hasTrailingStatements: false, connection: self)
-                statement.guardKind = changeTracker.sqlGuard.kind
+                statement.guardKind = compiled.kind
                 guard statement.parameterCount == 0 else {
                     throw SqlCipherError.argumentCountMismatch(expected: statement.parameterCount, given: 0, sql: text).redactingSQL()
                 }
@@ -301,6 +304,36 @@ final class SQLiteConnection {
         return value.flatMap { Int.fromDatabaseValue($0) ?? String.fromDatabaseValue($0).flatMap { Int($0) } }
     }
 
+    /// Runs `sql` with the raw API (neither cached, tracked nor checked as a user statement) and
+    /// hands the given columns of each row to `body` (NULL for a column the result lacks); false on
+    /// error. For the package's own bookkeeping queries: live-query analysis and the ATTACH check.
+    /// Traced as internal statements (SQLiteConnection+Tracing.swift).
+    func rows(_ sql: String, columns: [Int32], _ body: ([DatabaseValue]) -> Void) -> Bool {
+        var raw: OpaquePointer?
+        guard compile(sql, statement: &raw).rc == 0, let raw else { return false }
+        let trace = startRawTrace()
+        var rc: Int32 = 0
+        defer {
+            scb_finalize(raw)
+            trace?.finish(sql: SQLRedaction.text(of: sql), arguments: nil,
+                          outcome: rc == 101 ? .completed : .failed(code: rc & 0xFF))
+        }
+        while true {
+            rc = scb_step(raw)
+            if rc == 101 { return true }
+            guard rc == 100 else { return false }
+            let count = scb_column_count(raw)
+            body(columns.map { column in
+                guard column < count else { return .null }
+                switch scb_column_type(raw, column) {
+                case 1: return .integer(scb_column_int64(raw, column))
+                case 3: return .text(scb_column_text(raw, column).map { String(cString: $0) } ?? "")
+                default: return .null
+                }
+            })
+        }
+    }
+
     // MARK: Transactions
 
     /// Whether a transaction is open (https://sqlite.org/c3ref/get_autocommit.html).
@@ -310,21 +343,22 @@ final class SQLiteConnection {
     /// already open. Rolls back when `body` or the commit throws.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try inSavepoint(body) }
-        beginPackageSQL()  // the package's own BEGIN/COMMIT/ROLLBACK; runBody makes the body the user's
-        defer { endPackageSQL() }
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let result = try runBody(transactional: true, body)
-            // A body that swallowed the interrupt of a cancelled call must not commit half of
-            // its work: the whole transaction goes.
-            if interruptGate.isCancellingCurrentCall { throw CancellationError() }
-            try execute("COMMIT")
-            return result
-        } catch {
-            interruptGate.shielded {
-                if isInTransaction { _ = try? execute("ROLLBACK") }
+        // The package's own BEGIN/COMMIT/ROLLBACK; runBody makes the body the user's.
+        return try asPackage {
+            try execute("BEGIN IMMEDIATE")
+            do {
+                let result = try runBody(transactional: true, body)
+                // A body that swallowed the interrupt of a cancelled call must not commit half of
+                // its work: the whole transaction goes.
+                if interruptGate.isCancellingCurrentCall { throw CancellationError() }
+                try execute("COMMIT")
+                return result
+            } catch {
+                interruptGate.shielded {
+                    if isInTransaction { _ = try? execute("ROLLBACK") }
+                }
+                throw error
             }
-            throw error
         }
     }
 
@@ -333,25 +367,26 @@ final class SQLiteConnection {
     /// With `readOnly`, the body may only read (``runBody(readOnly:_:)``): one consistent view of
     /// the database for all its statements.
     func inSavepoint<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
-        savepointDepth += 1
-        defer { savepointDepth -= 1 }
-        beginPackageSQL()  // the package's own SAVEPOINT/RELEASE; runBody makes the body the user's
-        defer { endPackageSQL() }
-        let name = "sqlcipherkit_sp\(savepointDepth)"
-        try execute("SAVEPOINT \(name)")
-        do {
-            let result = try runBody(readOnly: readOnly, transactional: true, body)
-            if interruptGate.isCancellingCurrentCall { throw CancellationError() }
-            try execute("RELEASE \(name)")
-            return result
-        } catch {
-            interruptGate.shielded {
-                if isInTransaction {
-                    _ = try? execute("ROLLBACK TO \(name)")
-                    _ = try? execute("RELEASE \(name)")
+        // The package's own SAVEPOINT/RELEASE; runBody makes the body the user's.
+        try scope.with(.savepoint) {
+            try asPackage {
+                let name = "sqlcipherkit_sp\(scope.savepointDepth)"
+                try execute("SAVEPOINT \(name)")
+                do {
+                    let result = try runBody(readOnly: readOnly, transactional: true, body)
+                    if interruptGate.isCancellingCurrentCall { throw CancellationError() }
+                    try execute("RELEASE \(name)")
+                    return result
+                } catch {
+                    interruptGate.shielded {
+                        if isInTransaction {
+                            _ = try? execute("ROLLBACK TO \(name)")
+                            _ = try? execute("RELEASE \(name)")
+                        }
+                    }
+                    throw error
                 }
             }
-            throw error
         }
     }
 

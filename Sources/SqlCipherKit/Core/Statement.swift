@@ -31,6 +31,10 @@ final class Statement {
     /// What the SQL guards learned when the statement was compiled (SQLiteConnection+Guards.swift).
     @exclusivity(unchecked)
     var guardKind = StatementGuardKind.ordinary
+    /// Whether the authorizer allowed something in it only because the package ran it
+    /// (``StatementGate/Compilation/bypassed``): such a statement never enters the cache, so that
+    /// user SQL of the same text is judged again.
+    var compiledUnderPackageRules = false
     /// Whether text or a blob is bound: SQLite holds a copy of it until the bindings are cleared,
     /// and that copy can be sensitive, so ``reset()`` clears it. Integers need no clearing, since
     /// every execution binds every parameter again.

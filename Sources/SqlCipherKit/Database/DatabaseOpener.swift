@@ -114,70 +114,70 @@ enum DatabaseOpener {
         // database refuses page_size, plaintext attachments and VACUUM INTO, whose copy takes its
         // key from the target (a `file:...?key=` URI writes plaintext) and SQLCipher's default
         // settings, neither of which can be checked before it runs.
-        connection.changeTracker.sqlGuard.isEncrypted = encrypted
-        connection.changeTracker.sqlGuard.allowsVacuumInto = !encrypted
+        connection.statementGate.isEncrypted = encrypted
+        connection.statementGate.allowsVacuumInto = !encrypted
         do {
             // Again now that SQLite holds the file open, before it reads anything: a file renamed
             // over the path in between would otherwise be read with the old file's -wal and -shm.
             // Closing a connection that read nothing touches no file.
             try identity?.check(path: path)
             // Every statement of the opening is the package's own (trace events mark it), up to
-            // the caller's prepareConnection. (A failed opening closes the connection: its depth
-            // no longer matters.)
-            connection.extensionState.internalDepth += 1
-            connection.role = setup.role
-            connection.changeTracker.relay = setup.relay
-            if let extensions = setup.extensions { try extensions.apply(to: connection) }
-            // Before the first read, so that a file locked by another connection is waited for
-            // rather than reported busy at once.
-            scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
-            if let key {
-                try connection.applyKey(key)
-                if !key.isRawKey { KeyDerivation.notePassphraseKeying(path: path) }
-            }
-            if library.cipherVersionIsAtLeast(4, 5, 1) {
-                try connection.execute("PRAGMA cipher_log = off")
-            }
-            try connection.asPackage {
-                for pragma in settings { try connection.execute(pragma) }
-            }
-            try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher, readOnly: readOnly)
+            // the caller's prepareConnection.
+            let mode: JournalMode = try connection.asInternal {
+                connection.role = setup.role
+                connection.changeTracker.relay = setup.relay
+                if let extensions = setup.extensions { try extensions.apply(to: connection) }
+                // Before the first read, so that a file locked by another connection is waited for
+                // rather than reported busy at once.
+                scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
+                if let key {
+                    try connection.applyKey(key)
+                    if !key.isRawKey { KeyDerivation.notePassphraseKeying(path: path) }
+                }
+                if library.cipherVersionIsAtLeast(4, 5, 1) {
+                    try connection.execute("PRAGMA cipher_log = off")
+                }
+                try connection.asPackage {
+                    for pragma in settings { try connection.execute(pragma) }
+                }
+                try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher, readOnly: readOnly)
 
-            // New: the file was missing or empty, and no other connection has committed to it
-            // (a WAL database stays empty until its first checkpoint).
-            let fresh = try isNew && (inMemory || pageCount(connection) == 0)
-            let mode: JournalMode
-            if fresh {
-                let answer = try connection.scalar("PRAGMA journal_mode = \(journalMode.pragmaValue)")
-                mode = inMemory ? .rollback : JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
-            } else {
-                let answer = try connection.scalar("PRAGMA journal_mode")
-                mode = JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
-            }
+                // New: the file was missing or empty, and no other connection has committed to it
+                // (a WAL database stays empty until its first checkpoint).
+                let fresh = try isNew && (inMemory || pageCount(connection) == 0)
+                let journal: JournalMode
+                if fresh {
+                    let answer = try connection.scalar("PRAGMA journal_mode = \(journalMode.pragmaValue)")
+                    journal = inMemory ? .rollback : JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
+                } else {
+                    let answer = try connection.scalar("PRAGMA journal_mode")
+                    journal = JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
+                }
 
-            try connection.execute("PRAGMA foreign_keys = ON")
-            // The page cache (a page read from the file is decrypted at each read, one in the
-            // cache is not: docs/performance.md) and synchronous.
-            try setup.configuration.applySettings(to: connection)
+                try connection.execute("PRAGMA foreign_keys = ON")
+                // The page cache (a page read from the file is decrypted at each read, one in the
+                // cache is not: docs/performance.md) and synchronous.
+                try setup.configuration.applySettings(to: connection)
 
-            if encrypted && fresh && !inMemory {
-                try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
-                // Before the creation lock is released: page 1, and with it the salt, is then in
-                // the file's first bytes, where every later opener (SQLCipher's own key
-                // derivation, KeySalt) reads it, rather than only in this connection's -wal.
-                if mode == .wal { try connection.execute("PRAGMA wal_checkpoint(PASSIVE)") }
-            } else if encrypted && !inMemory {
-                try finishInterruptedCreation(connection, path: path, cipher: cipher)
+                if encrypted && fresh && !inMemory {
+                    try verifyCiphertextOnDisk(connection, path: path, cipher: cipher)
+                    // Before the creation lock is released: page 1, and with it the salt, is then in
+                    // the file's first bytes, where every later opener (SQLCipher's own key
+                    // derivation, KeySalt) reads it, rather than only in this connection's -wal.
+                    if journal == .wal { try connection.execute("PRAGMA wal_checkpoint(PASSIVE)") }
+                } else if encrypted && !inMemory {
+                    try finishInterruptedCreation(connection, path: path, cipher: cipher)
+                }
+                if setup.role == .reader {
+                    // Backs up the pool's own refusal of writing statements on its readers
+                    // (https://sqlite.org/pragma.html#pragma_query_only).
+                    try connection.asPackage { _ = try connection.execute("PRAGMA query_only = 1") }
+                }
+                // After the opening sequence's own statements (PRAGMA journal_mode), which must run.
+                connection.refusesWrites = readOnly
+                return journal
             }
-            if setup.role == .reader {
-                // Backs up the pool's own refusal of writing statements on its readers
-                // (https://sqlite.org/pragma.html#pragma_query_only).
-                try connection.asPackage { _ = try connection.execute("PRAGMA query_only = 1") }
-            }
-            // After the opening sequence's own statements (PRAGMA journal_mode), which must run.
-            connection.refusesWrites = readOnly
-            connection.changeTracker.sqlGuard.refusesPerConnectionPragmas = setup.pooled
-            connection.extensionState.internalDepth -= 1
+            connection.scope.isPooled = setup.pooled
             try prepare(connection, with: setup.configuration)
             let isReadOnly = readOnly || scb_db_readonly(connection.handle, "main") == 1
             return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: isReadOnly,
@@ -192,10 +192,7 @@ enum DatabaseOpener {
     /// otherwise ready: the per-connection pragmas a pool refuses as raw SQL are allowed in it.
     private static func prepare(_ connection: SQLiteConnection, with configuration: DatabaseConfiguration) throws {
         guard let prepareConnection = configuration.prepareConnection else { return }
-        let sqlGuard = connection.changeTracker.sqlGuard
-        sqlGuard.isConfiguring = true
-        defer { sqlGuard.isConfiguring = false }
-        try connection.lend(prepareConnection)
+        try connection.scope.with(.configuring) { try connection.lend(prepareConnection) }
     }
 
     /// The checks of a `readOnly` open: a read-only open cannot create a database, so the file

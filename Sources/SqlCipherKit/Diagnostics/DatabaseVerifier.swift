@@ -178,10 +178,10 @@ extension DatabaseVerifier {
             let material = try key.material()
             try connection.applyKey(material)
             // The package's own settings pragmas, which the raw-SQL guard refuses from users.
-            connection.beginPackageSQL()
-            defer { connection.endPackageSQL() }
-            if library.cipherVersionIsAtLeast(4, 5, 1) { try connection.execute("PRAGMA cipher_log = off") }
-            for pragma in candidate.pragmas { try connection.execute(pragma) }
+            try connection.asPackage {
+                if library.cipherVersionIsAtLeast(4, 5, 1) { try connection.execute("PRAGMA cipher_log = off") }
+                for pragma in candidate.pragmas { try connection.execute(pragma) }
+            }
             return connection
         } catch {
             connection.close()

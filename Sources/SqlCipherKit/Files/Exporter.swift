@@ -65,10 +65,16 @@ struct Exporter {
     /// `CancellationError` when the current task is cancelled before verification ends.
     func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
                 progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> ProgressReporter? {
-        // The ATTACH, cipher settings and sqlcipher_export below are the package's own SQL, which
-        // the guards refuse from user SQL (SQLiteConnection+Guards.swift).
-        source.beginPackageSQL()
-        defer { source.endPackageSQL() }
+        // The ATTACH, cipher settings and sqlcipher_export are the package's own SQL, which the
+        // guards refuse from user SQL (SQLiteConnection+Guards.swift).
+        try source.asPackage {
+            try exportAsPackage(to: target, key: key, cipher: cipher, journalMode: journalMode, progress: progress)
+        }
+    }
+
+    /// ``export(to:key:cipher:journalMode:progress:)`` inside the package's scope.
+    private func exportAsPackage(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
+                                 progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
         try Self.checkNewTarget(target)
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
         if key == nil && cipher != .default {

@@ -28,27 +28,28 @@ enum SqlCipher3Upgrade {
             try SnapshotFiles.copyFile(path, to: temporary)
             let migrating = try SQLiteConnection(path: temporary)
             defer { migrating.close() }
-            migrating.beginPackageSQL()  // PRAGMA cipher_migrate is the package's own (SQLiteConnection+Guards.swift)
-            defer { migrating.endPackageSQL() }
-            try migrating.applyKey(material)
-            if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
-            // SQLCipher answers with the text "0" on success.
-            let answer = try migrating.interruptGate.watching(cancellable: true, sample: nil) {
-                try migrating.scalar("PRAGMA cipher_migrate").flatMap { value -> Int? in
-                    if case .text(let text) = value { return Int(text) }
-                    return Int.fromDatabaseValue(value)
+            // PRAGMA cipher_migrate is the package's own (SQLiteConnection+Guards.swift).
+            try migrating.asPackage {
+                try migrating.applyKey(material)
+                if library.cipherVersionIsAtLeast(4, 5, 1) { try migrating.execute("PRAGMA cipher_log = off") }
+                // SQLCipher answers with the text "0" on success.
+                let answer = try migrating.interruptGate.watching(cancellable: true, sample: nil) {
+                    try migrating.scalar("PRAGMA cipher_migrate").flatMap { value -> Int? in
+                        if case .text(let text) = value { return Int(text) }
+                        return Int.fromDatabaseValue(value)
+                    }
                 }
+                guard answer == 0 else {
+                    throw SqlCipherError.conversionFailed(
+                        source: path, target: temporary,
+                        reason: "cipher_migrate reported \(answer.map(String.init) ?? "no result"); only files made "
+                            + "with SQLCipher 3's default settings can be migrated")
+                }
+                // cipher_migrate carries user_version over but not application_id: set it as every
+                // other conversion does, so that the verification below compares like with like.
+                try migrating.execute("PRAGMA application_id = \(expected.applicationID)")
+                if source.journalMode == .wal { _ = try migrating.query("PRAGMA journal_mode = WAL") }
             }
-            guard answer == 0 else {
-                throw SqlCipherError.conversionFailed(
-                    source: path, target: temporary,
-                    reason: "cipher_migrate reported \(answer.map(String.init) ?? "no result"); only files made "
-                        + "with SQLCipher 3's default settings can be migrated")
-            }
-            // cipher_migrate carries user_version over but not application_id: set it as every
-            // other conversion does, so that the verification below compares like with like.
-            try migrating.execute("PRAGMA application_id = \(expected.applicationID)")
-            if source.journalMode == .wal { _ = try migrating.query("PRAGMA journal_mode = WAL") }
             migrating.close()
             try Task.checkCancellation()
             try Exporter.verify(temporary, key: material, cipher: .default, expected: expected, source: path)

@@ -20,10 +20,6 @@ final class ChangeTracker {
     /// so that ordinary compiles (and SQLite's own re-preparations) cost a nil test.
     var compiling: StatementAccess?
 
-    /// The state of the SQL guards (SQLiteConnection+Guards.swift). Lives here because the tracker
-    /// is the authorizer's context.
-    let sqlGuard = SQLGuard()
-
     /// The tables read by the statements of the fetch in progress, if one is.
     private var readRecorder: TableRegion?
 
@@ -253,4 +249,11 @@ protocol ObservationEntry: AnyObject {
     var region: TableRegion { get }
     /// Whether the last fetch ran inside an open transaction.
     var refetchWhenTransactionEnds: Bool { get set }
+}
+
+extension ChangeTracker: AuthorizerListener {
+    /// Records an allowed action into the analysis in progress (``compiling``).
+    func authorizerAllowed(action: Int32, first: UnsafePointer<CChar>?, second: UnsafePointer<CChar>?) {
+        compiling?.record(action: action, first: first, second: second)
+    }
 }

@@ -12,14 +12,17 @@
 /// ``SqlCipherError/connectionNotUsable``.
 public final class MigrationContext {
     private let core: SQLiteConnection
+    private let migrationID: String
     private let forceTableRebuild: Bool
     private var isActive = true
-    /// Set when a table rebuild was needed while foreign keys were enforced: the runner then runs
-    /// the migration again with foreign keys off, even if the migration caught the error.
-    private(set) var needsForeignKeysOff = false
+    /// The refusal of a table rebuild while foreign keys were enforced: the runner fails the
+    /// migration with it even if the migration caught it, so that a migration never commits
+    /// without a change it asked for.
+    private(set) var refusedRebuild: SqlCipherError?
 
-    init(core: SQLiteConnection, forceTableRebuild: Bool) {
+    init(core: SQLiteConnection, migrationID: String, forceTableRebuild: Bool) {
         self.core = core
+        self.migrationID = migrationID
         self.forceTableRebuild = forceTableRebuild
     }
 
@@ -62,8 +65,19 @@ public final class MigrationContext {
             return
         }
         if try core.foreignKeysEnabled() {
-            needsForeignKeysOff = true
-            throw MigrationRunner.NeedsForeignKeysOff()
+            let what = switch change {
+            case let .dropColumn(column): "dropping column \"\(column)\""
+            case let .renameColumn(column, _): "renaming column \"\(column)\""
+            }
+            let error = SqlCipherError.migrationFailed(
+                id: migrationID,
+                reason: "\(what) of table \"\(statement.table.name)\" rebuilds the table (SQLite has native "
+                    + "RENAME COLUMN from 3.25 and DROP COLUMN from 3.35), and a rebuild needs foreign keys off, "
+                    + "which they are not: "
+                    + "declare `let foreignKeyChecks = ForeignKeyChecks.deferred` on the migration (foreign keys "
+                    + "are then off while it runs, and PRAGMA foreign_key_check runs before it commits)")
+            refusedRebuild = error
+            throw error
         }
         try TableRebuild(connection: core, table: statement.table.name, change: change).run()
     }

@@ -188,7 +188,9 @@ struct DatabaseConfigurationTests {
                 try ctx.execute("INSERT INTO parents(id, name, extra) VALUES (1, 'p', 'x')")
                 try ctx.execute("INSERT INTO children(parent) VALUES (1)")
             }),
-            StepMigration("002", up: { ctx in try ctx.execute(AlterTable(parents, dropColumn: "extra")) }),
+            StepMigration("002", foreignKeyChecks: .deferred, up: { ctx in
+                try ctx.execute(AlterTable(parents, dropColumn: "extra"))
+            }),
         ]
         try await pool.migrate(migrations, forceTableRebuild: true)
         let columns = try await pool.query("PRAGMA table_info(parents)").compactMap { $0.get(1, as: String.self) }

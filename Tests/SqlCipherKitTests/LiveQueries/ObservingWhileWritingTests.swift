@@ -4,6 +4,7 @@ import Testing
 
 private struct AddNoteColumn: Migration {
     let id = "live-001-add-note"
+    let foreignKeyChecks = ForeignKeyChecks.deferred  // its down drops a column (a rebuild, forced below)
     func up(_ ctx: MigrationContext) throws {
         try ctx.execute(AlterTable(TableName("products"), addColumn: "note", .text))
         try ctx.execute("UPDATE products SET note = 'migrated'")

@@ -1,15 +1,18 @@
 import Foundation
 @testable import SqlCipherKit
 
-/// A migration made of closures, for tests.
+/// A migration made of closures, for tests; `foreignKeyChecks` defaults as ``Migration``'s does.
 struct StepMigration: Migration {
     let id: String
+    let foreignKeyChecks: ForeignKeyChecks
     let upBody: @Sendable (MigrationContext) throws -> Void
     let downBody: (@Sendable (MigrationContext) throws -> Void)?
 
-    init(_ id: String, up: @escaping @Sendable (MigrationContext) throws -> Void,
+    init(_ id: String, foreignKeyChecks: ForeignKeyChecks = .immediate,
+         up: @escaping @Sendable (MigrationContext) throws -> Void,
          down: (@Sendable (MigrationContext) throws -> Void)? = nil) {
         self.id = id
+        self.foreignKeyChecks = foreignKeyChecks
         self.upBody = up
         self.downBody = down
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import SqlCipherKit
 
@@ -67,7 +68,7 @@ import Testing
     func dropColumnKeepsDataIndexesTriggersAndKeys(forceTableRebuild: Bool) async throws {
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)
-        let drop = StepMigration("002-drop", up: { ctx in
+        let drop = StepMigration("002-drop", foreignKeyChecks: .deferred, up: { ctx in
             try ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
             try ctx.execute(AlterTable(TableName("notes"), dropColumn: "extra"))
         })
@@ -88,7 +89,7 @@ import Testing
     func renameColumnRewritesIndexesTriggersAndChecks(forceTableRebuild: Bool) async throws {
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)
-        let rename = StepMigration("002-rename", up: { ctx in
+        let rename = StepMigration("002-rename", foreignKeyChecks: .deferred, up: { ctx in
             try ctx.execute(AlterTable(Self.parent, renameColumn: "name", to: "title"))
         }, down: { ctx in
             try ctx.execute(AlterTable(Self.parent, renameColumn: "title", to: "name"))
@@ -112,7 +113,7 @@ import Testing
         let before = try await db.query("SELECT sql FROM sqlite_master ORDER BY name")
         // Indexed, primary key, used in a trigger, referenced by a foreign key, used in a partial index.
         for column in ["name", "id", "code"] {
-            let drop = StepMigration("002-drop-\(column)", up: { ctx in
+            let drop = StepMigration("002-drop-\(column)", foreignKeyChecks: .deferred, up: { ctx in
                 try ctx.execute(AlterTable(Self.parent, dropColumn: column))
             })
             await #expect(throws: SqlCipherError.self, "\(column)") {
@@ -136,7 +137,9 @@ import Testing
             try ctx.execute("CREATE TRIGGER kv_added AFTER INSERT ON kv BEGIN INSERT INTO audit VALUES (NEW.key); END")
             try ctx.execute("INSERT INTO kv(key, value) VALUES ('a', 'b')")
         })
-        let drop = StepMigration("002", up: { ctx in try ctx.execute(AlterTable(TableName("kv"), dropColumn: "key")) })
+        let drop = StepMigration("002", foreignKeyChecks: .deferred, up: { ctx in
+            try ctx.execute(AlterTable(TableName("kv"), dropColumn: "key"))
+        })
         await #expect(throws: SqlCipherError.self) {
             try await db.migrate([schema, drop], forceTableRebuild: forceTableRebuild)
         }
@@ -152,7 +155,7 @@ import Testing
         let trigger = StepMigration("002-trigger", up: { ctx in
             try ctx.execute("CREATE TRIGGER copy_note AFTER INSERT ON parent BEGIN UPDATE parent SET code = note WHERE id = NEW.id; END")
         })
-        let rename = StepMigration("003-rename", up: { ctx in
+        let rename = StepMigration("003-rename", foreignKeyChecks: .deferred, up: { ctx in
             try ctx.execute(AlterTable(Self.parent, renameColumn: "note", to: "remark"))
         })
         do {
@@ -166,39 +169,109 @@ import Testing
         #expect(try await db.appliedMigrations() == ["001-schema", "002-trigger"])
     }
 
-    @Test func rebuildRunsTheMigrationOnceInEffect() async throws {
-        // A migration that needs a rebuild runs again with foreign keys off; its first attempt is
-        // rolled back, so its other changes happen once.
+    @Test(arguments: [ForeignKeyChecks.immediate, .deferred])
+    func upRunsOnceInEitherMode(foreignKeyChecks: ForeignKeyChecks) async throws {
+        // A forced rebuild in the deferred migration, none in the immediate one (which would
+        // refuse it): neither runs its `up` a second time.
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)
-        let attempts = OrderLog()
-        let mixed = StepMigration("002", up: { ctx in
-            attempts.append("up")
+        let calls = CallCounter()
+        let once = StepMigration("002", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+            calls.increment()
             try ctx.execute("INSERT INTO log(msg) VALUES ('before')")
-            try? ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
+            if foreignKeyChecks == .deferred { try ctx.execute(AlterTable(Self.parent, dropColumn: "legacy")) }
             try ctx.execute("INSERT INTO log(msg) VALUES ('after')")
         })
-        try await db.migrate([Self.schema, mixed], forceTableRebuild: true)
-        #expect(attempts.ids == ["up", "up"])
+        try await db.migrate([Self.schema, once], forceTableRebuild: true)
+        #expect(calls.value == 1)
         #expect(try await db.query("SELECT msg FROM log").map { $0["msg"] } == [.text("before"), .text("after")])
-        #expect(!(try await db.builderColumns("parent").contains("legacy")))
+        #expect(try await db.builderColumns("parent").contains("legacy") == (foreignKeyChecks == .immediate))
+        #expect(try await db.appliedMigrations() == ["001-schema", "002"])
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
+    }
+
+    @Test func rebuildInAnImmediateMigrationFailsOnceWithWhatToDeclare() async throws {
+        // On 3.4.1 every DROP COLUMN is a rebuild; forced on 4.6.1. A migration that catches the
+        // refusal fails with it all the same, and nothing of it is applied.
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let calls = CallCounter()
+        let immediate = StepMigration("002-drop-legacy", up: { ctx in
+            calls.increment()
+            try ctx.execute("INSERT INTO log(msg) VALUES ('before')")
+            try? ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
+        })
+        do {
+            try await db.migrate([Self.schema, immediate], forceTableRebuild: true)
+            Issue.record("expected a refusal")
+        } catch let SqlCipherError.migrationFailed(id, reason) {
+            #expect(id == "002-drop-legacy")
+            #expect(reason.contains("foreignKeyChecks = ForeignKeyChecks.deferred"))
+        }
+        #expect(calls.value == 1)
+        #expect(try await db.appliedMigrations() == ["001-schema"])
+        #expect(try await db.builderColumns("parent").contains("legacy"))
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM log") == 0)
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+
+        // The same for a `down`: an immediate rollback that needs a rebuild is refused.
+        let addThenDrop = StepMigration("002-add", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, addColumn: "extra", .text))
+        }, down: { ctx in
+            try ctx.execute(AlterTable(Self.parent, dropColumn: "extra"))
+        })
+        try await db.migrate([Self.schema, addThenDrop], forceTableRebuild: true)
+        await #expect(throws: SqlCipherError.self) {
+            try await db.rollback(to: "002-add", using: [Self.schema, addThenDrop], forceTableRebuild: true)
+        }
+        #expect(try await db.appliedMigrations() == ["001-schema", "002-add"])
+        #expect(try await db.builderColumns("parent").contains("extra"))
+    }
+
+    @Test func cascadeHappensInAnImmediateMigration() async throws {
+        // Foreign keys stay on: deleting a parent deletes its children, as in the app.
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let delete = StepMigration("002-delete-b", up: { ctx in
+            try ctx.execute("DELETE FROM parent WHERE id = 2")
+        })
+        try await db.migrate([Self.schema, delete])
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 1)
+        #expect(try await db.appliedMigrations() == ["001-schema", "002-delete-b"])
+    }
+
+    @Test func orphanIsRefusedInADeferredMigration() async throws {
+        // Foreign keys off: the same delete cascades nothing and leaves orphans, which the check
+        // before the commit reports with its own type; the migration is rolled back.
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let delete = StepMigration("002-delete-b", foreignKeyChecks: .deferred, up: { ctx in
+            try ctx.execute("DELETE FROM parent WHERE id = 2")
+        })
+        do {
+            try await db.migrate([Self.schema, delete])
+            Issue.record("expected a foreign-key violation")
+        } catch let SqlCipherError.foreignKeyViolation(table, _, parent) {
+            #expect(table == "child")
+            #expect(parent == "parent")
+        }
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM parent") == 2)
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
+        #expect(try await db.appliedMigrations() == ["001-schema"])
         #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
     }
 
     @Test func foreignKeyViolationInARebuildMigrationRollsBack() async throws {
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)
-        let orphan = StepMigration("002", up: { ctx in
+        let orphan = StepMigration("002", foreignKeyChecks: .deferred, up: { ctx in
             try ctx.execute(AlterTable(Self.parent, dropColumn: "legacy"))
             // With foreign keys off for the rebuild, only the check before commit can catch this.
             try ctx.execute("INSERT INTO child(parent_id) VALUES (999)")
         })
-        do {
+        await #expect(throws: SqlCipherError.foreignKeyViolation(table: "child", rowid: 4, parent: "parent")) {
             try await db.migrate([Self.schema, orphan], forceTableRebuild: true)
-            Issue.record("expected a failure")
-        } catch let SqlCipherError.migrationFailed(id, reason) {
-            #expect(id == "002")
-            #expect(reason.contains("\"child\""))
         }
         #expect(try await db.builderColumns("parent").contains("legacy"))
         #expect(try await db.builderScalarInt("SELECT count(*) FROM child") == 3)
@@ -240,10 +313,17 @@ import Testing
 
         // A child's explicit reference to the column blocks a rebuild rename.
         try await db.execute("CREATE TABLE tagged(code TEXT REFERENCES owners(code))")
-        let rename = StepMigration("003", up: { ctx in
+        let rename = StepMigration("003", foreignKeyChecks: .deferred, up: { ctx in
             try ctx.execute(AlterTable(TableName("owners"), renameColumn: "code", to: "ref"))
         })
         await #expect(throws: SqlCipherError.self) { try await db.migrate([Self.schema, renameTable, rename], forceTableRebuild: true) }
         #expect(try await db.builderColumns("owners").contains("code"))
     }
+}
+
+/// Counts calls from any thread (a migration's closures are `@Sendable`).
+final class CallCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.wrappingAdd(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }

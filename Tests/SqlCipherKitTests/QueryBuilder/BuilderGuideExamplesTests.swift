@@ -192,6 +192,7 @@ import Testing
 
         struct AddDiscountColumn: Migration {
             let id = "002-add-discount"
+            let foreignKeyChecks = ForeignKeyChecks.deferred  // Its down drops a column: a table rebuild before SQLite 3.35.
 
             func up(_ ctx: MigrationContext) throws {
                 try ctx.execute(
@@ -208,6 +209,7 @@ import Testing
 
         struct RenameNameToTitle: Migration {
             let id = "003-rename-name"
+            let foreignKeyChecks = ForeignKeyChecks.deferred  // Renaming a column is a table rebuild before SQLite 3.25.
 
             func up(_ ctx: MigrationContext) throws {
                 try ctx.execute(AlterTable(TableName("products"), renameColumn: "name", to: "title"))
