@@ -53,6 +53,7 @@ struct Bench {
             ("tracing", runTracing),
             ("rekey", runRekey),
             ("durability", runDurability),
+            ("fts", runFullTextSearch),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)

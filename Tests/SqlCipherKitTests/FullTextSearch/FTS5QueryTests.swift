@@ -66,6 +66,7 @@ import Testing
         let t = try await NotesDatabase()
         let db = t.db
         try await db.migrate([
+            NotesDatabase.migration(),
             FTSMigration("plain") { ctx in try ctx.execute(CreateFTS5Table(TableName("memos")).column("text")) },
         ])
         let index = NotesDatabase.index, memos = TableName("memos")

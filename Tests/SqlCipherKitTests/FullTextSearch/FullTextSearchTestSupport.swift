@@ -32,18 +32,21 @@ struct NotesDatabase {
     init(_ label: String = #function, tokenizer: FTS5Tokenizer = .unicode61) async throws {
         directory = TemporaryDirectory(label)
         db = try Database(path: directory.path("notes.db"), rawKey: rawKey(9))
-        try await db.migrate([
-            FTSMigration("notes") { ctx in
-                try ctx.execute(
-                    CreateTable(Self.notes)
-                        .column("id", .integer, .primaryKey)
-                        .column("title", .text, .notNull)
-                        .column("body", .text, .notNull))
-                try ctx.execute(
-                    CreateFTS5Table(Self.index).column("title").column("body").tokenizer(tokenizer)
-                        .externalContent(Self.notes, rowid: "id"))
-            },
-        ])
+        try await db.migrate([Self.migration(tokenizer)])
+    }
+
+    /// The migration that makes `notes` and `notes_fts`.
+    static func migration(_ tokenizer: FTS5Tokenizer = .unicode61) -> FTSMigration {
+        FTSMigration("notes") { ctx in
+            try ctx.execute(
+                CreateTable(Self.notes)
+                    .column("id", .integer, .primaryKey)
+                    .column("title", .text, .notNull)
+                    .column("body", .text, .notNull))
+            try ctx.execute(
+                CreateFTS5Table(Self.index).column("title").column("body").tokenizer(tokenizer)
+                    .externalContent(Self.notes, rowid: "id"))
+        }
     }
 
     /// Inserts a note; returns its id.
