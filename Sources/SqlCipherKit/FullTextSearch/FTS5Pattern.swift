@@ -18,7 +18,7 @@ import CSqlCipherBridge
 /// nil when the input holds no token (only spaces and punctuation, for example): there is then
 /// nothing to search for, and an empty FTS5 query would be an error.
 ///
-/// ``init(rawPattern:)`` takes FTS5's own syntax, for patterns written by the program; it is
+/// ``init(rawPattern:columns:)`` takes FTS5's own syntax, for patterns written by the program; it is
 /// checked by the loaded SQLite before it is accepted.
 public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, DatabaseValueConvertible {
     /// The pattern in FTS5's query syntax, as it is bound.

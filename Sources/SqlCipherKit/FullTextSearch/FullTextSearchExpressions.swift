@@ -62,7 +62,7 @@ extension TableName {
 
 extension Column {
     /// `"column" MATCH :pattern`: the rows whose column `column` of an FTS5 table matches
-    /// `pattern` (the same as a column filter in the pattern, SQLite 3.30 and later).
+    /// `pattern` (the same as a column filter `column: (…)` in the pattern).
     public func match(_ pattern: FTS5Pattern) -> SQLExpression {
         .compare(.match, sqlExpression, .literal(pattern))
     }

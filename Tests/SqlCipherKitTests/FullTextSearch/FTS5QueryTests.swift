@@ -60,6 +60,10 @@ import Testing
         #expect(try await t.db.query(template, search.set(FTS5Pattern(matchingAllTokensIn: "words")!)).count == 2)
         #expect(try await t.db.query(template, arguments: ["search": FTS5Pattern(matchingAllTokensIn: "second")!])
             .compactMap { $0.get(0, as: Int.self) } == [2])
+        // A column's MATCH searches that column alone: "a" is a title, not a body.
+        let titleA = try #require(FTS5Pattern(matchingAllTokensIn: "a"))
+        #expect(try await t.db.query(Select(col("rowid")).from(index).where(col("title").match(titleA))).count == 1)
+        #expect(try await t.db.query(Select(col("rowid")).from(index).where(col("body").match(titleA))).isEmpty)
     }
 
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func liveQueriesSeeWritesThroughTheTriggersAndIntoPlainTables() async throws {
