@@ -66,6 +66,22 @@ import Testing
         #expect(try await t.db.query(Select(col("rowid")).from(index).where(col("body").match(titleA))).isEmpty)
     }
 
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aPoolAndAConnectionRunTheSameStatements() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey(6))
+        try await pool.migrate([NotesDatabase.migration()])
+        try await pool.execute("INSERT INTO notes(title, body) VALUES (?, ?)", "pooled", "searchable through readers")
+        let index = NotesDatabase.index
+        let pattern = try #require(FTS5Pattern(matchingAllPrefixesIn: "search read"))
+        #expect(try await pool.query(Select(col("rowid")).from(index).where(index.match(pattern))).count == 1)
+        let found = try await pool.read { conn in
+            try conn.query(Select(index.highlight(column: 0, before: "[", after: "]")).from(index).where(index.match(
+                FTS5Pattern(matchingAllTokensIn: "pooled")!)))
+        }
+        #expect(found.first?.get(0, as: String.self) == "[pooled]")
+        _ = try await pool.transaction { conn in try conn.execute(FTS5Command.optimize(index)) }
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func liveQueriesSeeWritesThroughTheTriggersAndIntoPlainTables() async throws {
         let t = try await NotesDatabase()
         let db = t.db
