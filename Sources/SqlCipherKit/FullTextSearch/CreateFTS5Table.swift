@@ -26,7 +26,9 @@
 /// string with `'` doubled; the tokenizer is a closed type (``FTS5Tokenizer``), never text.
 ///
 /// On a library without FTS5 (Debian's SQLCipher 3.4.1) running it throws
-/// ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming FTS5 before any SQL runs.
+/// ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming FTS5 before any SQL runs; the
+/// same error names a tokenizer the loaded SQLite is too old for (`trigram` needs SQLite 3.34,
+/// `remove_diacritics 2` needs 3.27).
 /// Dropping the FTS5 table with ``DropTable`` leaves the triggers on the content table: drop them
 /// too (`DROP TRIGGER "__notes_fts_ai"`, …), or drop the content table, which drops them.
 public struct CreateFTS5Table: Sendable, Hashable {
@@ -127,7 +129,12 @@ public struct CreateFTS5Table: Sendable, Hashable {
         var arguments = try columns.map { column in
             try SQLRenderer.quoteIdentifier(column.name) + (column.unindexed ? " UNINDEXED" : "")
         }
-        if let tokenizerValue { arguments.append("tokenize=" + (try Self.optionString(tokenizerValue.optionValue))) }
+        if let tokenizerValue {
+            if let requirement = tokenizerValue.requirement {
+                try SqlCipherLibrary.shared.require(requirement.feature, sqlite: requirement.sqlite)
+            }
+            arguments.append("tokenize=" + (try Self.optionString(tokenizerValue.optionValue)))
+        }
         if let bad = prefixLengths.first(where: { !(1...999).contains($0) }) {
             throw SqlCipherError.invalidQuery(
                 reason: "CreateFTS5Table(\(table.name)).prefixIndexes(\(bad)) is out of range; give lengths from 1 to 999")

@@ -68,6 +68,17 @@ public struct FTS5Tokenizer: Sendable, Hashable {
         }
     }
 
+    /// The oldest SQLite that has this tokenizer with these arguments, with what needs it: nil when
+    /// every SQLite with FTS5 has it.
+    var requirement: (feature: String, sqlite: Int)? {
+        switch kind {
+        case .unicode61(.remove): return ("the unicode61 tokenizer with remove_diacritics 2", 3_027_000)
+        case .unicode61, .ascii: return nil
+        case .porter(let base): return FTS5Tokenizer(kind: base).requirement
+        case .trigram: return ("the trigram tokenizer", 3_034_000)
+        }
+    }
+
     /// How user input is split into tokens for ``FTS5Pattern``: the rule of the innermost tokenizer.
     var splitting: FTS5Pattern.Splitting {
         switch kind {

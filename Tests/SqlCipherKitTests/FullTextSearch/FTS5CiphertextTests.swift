@@ -76,4 +76,26 @@ import Testing
             #expect(afterClose == ["search.db"])
         }
     }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func encryptingAPlaintextStoreEncryptsItsIndex() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.markerWord()
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.migrate([
+            FTSMigration("search") { ctx in try ctx.execute(CreateFTS5Table(TableName("memo")).column("text")) },
+        ])
+        try await plain.execute("INSERT INTO memo(text) VALUES (?)", "a \(marker) memo")
+        await plain.close()
+        #expect(Self.filesHolding(marker, in: dir) == ["plain.db"])
+
+        try Database.encrypt(plaintextAt: dir.path("plain.db"), to: dir.path("secret.db"), key: .rawKey(rawKey(12)))
+        try FileManager.default.removeItem(atPath: dir.path("plain.db"))
+        let db = try Database(path: dir.path("secret.db"), rawKey: rawKey(12))
+        let memo = TableName("memo")
+        #expect(try await db.query(Select(col("text")).from(memo).where(memo.match(FTS5Pattern(matchingAllTokensIn: marker)!)))
+            .first?.get(0, as: String.self) == "a \(marker) memo")
+        try await db.execute(FTS5Command.integrityCheck(memo))
+        await db.close()
+        #expect(Self.filesHolding(marker, in: dir).isEmpty)
+    }
 }

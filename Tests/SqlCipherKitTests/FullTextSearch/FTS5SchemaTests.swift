@@ -26,6 +26,13 @@ import Testing
         #expect(FTS5Tokenizer.porter(.porter()) == .porter())
     }
 
+    @Test func tokenizersNameTheSQLiteTheyNeed() {
+        #expect(FTS5Tokenizer.trigram().requirement?.sqlite == 3_034_000)
+        #expect(FTS5Tokenizer.porter(.unicode61(removeDiacritics: .remove)).requirement?.sqlite == 3_027_000)
+        #expect(FTS5Tokenizer.unicode61(removeDiacritics: .removeLegacy).requirement == nil)
+        #expect(FTS5Tokenizer.porter(.ascii).requirement == nil)
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aSynchronizedTableAddsThreeTriggersAndARebuild() throws {
         let fragments = try CreateFTS5Table(TableName("n_fts")).column("body")
             .externalContent(TableName("notes"), rowid: "id").statements()
