@@ -18,6 +18,12 @@ import CSqlCipherBridge
 /// nil when the input holds no token (only spaces and punctuation, for example): there is then
 /// nothing to search for, and an empty FTS5 query would be an error.
 ///
+/// One limit is the table's, not the pattern's: a table made with `detail=column` or `detail=none`
+/// (``CreateFTS5Table/detail(_:)``) answers a phrase of several tokens with an error ("phrase
+/// queries are not supported"), and under `trigram` a word longer than three characters is such a
+/// phrase. Search those tables with ``init(matchingAllTokensIn:tokenizer:)`` or
+/// ``init(matchingAnyTokenIn:tokenizer:)`` over `unicode61` or `ascii`.
+///
 /// ``init(rawPattern:columns:)`` takes FTS5's own syntax, for patterns written by the program; it is
 /// checked by the loaded SQLite before it is accepted.
 public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, DatabaseValueConvertible {
@@ -49,7 +55,7 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
     }
 
     /// Rows holding the tokens of `text` next to each other, in order (`"a b"`). Nil when `text`
-    /// holds no token.
+    /// holds no token. Needs a table with `detail=full` (the default) when `text` has several tokens.
     public init?(matchingPhrase text: String, tokenizer: FTS5Tokenizer = .unicode61) {
         let tokens = Self.tokens(in: text, tokenizer.splitting)
         guard !tokens.isEmpty else { return nil }

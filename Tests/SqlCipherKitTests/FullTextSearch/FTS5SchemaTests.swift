@@ -105,6 +105,14 @@ import Testing
         // rebuild has no content to read in a contentless table: SQLite's error, typed.
         await #expect(throws: SqlCipherError.self) { try await db.execute(FTS5Command.rebuild(TableName("bare"))) }
 
+        // detail=none: tokens match; a phrase of several tokens is the table's documented refusal.
+        let phrase = try #require(FTS5Pattern(matchingPhrase: "secret contentless"))
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(col("rowid")).from(TableName("bare")).where(TableName("bare").match(phrase)))
+        }
+        #expect(try await db.query(Select(col("rowid")).from(TableName("bare"))
+            .where(TableName("bare").match(FTS5Pattern(matchingAllTokensIn: "secret contentless")!))).count == 1)
+
         try await db.execute("INSERT INTO own(text, tag) VALUES ('alpha beta', 'gamma')")
         let own = TableName("own")
         // An unindexed column is stored, not searched.
