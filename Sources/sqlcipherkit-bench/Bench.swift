@@ -53,6 +53,7 @@ struct Bench {
             ("tracing", runTracing),
             ("rekey", runRekey),
             ("durability", runDurability),
+            ("interpolation", runInterpolation),
             ("fts", runFullTextSearch),
         ]
         for (family, run) in families where options.runs(family) {

@@ -38,8 +38,7 @@ extension SQLiteConnection {
     /// The ids recorded in `_migrations`, in the order they were applied.
     func appliedMigrationIDs() throws -> [String] {
         try asInternal {
-            let exists = try query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
-            guard !exists.isEmpty else { return [] }
+            guard try tableExists("_migrations", schema: "main") else { return [] }
             return try query(#"SELECT "id" FROM "_migrations" ORDER BY rowid"#).map { try $0.decode(0, as: String.self) }
         }
     }

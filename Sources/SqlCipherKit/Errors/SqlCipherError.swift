@@ -181,6 +181,16 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// A change left rows that violate foreign keys.
     case foreignKeyViolation(table: String, rowid: Int64?, parent: String)
 
+    // MARK: Schema introspection
+
+    /// A schema introspection call (``Connection/columns(in:schema:)`` and the others) named a
+    /// schema this connection does not have: `available` lists the ones it has (`main`, `temp`
+    /// and the attached ones).
+    case schemaNotFound(schema: String, available: [String])
+    /// A schema introspection call named a table that `schema` does not hold (or a view, where
+    /// only a table can answer: a view has no indexes, primary key or foreign keys).
+    case tableNotFound(table: String, schema: String)
+
     // MARK: Keys spelled like something else
 
     /// A passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal
@@ -376,6 +386,14 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "Invalid query: \(Self.clause(reason))."
         case let .invalidConfiguration(reason):
             return "Invalid DatabaseConfiguration: \(Self.clause(reason)). Nothing was opened."
+        case let .schemaNotFound(schema, available):
+            return "This connection has no database named \"\(schema)\" (it has: \(available.joined(separator: ", "))). "
+                + "Pass one of those names, or attach the database first (ATTACH 'file' AS name KEY ...; on a DatabasePool "
+                + "in DatabaseConfiguration.prepareConnection, so that every connection has it)."
+        case let .tableNotFound(table, schema):
+            return "Schema \"\(schema)\" has no table named \"\(table)\". Check the name and the schema "
+                + "(tableExists(_:in:) tells without throwing); a view has columns but no indexes, primary key or "
+                + "foreign keys."
         case let .deleteWithoutWhere(table):
             return "Delete from \"\(table)\" has no where clause and would remove every row. Add .where(...) "
                 + "or use Delete(table, allRows: true)."

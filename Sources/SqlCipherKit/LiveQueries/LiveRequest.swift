@@ -98,6 +98,8 @@ enum RowSource: Sendable, Hashable {
     case sql(String, ResolvedArguments)
     /// A query-builder template, rendered by the builder's own renderer at each fetch.
     case select(Select)
+    /// An ``SQL`` literal, rendered at each fetch.
+    case literal(SQL)
 
     func rows(on connection: SQLiteConnection) throws -> [Row] {
         switch self {
@@ -105,6 +107,8 @@ enum RowSource: Sendable, Hashable {
             return try connection.query(sql, binding: arguments)
         case let .select(select):
             return try connection.query(select.render(), [])
+        case let .literal(sql):
+            return try connection.query(sql.render(), [])
         }
     }
 }
@@ -127,5 +131,16 @@ extension LiveRequest where Value == [Row] {
     /// A raw SQL query with its values given as one ``StatementArguments`` (positional or named).
     public static func query(_ sql: String, arguments: StatementArguments) -> LiveRequest {
         LiveRequest(placeholder: [], fetcher: .rows(.sql(sql, arguments.resolved), decode: { $0 }))
+    }
+
+    /// A query written as an ``SQL`` literal, its interpolated values bound; its rows, placeholder `[]`.
+    ///
+    /// ```swift
+    /// for try await rows in db.values(of: .query(literal: "SELECT title FROM notes WHERE owner = \(owner)")) {
+    ///     print(rows.count)
+    /// }
+    /// ```
+    public static func query(literal sql: SQL) -> LiveRequest {
+        LiveRequest(placeholder: [], fetcher: .rows(.literal(sql), decode: { $0 }))
     }
 }

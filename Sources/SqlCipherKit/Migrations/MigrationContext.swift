@@ -27,7 +27,7 @@ public final class MigrationContext {
         isActive = false
     }
 
-    private func connection() throws -> SQLiteConnection {
+    func connection() throws -> SQLiteConnection {
         guard isActive else { throw SqlCipherError.connectionNotUsable }
         return core
     }

@@ -98,12 +98,12 @@ struct TableRebuild {
             throw refusal("\"\(columnName)\" is the only column of \"\(tableName)\"; a table needs at least one column")
         }
 
-        // Keep rowids, so that anything that stored them still finds its rows.
-        let info = try connection.query("PRAGMA table_info(\(try SQLRenderer.quoteIdentifier(tableName)))")
-        let keyTypes = info.filter { ($0.get(5, as: Int.self) ?? 0) > 0 }.map { ($0.get(2, as: String.self) ?? "").uppercased() }
-        let hasIntegerPrimaryKey = keyTypes == ["INTEGER"]
+        // Keep rowids, so that anything that stored them still finds its rows. An INTEGER PRIMARY
+        // KEY column is the rowid and is copied as a column; any other rowid table (a declared key
+        // that is not the rowid, `INTEGER PRIMARY KEY DESC` included) copies it by name.
+        let keyKind = try connection.primaryKey(of: tableName, schema: "main").kind
         let usedNames = parsed.items.compactMap(\.columnName) + newNames
-        let rowidAlias = (parsed.withoutRowID || hasIntegerPrimaryKey) ? nil
+        let rowidAlias = (keyKind == .withoutRowID || keyKind == .rowIDAlias) ? nil
             : ["rowid", "_rowid_", "oid"].first { alias in !usedNames.contains { SQLTokenizer.sameIdentifier($0, alias) } }
 
         var temporary = "sqlcipherkit_rebuild_" + tableName
@@ -235,12 +235,9 @@ struct TableRebuild {
 
     private func checkForeignKeysOfOtherTables(_ entries: [SchemaEntry], tableName: String, column: String) throws {
         for entry in entries where entry.type == "table" && !SQLTokenizer.sameIdentifier(entry.name, tableName) {
-            let keys = try connection.query("PRAGMA foreign_key_list(\(try SQLRenderer.quoteIdentifier(entry.name)))")
-            for key in keys {
-                guard let parent = key["table"].flatMap({ String.fromDatabaseValue($0) }),
-                      SQLTokenizer.sameIdentifier(parent, tableName),
-                      let target = key["to"].flatMap({ String.fromDatabaseValue($0) }),
-                      SQLTokenizer.sameIdentifier(target, column) else { continue }
+            for key in try connection.foreignKeys(of: entry.name, schema: "main")
+            where SQLTokenizer.sameIdentifier(key.table, tableName)
+                && key.columns.contains(where: { $0.to.map { SQLTokenizer.sameIdentifier($0, column) } ?? false }) {
                 throw refusal("a foreign key of table \"\(entry.name)\" references it")
             }
         }
@@ -281,7 +278,9 @@ struct TableRebuild {
                     case "DELETE":
                         try connection.compileOnly("DELETE FROM \(target)")
                     default:
-                        let columns = try connection.query("PRAGMA table_info(\(target))").compactMap { $0.get(1, as: String.self) }
+                        // Generated columns cannot be assigned (table_info, on SQLite before 3.26, does not list them).
+                        let columns = try connection.columns(in: entry.table, schema: "main")
+                            .filter { $0.kind == .ordinary || $0.kind == .unknown }.map(\.name)
                         let assignments = try columns.map { name -> String in
                             let quoted = try SQLRenderer.quoteIdentifier(name)
                             return "\(quoted) = \(quoted)"

@@ -205,6 +205,26 @@ import Testing
         #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
     }
 
+    /// `INTEGER PRIMARY KEY DESC` is not the rowid (https://sqlite.org/lang_createtable.html#rowid):
+    /// the rebuild keeps the table's separate rowids too. (Read from the declared type alone, the
+    /// key looked like the rowid and the rows were renumbered 1, 2.)
+    @Test func rebuildKeepsTheRowidBesideAnIntegerPrimaryKeyDesc() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let schema = StepMigration("001", up: { ctx in
+            try ctx.execute("CREATE TABLE stamps(id INTEGER PRIMARY KEY DESC, label TEXT, extra TEXT)")
+            try ctx.execute("INSERT INTO stamps(rowid, id, label, extra) VALUES (10, 1, 'a', 'x'), (20, 2, 'b', 'y')")
+        })
+        let drop = StepMigration("002", up: { ctx in
+            try ctx.execute(AlterTable(TableName("stamps"), dropColumn: "extra"))
+        })
+        try await db.migrate([schema, drop], forceTableRebuild: true)
+        #expect(try await db.builderColumns("stamps") == ["id", "label"])
+        let rows = try await db.query("SELECT rowid, id, label FROM stamps ORDER BY rowid")
+        #expect(rows.map { $0.get(0, as: Int.self) } == [10, 20])
+        #expect(rows.map { $0.get(1, as: Int.self) } == [1, 2])
+    }
+
     @Test func renameTableAndRenameColumnWithChildReferences() async throws {
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)

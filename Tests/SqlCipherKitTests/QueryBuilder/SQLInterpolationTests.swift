@@ -1,0 +1,144 @@
+import Foundation
+import SqlCipherKit
+import Testing
+
+/// `SQL` literals: interpolated values are bound (never spliced), identifiers are quoted, builder
+/// pieces keep their values, and every surface that runs SQL takes them.
+@Suite struct SQLInterpolationTests {
+    struct Note: Codable, Sendable, Equatable {
+        var id: Int
+        var title: String
+        var owner: Int?
+    }
+
+    func database(_ dir: TemporaryDirectory) async throws -> Database {
+        let db = try Database(path: dir.path("literal.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, owner INTEGER)")
+        try await db.execute("INSERT INTO notes(title, owner) VALUES ('a', 1), ('b', 2), ('c', 2), ('d', NULL)")
+        return db
+    }
+
+    @Test func valuesAreBoundAndArriveExactly() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let hostile = ["'; DROP TABLE notes; --", "a\0b", "\"q\" 'q' `q` [q]", ":l1", "?", "\\", "é\u{10FFFF}",
+                       String(repeating: "x", count: 100_000)]
+        for value in hostile {
+            try await db.execute(literal: "INSERT INTO notes(title, owner) VALUES (\(value), \(Int?.none))")
+        }
+        let stored = try await db.query(literal: "SELECT title FROM notes WHERE owner IS \(Int?.none) AND id > \(4) ORDER BY id")
+        #expect(stored.map { $0.get(0, as: String.self) } == hostile)
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 4 + hostile.count)
+
+        // One shape, one text: the values are not in it.
+        let first: SQL = "SELECT * FROM notes WHERE title = \(hostile[0]) AND owner = \(1)"
+        let second: SQL = "SELECT * FROM notes WHERE title = \("other") AND owner = \(2)"
+        #expect(try first.render().sql == second.render().sql)
+        #expect(try first.render().sql == "SELECT * FROM notes WHERE title = :l1 AND owner = :l2")
+        #expect(try first.render().literals == [.text(hostile[0]), .integer(1)])
+    }
+
+    @Test func identifiersListsAndBuilderPiecesAreQuotedAndBound() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let table = "odd \"table\" é"
+        try await db.execute(literal: "CREATE TABLE \(identifier: table)(\(identifier: "col ]"))")
+        try await db.execute(literal: "INSERT INTO \(identifier: table) VALUES (\("x"))")
+        #expect(try await db.query(literal: "SELECT \(identifier: "col ]") FROM \(identifier: table)")[0].get(0, as: String.self) == "x")
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT * FROM \(identifier: "notes\0; DROP TABLE notes")")
+        }
+
+        let picked = try await db.query(literal: "SELECT title FROM notes WHERE id IN \(list: [1, 3]) ORDER BY id")
+        #expect(picked.map { $0.get(0, as: String.self) } == ["a", "c"])
+        #expect(try await db.query(literal: "SELECT title FROM notes WHERE id IN \(list: [Int]())").isEmpty)
+
+        // A template interpolated as a subquery: its values are numbered after the ones before it.
+        let notes = TableName("notes")
+        let owners = Select(col("id")).from(notes).where(col("owner") == 2)
+        let query: SQL = "SELECT title FROM \(notes) WHERE title != \("b") AND id IN (\(owners)) AND \(col("title")) >= \("a")"
+        #expect(try query.render().literals == [.text("b"), .integer(2), .text("a")])
+        #expect(try await db.query(literal: query).map { $0.get(0, as: String.self) } == ["c"])
+
+        // A Param has no value to take here; a `?` in the text neither.
+        let owner = Param<Int>("owner")
+        await #expect(throws: SqlCipherError.unboundParameter(name: "owner")) {
+            try await db.query(literal: "SELECT * FROM notes WHERE id IN (\(Select(col("id")).from(notes).where(col("owner") == owner)))")
+        }
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT * FROM notes WHERE owner = ? AND title = \("a")")
+        }
+        // The guards apply as to any SQL.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT sqlcipher_export(\("main"))")
+        }
+    }
+
+    @Test func piecesCompose() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        var query: SQL = "SELECT title FROM notes WHERE owner = \(2)"
+        let since: Int? = 2
+        if let since { query.append(" AND id > \(since)") }
+        let ordered = query + " ORDER BY \(identifier: "id") DESC"
+        #expect(try await db.query(literal: ordered).map { $0.get(0, as: String.self) } == ["c"])
+        let nested: SQL = "SELECT count(*) FROM (\(ordered))"
+        #expect(try await db.query(literal: nested)[0].get(0, as: Int.self) == 1)
+    }
+
+    @Test func everySurfaceRunsLiterals() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let owner = 2
+        #expect(try await db.fetch(Note.self, literal: "SELECT * FROM notes WHERE owner = \(owner) ORDER BY id").map(\.title) == ["b", "c"])
+        var streamed: [String] = []
+        for try await note in db.stream(Note.self, literal: "SELECT * FROM notes WHERE owner = \(owner) ORDER BY id", batchSize: 1) {
+            streamed.append(note.title)
+        }
+        for try await row in db.stream(literal: "SELECT title FROM notes WHERE owner IS \(Int?.none)") {
+            streamed.append(row.get(0, as: String.self) ?? "")
+        }
+        #expect(streamed == ["b", "c", "d"])
+
+        let inBody = try await db.transaction { conn in
+            try conn.execute(literal: "UPDATE notes SET owner = \(3) WHERE id = \(1)")
+            let rows = try conn.cursor(literal: "SELECT title FROM notes WHERE owner = \(3)")
+            var titles: [String] = []
+            while let row = try rows.next() { titles.append(row.get(0, as: String.self) ?? "") }
+            let notes = try conn.cursor(Note.self, literal: "SELECT * FROM notes WHERE id = \(2)")
+            while let note = try notes.next() { titles.append(note.title) }
+            titles += try conn.fetch(Note.self, literal: "SELECT * FROM notes WHERE id = \(3)").map(\.title)
+            titles += try conn.query(literal: "SELECT title FROM notes WHERE id = \(4)").compactMap { $0.get(0, as: String.self) }
+            let insert = try conn.prepare(literal: "INSERT INTO \(identifier: "notes")(title, owner) VALUES (?, ?)")
+            try insert.execute("e", 5)
+            try insert.execute("f", 5)
+            return titles
+        }
+        #expect(inBody == ["a", "b", "c", "d"])
+        await #expect(throws: SqlCipherError.self) {
+            try await db.read { conn in _ = try conn.prepare(literal: "SELECT * FROM notes WHERE id = \(1)") }
+        }
+
+        var values = db.values(of: .query(literal: "SELECT title FROM notes WHERE owner = \(5) ORDER BY id")).makeAsyncIterator()
+        #expect(try await values.next()?.count == 2)
+        try await db.execute(literal: "INSERT INTO notes(title, owner) VALUES (\("g"), \(5))")
+        #expect(try await values.next()?.count == 3)
+        #expect(LiveRequest<[Row]>.query(literal: "SELECT \(1)") == .query(literal: "SELECT \(1)"))
+        #expect(LiveRequest<[Row]>.query(literal: "SELECT \(1)") != .query(literal: "SELECT \(2)"))
+
+        struct Backfill: Migration {
+            let id = "backfill"
+            func up(_ ctx: MigrationContext) throws {
+                try ctx.execute(literal: "UPDATE \(identifier: "notes") SET owner = \(0) WHERE owner IS NULL")
+            }
+        }
+        try await db.migrate([Backfill()])
+        #expect(try await db.query(literal: "SELECT count(*) FROM notes WHERE owner = \(0)")[0].get(0, as: Int.self) == 1)
+        await db.close()
+
+        let pool = try DatabasePool(path: dir.path("literal.db"), rawKey: rawKey())
+        #expect(try await pool.query(literal: "SELECT title FROM notes WHERE owner = \(5)").count == 3)
+        #expect(try await pool.execute(literal: "DELETE FROM notes WHERE owner = \(5)") == 3)
+        await pool.close()
+    }
+}
