@@ -56,6 +56,14 @@ int scb_file_control(scb_db *db, const char *schema, int op, void *arg) {
     return scb_fn.file_control(db, schema, op, arg);
 }
 
+scb_backup *scb_backup_init(scb_db *dest, const char *dest_schema, scb_db *source, const char *source_schema) {
+    return scb_fn.backup_init(dest, dest_schema, source, source_schema);
+}
+int scb_backup_step(scb_backup *backup, int pages) { return scb_fn.backup_step(backup, pages); }
+int scb_backup_finish(scb_backup *backup) { return scb_fn.backup_finish(backup); }
+int scb_backup_remaining(scb_backup *backup) { return scb_fn.backup_remaining(backup); }
+int scb_backup_pagecount(scb_backup *backup) { return scb_fn.backup_pagecount(backup); }
+
 int scb_set_authorizer(scb_db *db, scb_authorizer_fn fn, void *ctx) { return scb_fn.set_authorizer(db, fn, ctx); }
 void *scb_commit_hook(scb_db *db, scb_commit_fn fn, void *ctx) { return scb_fn.commit_hook(db, fn, ctx); }
 void *scb_rollback_hook(scb_db *db, scb_rollback_fn fn, void *ctx) { return scb_fn.rollback_hook(db, fn, ctx); }

@@ -52,6 +52,11 @@
     X(int, db_readonly, (scb_db *, const char *)) \
     X(int, wal_checkpoint_v2, (scb_db *, const char *, int, int *, int *)) \
     X(int, file_control, (scb_db *, const char *, int, void *)) \
+    X(scb_backup *, backup_init, (scb_db *, const char *, scb_db *, const char *)) \
+    X(int, backup_step, (scb_backup *, int)) \
+    X(int, backup_finish, (scb_backup *)) \
+    X(int, backup_remaining, (scb_backup *)) \
+    X(int, backup_pagecount, (scb_backup *)) \
     X(int, set_authorizer, (scb_db *, scb_authorizer_fn, void *)) \
     X(void *, commit_hook, (scb_db *, scb_commit_fn, void *)) \
     X(void *, rollback_hook, (scb_db *, scb_rollback_fn, void *)) \

@@ -54,6 +54,7 @@ struct Bench {
             ("rekey", runRekey),
             ("durability", runDurability),
             ("interpolation", runInterpolation),
+            ("backup", runBackup),
             ("fts", runFullTextSearch),
         ]
         for (family, run) in families where options.runs(family) {

@@ -32,7 +32,7 @@ struct BenchOptions: Sendable {
     var only: Set<String> = []
 
     /// The workload families, in the order they run.
-    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing", "rekey", "durability", "interpolation", "fts"]
+    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing", "rekey", "durability", "interpolation", "backup", "fts"]
 
     func runs(_ family: String) -> Bool {
         only.isEmpty || only.contains(family)

@@ -193,6 +193,21 @@ int scb_db_readonly(scb_db *db, const char *schema);
 int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed);
 int scb_file_control(scb_db *db, const char *schema, int op, void *arg);
 
+/*
+** Online backup (https://sqlite.org/c3ref/backup_finish.html), resolved from the loaded library
+** like every other function. scb_backup_init returns NULL on failure (the error is on `dest`);
+** each step copies up to `pages` pages (-1: all) and returns SQLITE_OK (0), SQLITE_DONE (101),
+** or an error; scb_backup_finish releases the handle whatever happened and returns the first
+** error. SQLCipher encrypts each page with the destination's key as it is written, so a keyed
+** destination never receives a plaintext page.
+*/
+typedef struct scb_backup scb_backup;
+scb_backup *scb_backup_init(scb_db *dest, const char *dest_schema, scb_db *source, const char *source_schema);
+int scb_backup_step(scb_backup *backup, int pages);
+int scb_backup_finish(scb_backup *backup);
+int scb_backup_remaining(scb_backup *backup);
+int scb_backup_pagecount(scb_backup *backup);
+
 /* Authorizer, commit, rollback and update hooks (https://sqlite.org/c3ref/set_authorizer.html). */
 typedef int (*scb_authorizer_fn)(void *ctx, int action, const char *a, const char *b,
                                  const char *schema, const char *trigger);

@@ -40,6 +40,12 @@ public protocol DatabaseAccess: AnyObject, Sendable {
     /// after each committed transaction that changed the result (see ``LiveValues``).
     func values<Value>(of request: LiveRequest<Value>) -> LiveValues<Value>
 
+    /// Copies the live database into a new encrypted file at `target`, verified before it takes
+    /// that name (see ``Database/backup(to:key:pagesPerStep:progress:)`` and
+    /// ``DatabasePool/backup(to:key:pagesPerStep:progress:)``).
+    func backup(to target: String, key: DatabaseKey, pagesPerStep: Int,
+                progress: (@Sendable (DatabaseProgress) -> Void)?) async throws
+
     /// Closes every connection. Later calls throw ``SqlCipherError/databaseClosed``.
     func close() async
 }

@@ -14,7 +14,7 @@ struct BenchSmokeTests {
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence", "stream.mainActor",
         "tracing.insert.off", "tracing.insert.on", "tracing.fetch.off", "tracing.fetch.on", "rekey",
-        "durability.normalOverFull", "interpolation.query", "interpolation.insert",
+        "durability.normalOverFull", "interpolation.query", "interpolation.insert", "backup.pool", "backup.database",
     ]
 
     /// The pool family's rows and the extras each must carry.

@@ -1,0 +1,141 @@
+import CSqlCipherBridge
+import Foundation
+
+/// One hot backup: SQLite's online-backup API copying the source connection's main database, a
+/// few pages per step, into a new keyed file written beside the target, which takes the target's
+/// name only once it is complete, synced and verified (https://sqlite.org/backup.html).
+///
+/// SQLCipher encrypts each page with the destination's key as the page is written, so the copy
+/// may have another key than the source and never holds a plaintext page. The copy has the
+/// source's cipher settings (the backup copies pages as they are laid out); a copy with other
+/// settings is ``Database/export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``'s work.
+///
+/// Used only on the source connection's executor, one call at a time: it is created, stepped and
+/// finished there (a `Database` between other calls on its actor, a pool inside one reader's
+/// body), which is what `@unchecked Sendable` stands for.
+final class HotBackup: @unchecked Sendable {
+    private let source: SQLiteConnection
+    private let sourcePath: String
+    private let target: String
+    private let temporary: String
+    private let key: KeyMaterial
+    private let cipher: CipherSettings
+    private let pagesPerStep: Int32
+    private let claim: CreationClaim
+    private var destination: SQLiteConnection? = nil
+    private var handle: OpaquePointer? = nil
+    private var reporter: ProgressReporter? = nil
+
+    /// Starts a backup of `source` into a new file beside `target`.
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when `target` exists or its folder
+    ///   does not, ``SqlCipherError/conversionFailed(source:target:reason:)`` when the copy cannot
+    ///   start.
+    init(source: SQLiteConnection, sourcePath: String, target: String, key: DatabaseKey, cipher: CipherSettings,
+         pagesPerStep: Int, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+        try Exporter.checkNewTarget(target)
+        let material = try key.material()
+        self.source = source
+        self.sourcePath = sourcePath
+        self.target = target
+        self.key = material
+        self.cipher = cipher
+        self.pagesPerStep = Int32(clamping: max(1, pagesPerStep))
+        // Beside the target, in its folder (so the final rename stays on one file system), under a
+        // name no other backup picks.
+        let folder = (target as NSString).deletingLastPathComponent
+        let name = "." + (target as NSString).lastPathComponent + ".backup-" + UUID().uuidString
+        temporary = folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
+        claim = try Exporter.createTarget(temporary)
+        do {
+            let opened = try DatabaseOpener.open(path: temporary, key: try key.material(), journalMode: .rollback,
+                                                 cipher: cipher)
+            destination = opened.connection
+            guard let backup = scb_backup_init(opened.connection.handle, "main", source.handle, "main") else {
+                throw fail(String(cString: scb_errmsg(opened.connection.handle)))
+            }
+            handle = backup
+            let pages = try source.scalar("PRAGMA main.page_count").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+            reporter = ProgressReporter(total: pages, unit: .pages, progress)
+            reporter?.start()
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    deinit {
+        abandon()
+    }
+
+    /// Copies the next pages; returns true once every page is copied. A source locked by another
+    /// connection at this moment (`SQLITE_BUSY`, `SQLITE_LOCKED`) copies nothing now and is tried
+    /// again at the next step.
+    func step() throws -> Bool {
+        guard let handle else { throw fail("the backup was already ended") }
+        let rc = scb_backup_step(handle, pagesPerStep)
+        switch rc {
+        case 101:  // SQLITE_DONE
+            return true
+        case 0, 5, 6:  // SQLITE_OK, SQLITE_BUSY, SQLITE_LOCKED
+            let total = Int64(scb_backup_pagecount(handle))
+            reporter?.report(total - Int64(scb_backup_remaining(handle)))
+            return false
+        default:
+            let message = destination.map { String(cString: scb_errmsg($0.handle)) } ?? "error \(rc)"
+            throw fail("SQLite's backup step failed (\(rc)): \(message)")
+        }
+    }
+
+    /// Ends a backup whose every page is copied: checks it against `expected` (the source's
+    /// contents, read where the copy was taken), syncs it, and gives it the target's name without
+    /// ever replacing a file that appeared there meanwhile.
+    func finish(expected: Exporter.Contents) throws {
+        guard let backup = handle else { throw fail("the backup was already ended") }
+        handle = nil
+        let rc = scb_backup_finish(backup)
+        destination?.close()
+        destination = nil
+        guard rc == 0 else { throw fail("SQLite's backup ended with error \(rc)") }
+        do {
+            try Task.checkCancellation()
+            try Exporter.verify(temporary, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try FileReplacement.fsyncPath(temporary, directory: false)
+            try Task.checkCancellation()
+            // link(2) fails when the name exists: a file put at the target meanwhile stays.
+            guard link(temporary, target) == 0 else {
+                throw fail("\(target) could not be created (\(String(cString: strerror(errno)))); "
+                    + "it may have appeared while the backup ran: remove it or choose another path")
+            }
+            unlink(temporary)
+            let folder = (target as NSString).deletingLastPathComponent
+            try FileReplacement.fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+            reporter?.finish()
+        } catch {
+            removeTemporary()
+            if error is CancellationError { throw error }
+            if case SqlCipherError.conversionFailed = error { throw error }
+            throw fail("\(error)")
+        }
+    }
+
+    /// Stops the backup and removes the partial copy; nothing under the target's name changed.
+    func abandon() {
+        if let backup = handle {
+            handle = nil
+            _ = scb_backup_finish(backup)
+        }
+        destination?.close()
+        destination = nil
+        removeTemporary()
+    }
+
+    private func removeTemporary() {
+        for file in claim.removableFiles + [temporary, temporary + "-journal"] where FileManager.default.fileExists(atPath: file) {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+    }
+
+    private func fail(_ reason: String) -> SqlCipherError {
+        .conversionFailed(source: sourcePath, target: target, reason: "backup: " + reason)
+    }
+}
