@@ -55,6 +55,7 @@ struct Bench {
             ("durability", runDurability),
             ("interpolation", runInterpolation),
             ("backup", runBackup),
+            ("fts", runFullTextSearch),
         ]
         for (family, run) in families where options.runs(family) {
             progress(family)

@@ -24,13 +24,15 @@ struct BenchOptions: Sendable {
     var streamRows = 5_000_000
     /// Timed runs of the streaming workload (each reads every row three times).
     var streamRuns = 3
+    /// Documents of the full-text search workload.
+    var ftsDocuments = 100_000
     /// Observers in the observer workloads.
     var observers = 10
     /// The workload families to run; all when empty.
     var only: Set<String> = []
 
     /// The workload families, in the order they run.
-    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing", "rekey", "durability", "interpolation", "backup"]
+    static let families = ["insert", "fetch", "entity", "open", "observers", "cache", "streaming", "pool", "tracing", "rekey", "durability", "interpolation", "backup", "fts"]
 
     func runs(_ family: String) -> Bool {
         only.isEmpty || only.contains(family)

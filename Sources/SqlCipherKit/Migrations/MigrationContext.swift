@@ -40,13 +40,15 @@ public final class MigrationContext {
 
     // MARK: Statements
 
-    /// Runs a schema change: ``CreateTable``, ``CreateIndex``, ``AlterTable``, ``DropTable`` or
-    /// ``DropIndex``. An ``AlterTable`` that renames or drops a column rebuilds the table where
+    /// Runs a schema change: ``CreateTable``, ``CreateIndex``, ``AlterTable``, ``DropTable``,
+    /// ``DropIndex`` or ``CreateFTS5Table`` (with its triggers, see there). An ``AlterTable`` that renames or drops a column rebuilds the table where
     /// the loaded SQLite cannot do it natively (see ``AlterTable``).
     public func execute(_ statement: some SchemaStatement) throws {
         let core = try connection()
         if let alter = statement as? AlterTable {
             try alterTable(alter, on: core)
+        } else if let multiple = statement as? any MultipleSchemaStatements {
+            for fragment in try multiple.statements() { try core.execute(fragment, []) }
         } else {
             try core.execute(statement.render(), [])
         }

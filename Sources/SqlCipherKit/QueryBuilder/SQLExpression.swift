@@ -115,6 +115,8 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         case between(Node, lower: Node, upper: Node, negated: Bool)
         /// An aggregate call; a nil argument is `*` (only meaningful for `count`).
         case aggregate(AggregateFunction, Node?, distinct: Bool)
+        /// A call of a function the builder knows (FTS5's auxiliary functions), over its arguments.
+        case function(ScalarFunction, [Node])
         /// An expression that cannot become SQL: rendering it throws
         /// ``SqlCipherError/invalidQuery(reason:)`` with `reason`. `identity` is 0, or a number of
         /// its own for an expression whose tree was dropped (too deep).
@@ -139,13 +141,15 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         case greaterOrEqual = ">="
         case and = "AND"
         case or = "OR"
+        /// Full-text match (https://sqlite.org/fts5.html#full_text_query_syntax).
+        case match = "MATCH"
 
         /// SQLite's precedence, higher binds tighter (https://sqlite.org/lang_expr.html#operators).
         var precedence: Int {
             switch self {
             case .or: return Precedence.or
             case .and: return Precedence.and
-            case .equal, .notEqual: return Precedence.equality
+            case .equal, .notEqual, .match: return Precedence.equality
             case .less, .lessOrEqual, .greater, .greaterOrEqual: return Precedence.comparison
             }
         }
@@ -157,6 +161,12 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
     /// Aggregate functions available to ``Select`` and ``SQLExpression``.
     enum AggregateFunction: String, Sendable, Hashable {
         case count, sum, min, max, avg, total
+    }
+
+    /// Scalar functions the builder calls: FTS5's auxiliary functions
+    /// (https://sqlite.org/fts5.html#auxiliary_functions).
+    enum ScalarFunction: String, Sendable, Hashable {
+        case bm25, snippet, highlight
     }
 
     enum Precedence {
@@ -213,6 +223,9 @@ extension SQLExpression.Node {
                     return false
                 }
                 if let argument1, let argument2 { pending.append((argument1, argument2)) }
+            case let (.function(function1, arguments1), .function(function2, arguments2)):
+                guard function1 == function2, arguments1.count == arguments2.count else { return false }
+                pending.append(contentsOf: zip(arguments1, arguments2))
             default:
                 return false
             }
@@ -275,6 +288,11 @@ extension SQLExpression.Node {
                 hasher.combine(distinct)
                 hasher.combine(argument != nil)
                 if let argument { pending.append(argument) }
+            case let .function(function, arguments):
+                hasher.combine(11)
+                hasher.combine(function)
+                hasher.combine(arguments.count)
+                pending.append(contentsOf: arguments)
             }
         }
     }
@@ -283,7 +301,7 @@ extension SQLExpression.Node {
 extension SQLExpression.Node {
     var precedence: Int {
         switch self {
-        case .column, .literal, .parameter, .aggregate, .invalid: return SQLExpression.Precedence.atom
+        case .column, .literal, .parameter, .aggregate, .function, .invalid: return SQLExpression.Precedence.atom
         case .not: return SQLExpression.Precedence.not
         case .binary(let op, _, _): return op.precedence
         case .isNull, .inList, .like, .between: return SQLExpression.Precedence.equality
@@ -391,6 +409,14 @@ extension SQLExpression.Node {
                 pending.append(.node(argument, minimum: P.or))
             } else {
                 renderer.append("*)")
+            }
+        case let .function(function, arguments):
+            renderer.append(function.rawValue)
+            renderer.append("(")
+            pending.append(.text(")"))
+            for (index, argument) in arguments.enumerated().reversed() {
+                pending.append(.node(argument, minimum: P.or))
+                if index > 0 { pending.append(.text(", ")) }
             }
         }
     }

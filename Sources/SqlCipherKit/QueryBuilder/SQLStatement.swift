@@ -17,7 +17,7 @@ public protocol SQLStatement: Sendable {
     func render() throws -> SQLFragment
 }
 
-/// A statement that changes rows (``Insert``, ``Update``, ``Delete``): what `execute(_:_:)`
+/// A statement that changes rows (``Insert``, ``Update``, ``Delete``, ``FTS5Command``): what `execute(_:_:)`
 /// takes on a ``Database``, a ``DatabasePool``, a ``Connection`` and a ``MigrationContext``,
 /// with values for its ``Param``s.
 ///
@@ -29,7 +29,7 @@ public protocol SQLStatement: Sendable {
 public protocol DataChangeStatement: SQLStatement {}
 
 /// A statement that changes the schema (``CreateTable``, ``CreateIndex``, ``AlterTable``,
-/// ``DropTable``, ``DropIndex``): what ``MigrationContext/execute(_:)`` takes.
+/// ``DropTable``, ``DropIndex``, ``CreateFTS5Table``): what ``MigrationContext/execute(_:)`` takes.
 public protocol SchemaStatement: SQLStatement {}
 
 extension Select: SQLStatement {}

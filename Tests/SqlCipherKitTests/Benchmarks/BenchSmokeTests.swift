@@ -14,7 +14,7 @@ struct BenchSmokeTests {
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence", "stream.mainActor",
         "tracing.insert.off", "tracing.insert.on", "tracing.fetch.off", "tracing.fetch.on", "rekey",
-        "durability.normalOverFull",
+        "durability.normalOverFull", "interpolation.query", "interpolation.insert", "backup.pool", "backup.database",
     ]
 
     /// The pool family's rows and the extras each must carry.
@@ -42,7 +42,7 @@ struct BenchSmokeTests {
         let entries = try #require(report["workloads"] as? [[String: Any]])
         let byName = Dictionary(entries.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         #expect(Set(byName.keys) == Set(Self.workloads + ["cancel.latency", "cache.sqliteDefault", "cache.packageDefault"]
-            + Self.poolWorkloads.keys))
+            + Self.poolWorkloads.keys + (libraryHasFTS5() ? ["fts.match"] : [])))
         // The pool rows carry their figures as extras, compared within the same run.
         for (name, keys) in Self.poolWorkloads {
             let extra = try #require(byName[name]?["extra"] as? [String: Any], Comment(rawValue: name))

@@ -1,0 +1,84 @@
+// The query side of full-text search: `MATCH`, `bm25`, `snippet` and `highlight` as builder
+// expressions over an FTS5 table's name. Every text argument and every pattern is a bound value.
+
+extension TableName {
+    /// The FTS5 table's hidden column of its own name, qualified (`"t"."t"`, or `"a"."t"` under an
+    /// alias): what `MATCH` and the auxiliary functions take to name the table.
+    var fullTextColumn: SQLExpression { SQLExpression(.column(table: alias ?? name, name: name)) }
+
+    /// `"t"."t" MATCH :pattern`: the rows of this FTS5 table that match `pattern`, which is bound.
+    ///
+    /// ```swift
+    /// let notes = TableName("notes_fts")
+    /// let found = Select(col("rowid"), col("title")).from(notes).where(notes.match(pattern)).orderBy(notes.bm25())
+    /// ```
+    public func match(_ pattern: FTS5Pattern) -> SQLExpression {
+        .compare(.match, fullTextColumn, .literal(pattern))
+    }
+
+    /// `"t"."t" MATCH :p_name`: a template whose pattern is given when it runs (`param.set(pattern)`).
+    public func match(_ pattern: Param<FTS5Pattern>) -> SQLExpression {
+        .compare(.match, fullTextColumn, pattern.sqlExpression)
+    }
+
+    /// `bm25("t"."t", …)`: the relevance of a matching row, lower is better, so ascending order puts
+    /// the best first (https://sqlite.org/fts5.html#the_bm25_function). `weights` are the weights of
+    /// the table's columns in order (missing ones are 1.0), bound as values.
+    ///
+    /// ```swift
+    /// Select(.all).from(notes).where(notes.match(pattern)).orderBy(notes.bm25(weights: 10, 1))
+    /// ```
+    public func bm25(weights: Double...) -> SQLExpression {
+        let arguments = [fullTextColumn] + weights.map { SQLExpression.literal($0) }
+        return SQLExpression(.function(.bm25, arguments.map(\.node)), over: fullTextColumn, arguments)
+    }
+
+    /// `snippet(…)`: a short excerpt of a matching row around its matches, each match between
+    /// `before` and `after`, cut parts shown by `ellipsis`
+    /// (https://sqlite.org/fts5.html#the_snippet_function). `column` is the index of the column to
+    /// take it from (0 for the first), nil for the best one; `maxTokens` is 1...64. The texts are
+    /// bound values.
+    public func snippet(column: Int? = nil, before: String, after: String, ellipsis: String = "…",
+                        maxTokens: Int = 15) -> SQLExpression {
+        guard (1...64).contains(maxTokens) else {
+            return SQLExpression(.invalid(
+                reason: "snippet(maxTokens: \(maxTokens)) is out of range; FTS5 takes 1 to 64 tokens", identity: 0))
+        }
+        let arguments: [SQLExpression] = [
+            fullTextColumn, .literal(column ?? -1), .literal(before), .literal(after), .literal(ellipsis),
+            .literal(maxTokens),
+        ]
+        return SQLExpression(.function(.snippet, arguments.map(\.node)), over: fullTextColumn, arguments)
+    }
+
+    /// `highlight(…)`: the whole text of column number `column` (0 for the first) of a matching row,
+    /// each match between `before` and `after` (https://sqlite.org/fts5.html#the_highlight_function).
+    /// The texts are bound values.
+    public func highlight(column: Int, before: String, after: String) -> SQLExpression {
+        let arguments: [SQLExpression] = [fullTextColumn, .literal(column), .literal(before), .literal(after)]
+        return SQLExpression(.function(.highlight, arguments.map(\.node)), over: fullTextColumn, arguments)
+    }
+}
+
+extension Column {
+    /// `"column" MATCH :pattern`: the rows whose column `column` of an FTS5 table matches
+    /// `pattern` (the same as a column filter `column: (…)` in the pattern).
+    public func match(_ pattern: FTS5Pattern) -> SQLExpression {
+        .compare(.match, sqlExpression, .literal(pattern))
+    }
+}
+
+/// What every full-text statement checks before it runs.
+enum FullTextSearch {
+    /// Throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming FTS5 unless the loaded
+    /// library has the FTS5 module (Debian's SQLCipher 3.4.1 has FTS4 only).
+    static func requireFTS5(_ statement: String) throws {
+        let library = try SqlCipherLibrary.shared
+        guard library.capabilities.features.contains(.fts5) else {
+            throw SqlCipherError.unsupported(
+                feature: "\(statement) (FTS5 full-text search)",
+                requires: "an SQLite built with the FTS5 module, as in SQLCipher 4 (libsqlcipher1)",
+                loaded: "\(library.cipherVersion) (SQLite \(library.sqliteVersion), which has no FTS5 module)")
+        }
+    }
+}

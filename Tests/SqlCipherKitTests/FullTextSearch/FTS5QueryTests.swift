@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Ranking, snippets and highlights as builder expressions, and live queries over FTS5 tables.
+@Suite struct FTS5QueryTests {
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func bm25RanksAndItsWeightsAreBound() async throws {
+        let t = try await NotesDatabase()
+        try await t.add("cipher", "a note about something else entirely, at some length")
+        try await t.add("other", "cipher cipher cipher")
+        let index = NotesDatabase.index
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "cipher"))
+        func ranked(_ order: SQLExpression) async throws -> [Int] {
+            try await t.db.query(Select(col("rowid")).from(index).where(index.match(pattern)).orderBy(order))
+                .compactMap { $0.get(0, as: Int.self) }
+        }
+        #expect(try await ranked(index.bm25()) == [2, 1])
+        // A title match weighted 100 times a body match comes first.
+        #expect(try await ranked(index.bm25(weights: 100, 1)) == [1, 2])
+        let fragment = try Select(index.bm25(weights: 100, 1).as("score")).from(index).where(index.match(pattern)).render()
+        #expect(fragment.sql == #"SELECT bm25("notes_fts"."notes_fts", :l1, :l2) AS "score" FROM "notes_fts" WHERE "notes_fts"."notes_fts" MATCH :l3"#)
+        #expect(fragment.literals == [.real(100), .real(1), .text(pattern.rawPattern)])
+        let scores = try await t.db.query(Select(index.bm25(weights: 100, 1).as("score")).from(index).where(index.match(pattern)))
+        #expect(scores.count == 2)
+        #expect(scores.allSatisfy { ($0.get(0, as: Double.self) ?? 0) < 0 })
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func snippetAndHighlightBindTheirTexts() async throws {
+        let t = try await NotesDatabase()
+        try await t.add("Travel", "The encrypted notebook travels with me across every border and every airport")
+        let index = NotesDatabase.index
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "notebook"))
+        let open = "'); DROP TABLE notes; --<b>", close = "</b>\"", ellipsis = "…'"
+        let select = Select(
+            index.highlight(column: 1, before: open, after: close).as("marked"),
+            index.snippet(column: 1, before: open, after: close, ellipsis: ellipsis, maxTokens: 4).as("excerpt"),
+            index.snippet(before: "[", after: "]").as("best"))
+            .from(index).where(index.match(pattern))
+        let fragment = try select.render()
+        #expect(!fragment.sql.contains("DROP"))
+        let row = try #require(try await t.db.query(select).first)
+        #expect(row.get("marked", as: String.self)
+            == "The encrypted \(open)notebook\(close) travels with me across every border and every airport")
+        let excerpt = try #require(row.get("excerpt", as: String.self))
+        #expect(excerpt.contains("\(open)notebook\(close)") && excerpt.contains(ellipsis) && !excerpt.contains("airport"))
+        #expect(row.get("best", as: String.self)?.contains("[notebook]") == true)
+        #expect(try await t.db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 1)
+        await #expect(throws: SqlCipherError.self) {
+            try await t.db.query(Select(index.snippet(before: "", after: "", maxTokens: 65)).from(index))
+        }
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aParamPatternRunsOneTemplate() async throws {
+        let t = try await NotesDatabase()
+        try await t.add("a", "first words")
+        try await t.add("b", "second words")
+        let index = NotesDatabase.index
+        let search = Param<FTS5Pattern>("search")
+        let template = Select(col("rowid")).from(index).where(index.match(search)).orderBy(col("rowid"))
+        #expect(try await t.db.query(template, search.set(FTS5Pattern(matchingAllTokensIn: "words")!)).count == 2)
+        #expect(try await t.db.query(template, arguments: ["search": FTS5Pattern(matchingAllTokensIn: "second")!])
+            .compactMap { $0.get(0, as: Int.self) } == [2])
+        // A column's MATCH searches that column alone: "a" is a title, not a body.
+        let titleA = try #require(FTS5Pattern(matchingAllTokensIn: "a"))
+        #expect(try await t.db.query(Select(col("rowid")).from(index).where(col("title").match(titleA))).count == 1)
+        #expect(try await t.db.query(Select(col("rowid")).from(index).where(col("body").match(titleA))).isEmpty)
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aPoolAndAConnectionRunTheSameStatements() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.path("pool.db"), rawKey: rawKey(6))
+        try await pool.migrate([NotesDatabase.migration()])
+        try await pool.execute("INSERT INTO notes(title, body) VALUES (?, ?)", "pooled", "searchable through readers")
+        let index = NotesDatabase.index
+        let pattern = try #require(FTS5Pattern(matchingAllPrefixesIn: "search read"))
+        #expect(try await pool.query(Select(col("rowid")).from(index).where(index.match(pattern))).count == 1)
+        let found = try await pool.read { conn in
+            try conn.query(Select(index.highlight(column: 0, before: "[", after: "]")).from(index).where(index.match(
+                FTS5Pattern(matchingAllTokensIn: "pooled")!)))
+        }
+        #expect(found.first?.get(0, as: String.self) == "[pooled]")
+        _ = try await pool.transaction { conn in try conn.execute(FTS5Command.optimize(index)) }
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func liveQueriesSeeWritesThroughTheTriggersAndIntoPlainTables() async throws {
+        let t = try await NotesDatabase()
+        let db = t.db
+        try await db.migrate([
+            NotesDatabase.migration(),
+            FTSMigration("plain") { ctx in try ctx.execute(CreateFTS5Table(TableName("memos")).column("text")) },
+        ])
+        let index = NotesDatabase.index, memos = TableName("memos")
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "lighthouse"))
+        // External content: written through the content table's triggers.
+        let notes = LiveRequest(placeholder: [Int]()) { conn in
+            try conn.query(Select(col("rowid")).from(index).where(index.match(pattern)).orderBy(col("rowid")))
+                .compactMap { $0.get(0, as: Int.self) }
+        }
+        let plain = LiveRequest(placeholder: [String]()) { conn in
+            try conn.query(Select(col("text")).from(memos).where(memos.match(pattern)).orderBy(col("text")))
+                .compactMap { $0.get(0, as: String.self) }
+        }
+        let noteReader = LiveReader(db.values(of: notes))
+        let memoReader = LiveReader(db.values(of: plain))
+        #expect(try await noteReader.next() == [])
+        #expect(try await memoReader.next() == [])
+
+        let id = try await t.add("coast", "the lighthouse keeper")
+        #expect(try await noteReader.next() == [id])
+        try await db.execute("INSERT INTO memos(text) VALUES ('a lighthouse at dusk')")
+        #expect(try await memoReader.next() == ["a lighthouse at dusk"])
+        // Another write to each: an update through the triggers, a delete from the plain table.
+        try await db.execute("UPDATE notes SET body = 'no more light' WHERE id = ?", id)
+        #expect(try await noteReader.next() == [])
+        try await db.execute("DELETE FROM memos")
+        #expect(try await memoReader.next() == [])
+    }
+}

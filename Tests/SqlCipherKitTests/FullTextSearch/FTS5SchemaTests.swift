@@ -1,0 +1,174 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import SqlCipherKit
+
+/// `CreateFTS5Table` and `FTS5Command`: what they write, what they create, and their refusal on a
+/// library without FTS5.
+@Suite struct FTS5SchemaTests {
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func everyOptionIsWrittenQuoted() throws {
+        let statement = CreateFTS5Table(TableName("my \"fts\""), ifNotExists: true)
+            .column("ti\"tle")
+            .column("path", unindexed: true)
+            .tokenizer(.porter(.unicode61(removeDiacritics: .remove)))
+            .prefixIndexes(2, 3)
+            .externalContent(TableName("it's"), rowid: "doc id", synchronized: false)
+            .detail(.column)
+        #expect(try statement.render().sql
+            == #"CREATE VIRTUAL TABLE IF NOT EXISTS "my ""fts""" USING fts5("ti""tle", "path" UNINDEXED, "#
+            + #"tokenize='porter unicode61 remove_diacritics 2', prefix='2 3', content='it''s', content_rowid='doc id', "#
+            + #"detail=column)"#)
+        #expect(try statement.statements().count == 1)
+        #expect(try CreateFTS5Table(TableName("c")).column("x").contentless().tokenizer(.ascii).render().sql
+            == #"CREATE VIRTUAL TABLE "c" USING fts5("x", tokenize='ascii', content='')"#)
+        #expect(try CreateFTS5Table(TableName("t")).column("x").tokenizer(.trigram()).render().sql
+            == #"CREATE VIRTUAL TABLE "t" USING fts5("x", tokenize='trigram case_sensitive 0')"#)
+        #expect(FTS5Tokenizer.porter(.porter()) == .porter())
+    }
+
+    @Test func tokenizersNameTheSQLiteTheyNeed() {
+        #expect(FTS5Tokenizer.trigram().requirement?.sqlite == 3_034_000)
+        #expect(FTS5Tokenizer.porter(.unicode61(removeDiacritics: .remove)).requirement?.sqlite == 3_027_000)
+        #expect(FTS5Tokenizer.unicode61(removeDiacritics: .removeLegacy).requirement == nil)
+        #expect(FTS5Tokenizer.porter(.ascii).requirement == nil)
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aSynchronizedTableAddsThreeTriggersAndARebuild() throws {
+        let fragments = try CreateFTS5Table(TableName("n_fts")).column("body")
+            .externalContent(TableName("notes"), rowid: "id").statements()
+        #expect(fragments.map(\.sql) == [
+            #"CREATE VIRTUAL TABLE "n_fts" USING fts5("body", content='notes', content_rowid='id')"#,
+            #"CREATE TRIGGER "__n_fts_ai" AFTER INSERT ON "notes" BEGIN INSERT INTO "n_fts"("rowid", "body") VALUES (new."id", new."body"); END"#,
+            #"CREATE TRIGGER "__n_fts_ad" AFTER DELETE ON "notes" BEGIN INSERT INTO "n_fts"("n_fts", "rowid", "body") VALUES ('delete', old."id", old."body"); END"#,
+            #"CREATE TRIGGER "__n_fts_au" AFTER UPDATE ON "notes" BEGIN INSERT INTO "n_fts"("n_fts", "rowid", "body") VALUES ('delete', old."id", old."body"); INSERT INTO "n_fts"("rowid", "body") VALUES (new."id", new."body"); END"#,
+            #"INSERT INTO "n_fts"("n_fts") VALUES (:l1)"#,
+        ])
+        #expect(fragments.last?.literals == [.text("rebuild")])
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func badValuesAreRefusedBeforeSQLite() throws {
+        #expect(throws: SqlCipherError.self) { try CreateFTS5Table(TableName("t")).render() }
+        #expect(throws: SqlCipherError.self) { try CreateFTS5Table(TableName("t")).column("x").prefixIndexes(0).render() }
+        #expect(throws: SqlCipherError.self) { try CreateFTS5Table(TableName("t")).column("a\0b").render() }
+        #expect(throws: SqlCipherError.self) {
+            try CreateFTS5Table(TableName("t")).column("x").externalContent(TableName("a\0b")).render()
+        }
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func theTriggersKeepTheIndexInStepWithItsTable() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("sync.db"), rawKey: rawKey(3))
+        // Rows written before the index exists are indexed by its first rebuild.
+        try await db.execute("CREATE TABLE \"no tes\"(\"doc id\" INTEGER PRIMARY KEY, \"ti'tle\" TEXT)")
+        try await db.execute("INSERT INTO \"no tes\" VALUES (7, 'before the index')")
+        let index = TableName("idx \"fts\"")
+        try await db.migrate([
+            FTSMigration("fts") { ctx in
+                try ctx.execute(CreateFTS5Table(index).column("ti'tle").externalContent(TableName("no tes"), rowid: "doc id"))
+            },
+        ])
+        func ids(_ word: String) async throws -> [Int] {
+            try await db.query(Select(col("rowid")).from(index).where(index.match(FTS5Pattern(matchingAllTokensIn: word)!))
+                .orderBy(col("rowid"))).compactMap { $0.get(0, as: Int.self) }
+        }
+        #expect(try await ids("before") == [7])
+        try await db.execute("INSERT INTO \"no tes\" VALUES (8, 'inserted later')")
+        #expect(try await ids("later") == [8])
+        try await db.execute("UPDATE \"no tes\" SET \"ti'tle\" = 'changed text' WHERE \"doc id\" = 7")
+        #expect(try await ids("before") == [])
+        #expect(try await ids("changed") == [7])
+        try await db.execute("DELETE FROM \"no tes\" WHERE \"doc id\" = 8")
+        #expect(try await ids("later") == [])
+        // The index matches its content, and the maintenance commands run through the builder.
+        try await db.execute(FTS5Command.integrityCheck(index))
+        try await db.execute(FTS5Command.optimize(index))
+        try await db.execute(FTS5Command.rebuild(index))
+        #expect(try await ids("changed") == [7])
+    }
+
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func contentlessAndOwnContentTables() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("kinds.db"), rawKey: rawKey(4))
+        try await db.migrate([
+            FTSMigration("fts") { ctx in
+                try ctx.execute(CreateFTS5Table(TableName("bare")).column("text").contentless().detail(.none))
+                try ctx.execute(CreateFTS5Table(TableName("own")).column("text").column("tag", unindexed: true)
+                    .prefixIndexes(2))
+                try ctx.execute(CreateFTS5Table(TableName("tri")).column("text").tokenizer(.trigram()))
+            },
+        ])
+        try await db.execute("INSERT INTO bare(rowid, text) VALUES (41, 'secret contentless words')")
+        let bare = try await db.query(Select(col("rowid"), col("text")).from(TableName("bare"))
+            .where(TableName("bare").match(FTS5Pattern(matchingAllTokensIn: "contentless")!)))
+        #expect(bare.count == 1 && bare[0].get(0, as: Int.self) == 41)
+        #expect(bare[0].get(1, as: String.self) == nil)   // the text is not stored
+        // rebuild has no content to read in a contentless table: SQLite's error, typed.
+        await #expect(throws: SqlCipherError.self) { try await db.execute(FTS5Command.rebuild(TableName("bare"))) }
+
+        // detail=none: tokens match; a phrase of several tokens is the table's documented refusal.
+        let phrase = try #require(FTS5Pattern(matchingPhrase: "secret contentless"))
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(col("rowid")).from(TableName("bare")).where(TableName("bare").match(phrase)))
+        }
+        #expect(try await db.query(Select(col("rowid")).from(TableName("bare"))
+            .where(TableName("bare").match(FTS5Pattern(matchingAllTokensIn: "secret contentless")!))).count == 1)
+
+        try await db.execute("INSERT INTO own(text, tag) VALUES ('alpha beta', 'gamma')")
+        let own = TableName("own")
+        // An unindexed column is stored, not searched.
+        #expect(try await db.query(Select(col("tag")).from(own).where(own.match(FTS5Pattern(matchingAllTokensIn: "gamma")!))).isEmpty)
+        #expect(try await db.query(Select(col("tag")).from(own).where(own.match(FTS5Pattern(matchingAllPrefixesIn: "al be")!)))
+            .first?.get(0, as: String.self) == "gamma")
+        try await db.execute("INSERT INTO tri(text) VALUES ('encrypted notebook')")
+        let tri = TableName("tri")
+        #expect(try await db.query(Select(col("text")).from(tri)
+            .where(tri.match(FTS5Pattern(matchingAllTokensIn: "CRYPT BOOK", tokenizer: .trigram())!))).count == 1)
+    }
+
+    @Test(.enabled(if: !libraryHasFTS5(), "the library has FTS5")) func withoutFTS5EveryStatementIsRefusedByName() async throws {
+        func expectUnsupported(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+            do {
+                try body()
+                Issue.record("no error", sourceLocation: sourceLocation)
+            } catch let SqlCipherError.unsupported(feature, requires, loaded) {
+                #expect(feature.contains("FTS5"), sourceLocation: sourceLocation)
+                #expect(requires.contains("FTS5"), sourceLocation: sourceLocation)
+                #expect(!loaded.isEmpty, sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("expected unsupported, got \(error)", sourceLocation: sourceLocation)
+            }
+        }
+        expectUnsupported { _ = try CreateFTS5Table(TableName("t")).column("x").render() }
+        expectUnsupported { _ = try FTS5Command.rebuild(TableName("t")).render() }
+        expectUnsupported { _ = try FTS5Pattern(rawPattern: "a OR b") }
+
+        // In a migration: refused before anything runs, and the migration's transaction rolls back.
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("old.db"), rawKey: rawKey(5))
+        let seen = Mutex<SqlCipherError?>(nil)
+        await #expect(throws: SqlCipherError.self) {
+            try await db.migrate([
+                FTSMigration("fts") { ctx in
+                    try ctx.execute(CreateTable(TableName("notes")).column("body", .text))
+                    do {
+                        try ctx.execute(CreateFTS5Table(TableName("notes_fts")).column("body")
+                            .externalContent(TableName("notes")))
+                    } catch let error as SqlCipherError {
+                        seen.withLock { $0 = error }
+                        throw error
+                    }
+                },
+            ])
+        }
+        guard case .unsupported(let feature, _, _)? = seen.withLock({ $0 }) else {
+            Issue.record("expected unsupported, got \(String(describing: seen.withLock { $0 }))")
+            return
+        }
+        #expect(feature.contains("FTS5"))
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'notes%'").isEmpty)
+        // FTS4 stays reachable through raw SQL, unwrapped.
+        try await db.execute("CREATE VIRTUAL TABLE old_fts USING fts4(body)")
+        try await db.execute("INSERT INTO old_fts(body) VALUES ('still searchable')")
+        #expect(try await db.query("SELECT body FROM old_fts WHERE old_fts MATCH ?", "searchable").count == 1)
+    }
+}
