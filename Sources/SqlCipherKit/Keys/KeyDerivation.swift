@@ -188,29 +188,33 @@ enum KeyDerivation {
     /// temporary folder, a full disk) is not remembered: the next call tries again.
     static func selfCheck(_ algorithm: Algorithm, library: SqlCipherLibrary) -> Result<Void, SqlCipherError> {
         if case .failure(let error) = cryptoAvailability() { return .failure(error) }
-        return checks.withLock { done in
-            if let outcome = done[algorithm] { return outcome }
-            let outcome: Result<Void, SqlCipherError>
-            // A verdict (success, a refused key, a wrong answer) is final for the process; a check
-            // that could not run (no temporary folder, a full disk) is tried again next time.
-            var final = true
-            do {
-                try runSelfCheck(algorithm, library: library)
-                outcome = .success(())
-            } catch let error as SqlCipherError {
-                switch error {
-                case .unsupported: final = true
-                case .sqlite(let code, _, _, _): final = code == 26
-                default: final = false
-                }
-                outcome = .failure(unavailable(
-                    "SQLCipher to accept a key derived here with \(algorithm.rawValue) (the known-answer check "
-                        + "failed: \(error.description))", library: library))
-            } catch {
-                final = false
-                outcome = .failure(unavailable("the known-answer check to run (\(error))", library: library))
+        // The check runs SQL and derives keys (the bridge's lock), so not under `checks`: two
+        // first calls at once may both run it; the first verdict recorded is the one kept.
+        if let outcome = checks.withLock({ $0[algorithm] }) { return outcome }
+        let outcome: Result<Void, SqlCipherError>
+        // A verdict (success, a refused key, a wrong answer) is final for the process; a check
+        // that could not run (no temporary folder, a full disk) is tried again next time.
+        var final = true
+        do {
+            try runSelfCheck(algorithm, library: library)
+            outcome = .success(())
+        } catch let error as SqlCipherError {
+            switch error {
+            case .unsupported: final = true
+            case .sqlite(let code, _, _, _): final = code == 26
+            default: final = false
             }
-            if final { done[algorithm] = outcome }
+            outcome = .failure(unavailable(
+                "SQLCipher to accept a key derived here with \(algorithm.rawValue) (the known-answer check "
+                    + "failed: \(error.description))", library: library))
+        } catch {
+            final = false
+            outcome = .failure(unavailable("the known-answer check to run (\(error))", library: library))
+        }
+        guard final else { return outcome }
+        return checks.withLock { done in
+            if let first = done[algorithm] { return first }
+            done[algorithm] = outcome
             return outcome
         }
     }

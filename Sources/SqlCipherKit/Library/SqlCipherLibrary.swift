@@ -116,12 +116,14 @@ public final class SqlCipherLibrary: Sendable {
     @discardableResult
     public static func load(from path: String) throws -> SqlCipherLibrary {
         let absolute = absolutePath(path)
-        return try loaded.withLock { current in
-            var report = scb_load_report()
-            let status = scb_load(absolute, &report)
-            guard status == Int32(SCB_LOAD_OK.rawValue) else {
-                throw error(for: report, path: absolute)
-            }
+        // The bridge serializes loads under a lock of its own; `loaded` is taken only after it,
+        // so the two never nest.
+        var report = scb_load_report()
+        let status = scb_load(absolute, &report)
+        guard status == Int32(SCB_LOAD_OK.rawValue) else {
+            throw error(for: report, path: absolute)
+        }
+        return loaded.withLock { current in
             if let current { return current }
             let library = SqlCipherLibrary()
             current = library

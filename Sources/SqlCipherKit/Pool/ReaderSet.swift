@@ -186,18 +186,18 @@ final class ReaderSet: Sendable {
     /// Closes the set: idle readers now, busy ones when they come back; waiting and later
     /// checkouts throw ``SqlCipherError/databaseClosed``.
     func close() async {
-        let (idle, waiters, taken) = state.withLock { state -> ([Database], [Waiter], [Database]) in
+        let (idle, waiters, holders) = state.withLock { state in
             state.isClosed = true
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
             let waiters = state.waiters
             state.waiters = []
-            // Paused streams give their readers back now (a stream whose loop was left without
-            // its iterator being destroyed would otherwise keep its reader open for good).
-            let taken = Self.takePausedStreams(&state, reason: "the pool was closed", pausedFor: .zero, limit: .max)
-            return (idle, waiters, taken)
+            return (idle, waiters, Array(state.streamHolders))
         }
+        // Paused streams give their readers back now (a stream whose loop was left without its
+        // iterator being destroyed would otherwise keep its reader open for good).
+        let taken = takePausedStreams(holders, reason: "the pool was closed", pausedFor: .zero, limit: .max)
         for waiter in waiters { waiter.continuation.resume(throwing: SqlCipherError.databaseClosed) }
         for reader in idle { await reader.close() }
         for reader in taken { await giveBack(reader) }
@@ -240,21 +240,29 @@ final class ReaderSet: Sendable {
         return resumes
     }
 
-    /// Takes up to `limit` readers from streams paused for at least `pausedFor`, the longest
-    /// paused first. Each taken stream throws ``SqlCipherError/streamPreempted(reason:)`` if resumed;
-    /// the caller ends its statement and checks the reader in (``giveBack(_:)``).
-    private static func takePausedStreams(_ state: inout State, reason: String, pausedFor: Duration,
-                                          limit: Int) -> [Database] {
-        let paused = state.streamHolders.compactMap { key, holder in
+    /// Takes up to `limit` readers from streams among `holders` paused for at least `pausedFor`,
+    /// the longest paused first. Each taken stream throws ``SqlCipherError/streamPreempted(reason:)``
+    /// if resumed; the caller ends its statement and checks the reader in (``giveBack(_:)``).
+    ///
+    /// Called without the set's lock, with a copy of its stream holders: each hold's own lock is
+    /// taken alone, so the two locks never nest. A hold that was preempted is one its stream will
+    /// never release (``StreamHold/end()`` then returns false), so its entry is still in the set
+    /// when it is removed here; a stream that ended or resumed meanwhile is simply not taken.
+    private func takePausedStreams(_ holders: [(key: ObjectIdentifier, value: StreamHolder)], reason: String,
+                                   pausedFor: Duration, limit: Int) -> [Database] {
+        let paused = holders.compactMap { key, holder in
             holder.hold.pausedSince.map { (key, holder, $0) }
         }.sorted { $0.2 < $1.2 }
-        var taken: [Database] = []
+        var taken: [(key: ObjectIdentifier, reader: Database)] = []
         for (key, holder, _) in paused where taken.count < limit {
             guard holder.hold.preempt(reason: reason, pausedFor: pausedFor) else { continue }
-            state.streamHolders[key] = nil
-            taken.append(holder.reader)
+            taken.append((key, holder.reader))
         }
-        return taken
+        guard !taken.isEmpty else { return [] }
+        state.withLock { state in
+            for (key, _) in taken { state.streamHolders[key] = nil }
+        }
+        return taken.map(\.reader)
     }
 
     /// Ends the stream statement a taken reader holds, then checks it in like any reader.
@@ -282,22 +290,24 @@ final class ReaderSet: Sendable {
         let delay = DatabaseStream<Row>.preemptionDelay
         Task.detached { [self] in
             while true {
-                let (taken, wake) = state.withLock { state -> ([Database], ContinuousClock.Instant?) in
+                let round = state.withLock { state -> (holders: [(key: ObjectIdentifier, value: StreamHolder)], wanted: Int, reason: String)? in
                     guard Self.hasWaiting(state), !state.streamHolders.isEmpty, !state.isClosed else {
                         state.isWatching = false
-                        return ([], nil)
+                        return nil
                     }
                     let wanted = state.drain != nil ? state.streamHolders.count : state.waiters.count
                     let reason = state.drain != nil
                         ? "a rekey of the pool waited for its reader while it was paused"
                         : "another read of the pool waited for its reader while it was paused"
-                    let taken = Self.takePausedStreams(&state, reason: reason, pausedFor: delay, limit: wanted)
-                    let oldest = state.streamHolders.values.compactMap { $0.hold.pausedSince }.min()
-                    // A stream reading a batch now pauses within one batch: look again after the delay.
-                    return (taken, (oldest ?? .now) + delay)
+                    return (Array(state.streamHolders), wanted, reason)
                 }
+                guard let round else { return }
+                let taken = takePausedStreams(round.holders, reason: round.reason, pausedFor: delay, limit: round.wanted)
+                // Taken streams are preempted, so no longer paused.
+                let oldest = round.holders.compactMap { $0.value.hold.pausedSince }.min()
+                // A stream reading a batch now pauses within one batch: look again after the delay.
+                let wake = (oldest ?? .now) + delay
                 for reader in taken { await giveBack(reader) }
-                guard let wake else { return }
                 try? await Task.sleep(until: max(wake, .now + .milliseconds(10)), clock: .continuous)
             }
         }
