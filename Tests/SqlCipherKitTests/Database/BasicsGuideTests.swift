@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SqlCipherKit
+import Testing
 
 /// Draws for the `render` of the guide's live-query example.
 private let basicsRenderings = GuideRenderings()

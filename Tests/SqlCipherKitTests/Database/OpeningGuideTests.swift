@@ -127,4 +127,35 @@ final class GuideProgressBar: Sendable {
         let reopened = try Database(path: path, key: Data([0x00, 0xFF]), cipher: CipherSettings(kdfIterations: 2000))
         #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
     }
+
+    /// OpeningADatabase.md, block 4 (a fragment: one property per line), checked line by line.
+    @Test func propertiesOfAnOpenDatabase() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("properties.db")
+        let db = try Database(path: path, rawKey: rawKey(4))
+        #expect(db.path == path)
+        #expect(db.isEncrypted)
+        #expect(try Database(unencryptedPath: dir.path("plain.db")).isEncrypted == false)
+        #expect(db.journalMode == .wal)
+        #expect(db.library.path == (try loadedLibrary()).path)
+        await db.close()
+        await #expect(throws: SqlCipherError.databaseClosed) { try await db.query("SELECT 1") }
+    }
+
+    /// RekeyAndConversions.md, block 5 (a fragment: one field per line), checked line by line.
+    @Test func integrityReportFields() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("integrity.db"), rawKey: rawKey(4))
+        try await db.execute("CREATE TABLE t(x)")
+        let report = try await db.verifyIntegrity()
+        #expect(report.isOK)
+        #expect(report.problems.isEmpty)
+        if isSQLCipher4() {
+            #expect(report.checksRun == [.cipherHMAC, .sqliteIntegrity])
+            #expect(report.hmacVerified)
+        } else {
+            #expect(report.skipped.map(\.check) == [.cipherHMAC])
+            #expect(!report.hmacVerified)
+        }
+    }
 }
