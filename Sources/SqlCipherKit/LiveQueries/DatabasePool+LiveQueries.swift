@@ -127,14 +127,14 @@ final class PoolObservations: Sendable {
     private let entries = Mutex<[UInt64: AnyObject & Sendable]>([:])
     let watch = ExternalChangeWatch()
 
-    subscript(id: UInt64) -> (AnyObject & Sendable)? { entries.withLock { $0[id] } }
+    subscript(id: UInt64) -> (AnyObject & Sendable)? { entries.withCheckedLock { $0[id] } }
 
     func insert(_ observation: AnyObject & Sendable, id: UInt64) {
-        entries.withLock { $0[id] = observation }
+        entries.withCheckedLock { $0[id] = observation }
     }
 
     func remove(_ id: UInt64) {
-        entries.withLock { $0[id] = nil }
+        entries.withCheckedLock { $0[id] = nil }
     }
 
     /// Ends the watch for good (the pool closed).

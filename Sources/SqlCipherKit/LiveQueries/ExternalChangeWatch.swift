@@ -56,7 +56,7 @@ final class ExternalChangeWatch: Sendable {
     /// the first reading then counts as a change, one more fetch that finds the result unchanged
     /// if nothing happened, since a commit of another process before it could otherwise go unseen).
     func start(host: some ExternalChangeHost, version: Int?) {
-        state.withLock { state in
+        state.withCheckedLock { state in
             state.demand &+= 1
             guard state.task == nil, !state.isStopped else { return }
             state.version = version
@@ -73,7 +73,7 @@ final class ExternalChangeWatch: Sendable {
     private func check(_ host: some ExternalChangeHost) async -> Bool {
         // Read before the host is asked: an observation that registers after the host answered
         // "unobserved" bumps it, and keeps the watch going (see `endUnlessDemanded`).
-        let demand = state.withLock { $0.demand }
+        let demand = state.withCheckedLock { $0.demand }
         switch await host.readExternalVersion() {
         case .unobserved:
             return !endUnlessDemanded(since: demand)
@@ -87,7 +87,7 @@ final class ExternalChangeWatch: Sendable {
 
     /// Records `version`; true when it differs from the last one, or is the first one.
     private func note(_ version: Int) -> Bool {
-        state.withLock { state in
+        state.withCheckedLock { state in
             defer { state.version = version }
             return state.version.map { $0 != version } ?? true
         }
@@ -96,7 +96,7 @@ final class ExternalChangeWatch: Sendable {
     /// Forgets the running watch unless an observation asked for it since `demand` was read (that
     /// observation saw this watch running and started none). True when the watch ends.
     private func endUnlessDemanded(since demand: UInt64) -> Bool {
-        state.withLock { state in
+        state.withCheckedLock { state in
             guard state.demand == demand || state.isStopped else { return false }
             state.task = nil
             state.version = nil
@@ -106,7 +106,7 @@ final class ExternalChangeWatch: Sendable {
 
     /// Ends the watch for good (the database closed).
     func stop() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let task = state.withCheckedLock { state -> Task<Void, Never>? in
             state.isStopped = true
             defer { state.task = nil }
             return state.task
@@ -115,5 +115,5 @@ final class ExternalChangeWatch: Sendable {
     }
 
     /// Whether the watch runs (for tests).
-    var isRunning: Bool { state.withLock { $0.task != nil } }
+    var isRunning: Bool { state.withCheckedLock { $0.task != nil } }
 }

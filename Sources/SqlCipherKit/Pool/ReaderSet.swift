@@ -81,13 +81,13 @@ final class ReaderSet: Sendable {
     }
 
     /// How many readers are open (for tests and the benchmark).
-    var openCount: Int { state.withLock { $0.count } }
+    var openCount: Int { state.withCheckedLock { $0.count } }
 
     /// A reader for a stream, which keeps it across batches: while the stream is paused for
     /// ``DatabaseStream/preemptionDelay`` and another call waits, the reader is taken back.
     func checkout(holding hold: StreamHold) async throws -> Database {
         let reader = try await checkout()
-        let watch = state.withLock { state -> Bool in
+        let watch = state.withCheckedLock { state -> Bool in
             state.streamHolders[ObjectIdentifier(reader)] = StreamHolder(reader: reader, hold: hold)
             return Self.startWatching(&state)
         }
@@ -99,7 +99,7 @@ final class ReaderSet: Sendable {
     /// ``maximum`` are open, or else the next one checked in.
     func checkout() async throws -> Database {
         try Task.checkCancellation()
-        let immediate: Grant? = try state.withLock { state in
+        let immediate: Grant? = try state.withCheckedLock { state in
             if state.isClosed { throw SqlCipherError.databaseClosed }
             return Self.grant(&state, maximum: maximum)
         }
@@ -117,7 +117,7 @@ final class ReaderSet: Sendable {
                 return try await openReader()
             } catch {
                 // The slot was reserved for this reader: give it to a waiting checkout.
-                let resumes = state.withLock { state in
+                let resumes = state.withCheckedLock { state in
                     state.count -= 1
                     state.busy -= 1
                     return Self.dispatch(&state, maximum: maximum)
@@ -131,7 +131,7 @@ final class ReaderSet: Sendable {
     /// Returns a reader after its call. Hands it to the first waiting checkout, or keeps it idle;
     /// closes it when the pool was closed meanwhile.
     func checkin(_ reader: Database) {
-        let (closeIt, resumes) = state.withLock { state -> (Bool, Resumes) in
+        let (closeIt, resumes) = state.withCheckedLock { state -> (Bool, Resumes) in
             state.streamHolders[ObjectIdentifier(reader)] = nil
             state.busy -= 1
             var resumes = Resumes()
@@ -159,7 +159,7 @@ final class ReaderSet: Sendable {
     func exclusively<T>(_ body: () async throws -> T) async throws -> T {
         try await enterExclusive()
         defer { leaveExclusive() }
-        let (closed, isClosed) = state.withLock { state in
+        let (closed, isClosed) = state.withCheckedLock { state in
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
@@ -174,7 +174,7 @@ final class ReaderSet: Sendable {
     /// Adds a reader opened outside ``checkout()`` (by a rekey, to prove the new key) as the most
     /// recently used idle one; closes it when the set is closed.
     func adopt(_ reader: Database) async {
-        let accepted = state.withLock { state -> Bool in
+        let accepted = state.withCheckedLock { state -> Bool in
             guard !state.isClosed, state.count < maximum else { return false }
             state.count += 1
             state.idle.append(reader)
@@ -186,7 +186,7 @@ final class ReaderSet: Sendable {
     /// Closes the set: idle readers now, busy ones when they come back; waiting and later
     /// checkouts throw ``SqlCipherError/databaseClosed``.
     func close() async {
-        let (idle, waiters, holders) = state.withLock { state in
+        let (idle, waiters, holders) = state.withCheckedLock { state in
             state.isClosed = true
             let idle = state.idle
             state.idle = []
@@ -259,7 +259,7 @@ final class ReaderSet: Sendable {
             taken.append((key, holder.reader))
         }
         guard !taken.isEmpty else { return [] }
-        state.withLock { state in
+        state.withCheckedLock { state in
             for (key, _) in taken { state.streamHolders[key] = nil }
         }
         return taken.map(\.reader)
@@ -290,7 +290,7 @@ final class ReaderSet: Sendable {
         let delay = DatabaseStream<Row>.preemptionDelay
         Task.detached { [self] in
             while true {
-                let round = state.withLock { state -> (holders: [(key: ObjectIdentifier, value: StreamHolder)], wanted: Int, reason: String)? in
+                let round = state.withCheckedLock { state -> (holders: [(key: ObjectIdentifier, value: StreamHolder)], wanted: Int, reason: String)? in
                     guard Self.hasWaiting(state), !state.streamHolders.isEmpty, !state.isClosed else {
                         state.isWatching = false
                         return nil
@@ -314,7 +314,7 @@ final class ReaderSet: Sendable {
     }
 
     private func wait() async throws -> Grant {
-        let id = state.withLock { state -> UInt64 in
+        let id = state.withCheckedLock { state -> UInt64 in
             state.nextWaiter &+= 1
             return state.nextWaiter
         }
@@ -341,10 +341,10 @@ final class ReaderSet: Sendable {
         async throws -> T {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                if let now = state.withLock({ park(&$0, continuation) }) { continuation.resume(with: now) }
+                if let now = state.withCheckedLock({ park(&$0, continuation) }) { continuation.resume(with: now) }
             }
         } onCancel: {
-            state.withLock { unpark(&$0) }?.resume(throwing: CancellationError())
+            state.withCheckedLock { unpark(&$0) }?.resume(throwing: CancellationError())
         }
     }
 
@@ -362,7 +362,7 @@ final class ReaderSet: Sendable {
     /// for a long stream must not hold every read of the pool back): it leaves its place in the
     /// queue, or gives the section up, and throws `CancellationError`.
     private func enterExclusive() async throws {
-        let id = state.withLock { state -> UInt64 in
+        let id = state.withCheckedLock { state -> UInt64 in
             state.nextExclusive &+= 1
             return state.nextExclusive
         }
@@ -398,7 +398,7 @@ final class ReaderSet: Sendable {
     }
 
     private func leaveExclusive() {
-        let resumes = state.withLock { state -> Resumes in
+        let resumes = state.withCheckedLock { state -> Resumes in
             if !state.exclusiveQueue.isEmpty {
                 // The next exclusive section starts at once; readers stay held back.
                 var resumes = Resumes()
