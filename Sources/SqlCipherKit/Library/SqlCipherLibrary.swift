@@ -83,7 +83,7 @@ public final class SqlCipherLibrary: Sendable {
     /// - Throws: ``SqlCipherError/libraryNotFound(searched:package:)`` and the other loading errors.
     public static var shared: SqlCipherLibrary {
         get throws {
-            if let library = loaded.withLock({ $0 }) { return library }
+            if let library = loaded.withCheckedLock({ $0 }) { return library }
             if let path = ProcessInfo.processInfo.environment[environmentVariable], !path.isEmpty {
                 return try load(from: path)
             }
@@ -123,7 +123,7 @@ public final class SqlCipherLibrary: Sendable {
         guard status == Int32(SCB_LOAD_OK.rawValue) else {
             throw error(for: report, path: absolute)
         }
-        return loaded.withLock { current in
+        return loaded.withCheckedLock { current in
             if let current { return current }
             let library = SqlCipherLibrary()
             current = library
