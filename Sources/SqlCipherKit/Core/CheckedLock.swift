@@ -12,7 +12,7 @@ extension Mutex where Value: ~Copyable {
     /// a change that made one nest stops the test run at the second lock instead of waiting for a
     /// deadlock. Release builds compile to `withLock` alone.
     @inline(__always)
-    borrowing func withCheckedLock<Result: ~Copyable, E: Error>(
+    package borrowing func withCheckedLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if DEBUG
