@@ -23,6 +23,7 @@ let helperCommands: [HelperCommand] = [
     alreadyLoadedCommand,
     createDatabaseCommand,
     createRaceCommand,
+    nestedLocksCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -33,12 +33,12 @@ final class ConnectionExtensions: Sendable {
 
     deinit {
         // The last connection went away: sequences of trace events end.
-        for tracer in state.withLock({ $0.tracers }) { tracer.stop() }
+        for tracer in state.withCheckedLock({ $0.tracers }) { tracer.stop() }
     }
 
     /// The current definitions.
     func snapshot() -> Snapshot {
-        state.withLock { $0 }
+        state.withCheckedLock { $0 }
     }
 
     /// A number for a new registration.
@@ -47,7 +47,7 @@ final class ConnectionExtensions: Sendable {
     }
 
     private func change(_ body: (inout Snapshot) -> Void) {
-        state.withLock { snapshot in
+        state.withCheckedLock { snapshot in
             body(&snapshot)
             snapshot.generation &+= 1
             generation.store(snapshot.generation, ordering: .releasing)
@@ -113,7 +113,7 @@ final class ConnectionExtensions: Sendable {
     /// Whether a function of this name (any argument count; `name` folded with
     /// ``FunctionKey/fold(_:)``) is registered here.
     func hasFunction(named name: String) -> Bool {
-        state.withLock { $0.functions.keys.contains { $0.name == name } }
+        state.withCheckedLock { $0.functions.keys.contains { $0.name == name } }
     }
 
     // MARK: Applying

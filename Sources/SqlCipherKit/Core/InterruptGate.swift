@@ -102,7 +102,7 @@ final class InterruptGate: Sendable {
     /// the statement is cancelled. The handler runs on that task's thread, so `Task.isCancelled`
     /// is that task's own flag.
     private func pollWatch() -> Bool {
-        let (cancellable, sample) = watch.withLock { watch -> (Bool, (@Sendable () -> Void)?) in
+        let (cancellable, sample) = watch.withCheckedLock { watch -> (Bool, (@Sendable () -> Void)?) in
             guard var current = watch else { return (false, nil) }
             current.polls &+= 1
             var due: (@Sendable () -> Void)?
@@ -140,13 +140,13 @@ final class InterruptGate: Sendable {
                      _ body: () throws -> T) throws -> T {
         watchInterrupted.store(false, ordering: .relaxed)
         // The first sample is due at once (the work has started); later ones every `interval`.
-        watch.withLock {
+        watch.withCheckedLock {
             $0 = Watch(cancellable: cancellable, sample: sample, interval: interval, lastSample: .now - interval)
         }
         watchOpen.store(true, ordering: .relaxed)
         defer {
             watchOpen.store(false, ordering: .relaxed)
-            watch.withLock { $0 = nil }
+            watch.withCheckedLock { $0 = nil }
         }
         do {
             return try body()

@@ -68,7 +68,7 @@ extension SQLiteConnection {
     /// and costs nothing while nobody observes.
     private func analyse(_ statement: Statement) -> StatementAccess {
         let tracker = changeTracker
-        tracker.analysisCount += 1
+        tracker.probe?.analyses += 1
         guard var access = record(scb_sql(statement.handle)) else {
             // The statement compiled before but not now (its table is gone, say): running it will
             // fail too, but assume the worst rather than trust nothing.

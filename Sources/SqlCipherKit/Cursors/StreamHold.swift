@@ -32,7 +32,7 @@ final class StreamHold: Sendable {
 
     /// Marks the stream as reading a batch. Throws when another call took the statement first.
     func resume() throws {
-        try phase.withLock { phase in
+        try phase.withCheckedLock { phase in
             switch phase {
             case .preempted(let reason):
                 throw SqlCipherError.streamPreempted(reason: reason)
@@ -46,7 +46,7 @@ final class StreamHold: Sendable {
 
     /// Marks the stream as between batches.
     func pause() {
-        phase.withLock { phase in
+        phase.withCheckedLock { phase in
             if case .fetching = phase { phase = .paused(since: .now) }
         }
     }
@@ -56,7 +56,7 @@ final class StreamHold: Sendable {
     /// connection, and the stream must not release them again.
     @discardableResult
     func end() -> Bool {
-        phase.withLock { phase in
+        phase.withCheckedLock { phase in
             if case .preempted = phase { return false }
             phase = .ended
             return true
@@ -65,7 +65,7 @@ final class StreamHold: Sendable {
 
     /// Whether the stream ended (its iterator went away or finished).
     var isEnded: Bool {
-        phase.withLock { phase in
+        phase.withCheckedLock { phase in
             if case .ended = phase { return true }
             return false
         }
@@ -74,7 +74,7 @@ final class StreamHold: Sendable {
     /// Takes the statement from a stream paused for at least `minimum`: true when it was taken
     /// (the caller then releases the statement and the connection, exactly once).
     func preempt(reason: String, pausedFor minimum: Duration = .zero) -> Bool {
-        phase.withLock { phase in
+        phase.withCheckedLock { phase in
             guard case .paused(let since) = phase, ContinuousClock.now - since >= minimum else { return false }
             phase = .preempted(reason: reason)
             return true
@@ -83,7 +83,7 @@ final class StreamHold: Sendable {
 
     /// When the stream paused, or nil while it reads or after it ended.
     var pausedSince: ContinuousClock.Instant? {
-        phase.withLock { phase in
+        phase.withCheckedLock { phase in
             if case .paused(let since) = phase { return since }
             return nil
         }

@@ -49,10 +49,9 @@ public actor Database {
         executor.asUnownedSerialExecutor()
     }
 
-    /// The watch for commits of other connections, running while observations exist, and the
-    /// `PRAGMA data_version` it last read (Database+LiveQueries.swift).
-    var externalWatch: ExternalChangeWatch?
-    var dataVersion: Int?
+    /// The watch for commits of other connections, running while observations exist
+    /// (Database+LiveQueries.swift).
+    nonisolated let externalWatch = ExternalChangeWatch()
 
     /// Opens or creates an encrypted database with a passphrase.
     ///
@@ -215,8 +214,7 @@ public actor Database {
     ///
     /// A database is also closed when the last reference to it goes away.
     public func close() {
-        externalWatch?.stop()
-        externalWatch = nil
+        externalWatch.stop()
         connection?.streams.closeAll()
         connection?.close()
         connection = nil

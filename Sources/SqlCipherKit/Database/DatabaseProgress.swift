@@ -75,7 +75,7 @@ final class ProgressReporter: Sendable {
     /// the last value. Repeated values are not reported again.
     func report(_ completed: Int64) {
         let value = min(max(0, completed), max(0, total - 1))
-        let send = last.withLock { last -> Bool in
+        let send = last.withCheckedLock { last -> Bool in
             guard value > last else { return false }
             last = value
             return true
@@ -88,7 +88,7 @@ final class ProgressReporter: Sendable {
 
     /// The last report: everything done.
     func finish() {
-        let send = last.withLock { last -> Bool in
+        let send = last.withCheckedLock { last -> Bool in
             guard last < total else { return false }
             last = total
             return true

@@ -15,6 +15,16 @@ import Foundation
 ///     print("\(path) needs another key")
 /// }
 /// ```
+///
+/// ## Opening errors
+///
+/// Opening a ``Database`` or ``DatabasePool`` checks, in this order, and stops at the first
+/// problem: the key (``emptyKey``, ``passphraseLooksLikeRawKey``, a passphrase too long for
+/// SQLite, ``invalidRawKey(byteCount:)``), the path and its folder
+/// (``cannotOpen(path:reason:)``), the file (``notADatabase(path:reason:)``), then the key against
+/// the file (``keyFailed(path:reason:)``, ``notPlaintextDatabase(path:)``, or the library's own
+/// ``sqlite(code:extendedCode:message:sql:)`` for a damaged file), and the settings
+/// (``unsupported(feature:requires:loaded:)``). Each case says which opening failures give it.
 public enum SqlCipherError: Error, Sendable, Equatable {
     // MARK: Loading the library
 
@@ -40,21 +50,45 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     // MARK: Opening and keys
 
     /// An empty passphrase or key: SQLCipher would silently create a plaintext database.
+    ///
+    /// Opening: an empty passphrase (checked before anything else).
     case emptyKey
     /// A raw key that is not exactly 32 bytes.
+    ///
+    /// Opening: a `rawKey:` of any other length.
     case invalidRawKey(byteCount: Int)
     /// The key does not open the file: a wrong key, a plaintext file opened with a key, or
     /// different cipher settings.
+    ///
+    /// Opening:
+    /// - a plaintext SQLite file opened with a key (also one whose pages reserve bytes for
+    ///   something else, e.g. a checksum VFS): `reason` says it is plaintext;
+    /// - the wrong key (or, with a plaintext header, the wrong salt), or other cipher settings
+    ///   than the file was made with, whatever result code the library gave: what decides is
+    ///   whether page 1 decrypts (<doc:OpeningADatabase> says how). A file of
+    ///   random bytes cannot be told from a wrong key without the key, and is reported the same way.
     case keyFailed(path: String, reason: String)
     /// An encrypted (or otherwise unreadable) file was opened with `Database(unencryptedPath:)`.
+    ///
+    /// Opening: an encrypted file opened with `unencryptedPath:`.
     case notPlaintextDatabase(path: String)
     /// The file is not a database at all.
+    ///
+    /// Opening: a file that is not a database (a text file, say).
     case notADatabase(path: String, reason: String)
     /// The path cannot be opened or created (a directory, a missing folder, no permission).
+    ///
+    /// Opening:
+    /// - the path is empty, a directory, in a missing or non-writable folder, or unreadable;
+    /// - a file in WAL mode in a folder this process cannot write (its `-wal` and `-shm` cannot be
+    ///   created): `reason` says why and what to do.
     case cannotOpen(path: String, reason: String)
     /// A database that was meant to be encrypted shows plaintext on disk. Nothing more was written.
     case plaintextDetected(path: String, reason: String)
     /// The loaded SQLCipher cannot honour a requested feature.
+    ///
+    /// Opening: a ``CipherSettings`` value the loaded SQLCipher cannot honour (a plaintext header
+    /// on SQLCipher 3, say).
     case unsupported(feature: String, requires: String, loaded: String)
     /// A key operation on a database that was opened without encryption.
     case notEncrypted
@@ -75,6 +109,12 @@ public enum SqlCipherError: Error, Sendable, Equatable {
 
     /// SQLite reported an error. `code` is the primary result code, `extendedCode` the extended one
     /// (https://sqlite.org/rescode.html).
+    ///
+    /// Opening:
+    /// - a passphrase of more than `Int32.max` bytes: code 18 (`SQLITE_TOOBIG`);
+    /// - the right key on a file damaged behind page 1, or in its plaintext header: the library's
+    ///   error as it is (11, `SQLITE_CORRUPT`, for a damaged page; 26 for a header SQLite
+    ///   rejects), never ``keyFailed(path:reason:)``, since the key was proven right.
     case sqlite(code: Int32, extendedCode: Int32, message: String, sql: String?)
     /// The number of `?` arguments does not match the statement's parameters.
     case argumentCountMismatch(expected: Int, given: Int, sql: String)
@@ -196,6 +236,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// A passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal
     /// digits, 67 or 99 bytes in all), which SQLCipher would use as a raw key, without key
     /// derivation. Nothing was opened or changed. Pass the key's bytes with `rawKey:` instead.
+    ///
+    /// Opening: a passphrase spelled that way, whether given as `String` or `Data`.
     case passphraseLooksLikeRawKey
 
     // MARK: SQL functions and collations written in Swift

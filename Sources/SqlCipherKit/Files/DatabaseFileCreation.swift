@@ -131,7 +131,7 @@ final class CreationClaim: Sendable {
     /// the opening, this call wrote.
     let foundEmpty: Bool
     /// Whether this call created the file (an exclusive create succeeded).
-    var createdFile: Bool { state.withLock { $0.createdFile } }
+    var createdFile: Bool { state.withCheckedLock { $0.createdFile } }
     /// The companion files that were there when the lock was taken.
     private let companionsBefore: Set<String>
 
@@ -185,7 +185,7 @@ final class CreationClaim: Sendable {
             }
             usleep(2000)
         }
-        state.withLock { $0.folderDescriptor = descriptor }
+        state.withCheckedLock { $0.folderDescriptor = descriptor }
         foundEmpty = Self.isMissingOrEmpty(path)
         companionsBefore = Self.existing(Self.companions(of: path))
         // Nothing to create any more (another opener finished meanwhile): the lock is not needed.
@@ -226,7 +226,7 @@ final class CreationClaim: Sendable {
     }
 
     /// Whether this claim holds the lock.
-    var isLocked: Bool { state.withLock { $0.folderDescriptor >= 0 } }
+    var isLocked: Bool { state.withCheckedLock { $0.folderDescriptor >= 0 } }
 
     /// Creates the file when it is missing, with `permissions`, and records that this call did.
     /// A file that appears meanwhile (a program that does not take the lock) is left to the
@@ -236,7 +236,7 @@ final class CreationClaim: Sendable {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         if descriptor >= 0 {
             close(descriptor)
-            state.withLock { $0.createdFile = true }
+            state.withCheckedLock { $0.createdFile = true }
             return
         }
         let error = errno
@@ -263,7 +263,7 @@ final class CreationClaim: Sendable {
 
     /// Releases the lock (once the new database is finished, or the opening failed).
     func release() {
-        state.withLock { state in
+        state.withCheckedLock { state in
             guard state.folderDescriptor >= 0 else { return }
             close(state.folderDescriptor)  // closing the only descriptor releases the flock
             state.folderDescriptor = -1

@@ -188,29 +188,33 @@ enum KeyDerivation {
     /// temporary folder, a full disk) is not remembered: the next call tries again.
     static func selfCheck(_ algorithm: Algorithm, library: SqlCipherLibrary) -> Result<Void, SqlCipherError> {
         if case .failure(let error) = cryptoAvailability() { return .failure(error) }
-        return checks.withLock { done in
-            if let outcome = done[algorithm] { return outcome }
-            let outcome: Result<Void, SqlCipherError>
-            // A verdict (success, a refused key, a wrong answer) is final for the process; a check
-            // that could not run (no temporary folder, a full disk) is tried again next time.
-            var final = true
-            do {
-                try runSelfCheck(algorithm, library: library)
-                outcome = .success(())
-            } catch let error as SqlCipherError {
-                switch error {
-                case .unsupported: final = true
-                case .sqlite(let code, _, _, _): final = code == 26
-                default: final = false
-                }
-                outcome = .failure(unavailable(
-                    "SQLCipher to accept a key derived here with \(algorithm.rawValue) (the known-answer check "
-                        + "failed: \(error.description))", library: library))
-            } catch {
-                final = false
-                outcome = .failure(unavailable("the known-answer check to run (\(error))", library: library))
+        // The check runs SQL and derives keys (the bridge's lock), so not under `checks`: two
+        // first calls at once may both run it; the first verdict recorded is the one kept.
+        if let outcome = checks.withLock({ $0[algorithm] }) { return outcome }
+        let outcome: Result<Void, SqlCipherError>
+        // A verdict (success, a refused key, a wrong answer) is final for the process; a check
+        // that could not run (no temporary folder, a full disk) is tried again next time.
+        var final = true
+        do {
+            try runSelfCheck(algorithm, library: library)
+            outcome = .success(())
+        } catch let error as SqlCipherError {
+            switch error {
+            case .unsupported: final = true
+            case .sqlite(let code, _, _, _): final = code == 26
+            default: final = false
             }
-            if final { done[algorithm] = outcome }
+            outcome = .failure(unavailable(
+                "SQLCipher to accept a key derived here with \(algorithm.rawValue) (the known-answer check "
+                    + "failed: \(error.description))", library: library))
+        } catch {
+            final = false
+            outcome = .failure(unavailable("the known-answer check to run (\(error))", library: library))
+        }
+        guard final else { return outcome }
+        return checks.withLock { done in
+            if let first = done[algorithm] { return first }
+            done[algorithm] = outcome
             return outcome
         }
     }
@@ -289,39 +293,54 @@ enum KeyDerivation {
 
     // MARK: Deriving
 
-    private static let counter = Atomic<Int>(0)
-    private static let countsByPath = Mutex<[String: Int]?>(nil)
+    /// Counts for tests that prove "one derivation per pool" by counting rather than timing.
+    /// Nothing is recorded until a test calls ``recordDerivationsByPath()``: until then a
+    /// derivation or a keying pays one relaxed atomic load and takes no lock, and a long-running
+    /// process keeps no list of the files it opened.
+    private static let isRecording = Atomic<Bool>(false)
+    private static let recorded = Mutex(Recorded())
+
+    private struct Recorded {
+        var derivations = 0
+        var derivationsByPath: [String: Int] = [:]
+        /// Connections keyed with a passphrase: each runs SQLCipher's own key derivation at its
+        /// first read. Counted where the key is applied (DatabaseOpener).
+        var passphraseKeyingsByPath: [String: Int] = [:]
+    }
+
+    /// Starts recording derivations and passphrase keyings (for tests). Idempotent.
+    package static func recordDerivationsByPath() {
+        isRecording.store(true, ordering: .releasing)
+    }
 
     /// How many keys ``derivedKey(passphrase:path:settings:library:salt:)`` has derived in this
-    /// process (the known-answer checks are not counted). For tests that prove one derivation per pool.
-    static var derivationCount: Int { counter.load(ordering: .relaxed) }
+    /// process since ``recordDerivationsByPath()`` (the known-answer checks are not counted).
+    package static var derivationCount: Int { recorded.withLock { $0.derivations } }
 
     /// How many keys were derived for `path` (spelled as given to
     /// ``derivedKey(passphrase:path:settings:library:salt:)``) since ``recordDerivationsByPath()``.
     /// Tests that run in parallel with other derivations count this way: the process-wide
     /// ``derivationCount`` moves with every other test's derivations too.
-    static func derivationCount(path: String) -> Int { countsByPath.withLock { $0?[path] ?? 0 } }
-
-    /// Starts counting derivations per path (off by default, so that a long-running process keeps
-    /// no list of the files it opened). Idempotent.
-    static func recordDerivationsByPath() {
-        countsByPath.withLock { if $0 == nil { $0 = [:] } }
-        passphraseKeyingsByPath.withLock { if $0 == nil { $0 = [:] } }
-    }
-
-    /// Connections keyed with a passphrase, per path, since ``recordDerivationsByPath()``: each of
-    /// them runs SQLCipher's own key derivation at its first read. Counted where the key is
-    /// applied (DatabaseOpener), so a pool's claim of "one derivation" is checked by counting, not
-    /// by timing.
-    private static let passphraseKeyingsByPath = Mutex<[String: Int]?>(nil)
-
-    /// Records that a connection to `path` was keyed with a passphrase.
-    static func notePassphraseKeying(path: String) {
-        passphraseKeyingsByPath.withLock { counts in counts?[path, default: 0] += 1 }
-    }
+    package static func derivationCount(path: String) -> Int { recorded.withLock { $0.derivationsByPath[path] ?? 0 } }
 
     /// How many connections to `path` were keyed with a passphrase since ``recordDerivationsByPath()``.
-    static func passphraseKeyingCount(path: String) -> Int { passphraseKeyingsByPath.withLock { $0?[path] ?? 0 } }
+    package static func passphraseKeyingCount(path: String) -> Int {
+        recorded.withLock { $0.passphraseKeyingsByPath[path] ?? 0 }
+    }
+
+    /// Records that a connection to `path` was keyed with a passphrase, when a test asked for it.
+    static func notePassphraseKeying(path: String) {
+        guard isRecording.load(ordering: .relaxed) else { return }
+        recorded.withLock { $0.passphraseKeyingsByPath[path, default: 0] += 1 }
+    }
+
+    private static func noteDerivation(path: String) {
+        guard isRecording.load(ordering: .relaxed) else { return }
+        recorded.withLock { recorded in
+            recorded.derivations += 1
+            recorded.derivationsByPath[path, default: 0] += 1
+        }
+    }
 
     /// The raw key and salt equivalent to keying `path` with `passphrase` under `settings`, or a
     /// fallback with its reason.
@@ -355,8 +374,7 @@ enum KeyDerivation {
         case .salt(let found, let from): (salt, origin) = (found, from)
         }
         let key = try passphrase.withBytes { try derive($0, salt: salt, parameters: parameters) }
-        counter.add(1, ordering: .relaxed)
-        countsByPath.withLock { counts in counts?[path, default: 0] += 1 }
+        noteDerivation(path: path)
         return .derived(Derived(key: key, salt: salt, saltOrigin: origin, parameters: parameters))
     }
 

@@ -148,9 +148,12 @@ extension SqlCipherLibrary {
 
     /// What this library can do (``LibraryCapabilities``), probed once per process.
     public var capabilities: LibraryCapabilities {
-        Self.probedCapabilities.withLock { cached in
+        if let cached = Self.probedCapabilities.withCheckedLock({ $0 }) { return cached }
+        // Probed without the lock (the probe runs SQL on private in-memory databases): two first
+        // calls at once may both probe, and the first answer stored is the one every caller gets.
+        let probed = LibraryCapabilities.probe()
+        return Self.probedCapabilities.withCheckedLock { cached in
             if let cached { return cached }
-            let probed = LibraryCapabilities.probe()
             cached = probed
             return probed
         }

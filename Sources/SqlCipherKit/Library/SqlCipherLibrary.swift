@@ -83,7 +83,7 @@ public final class SqlCipherLibrary: Sendable {
     /// - Throws: ``SqlCipherError/libraryNotFound(searched:package:)`` and the other loading errors.
     public static var shared: SqlCipherLibrary {
         get throws {
-            if let library = loaded.withLock({ $0 }) { return library }
+            if let library = loaded.withCheckedLock({ $0 }) { return library }
             if let path = ProcessInfo.processInfo.environment[environmentVariable], !path.isEmpty {
                 return try load(from: path)
             }
@@ -116,12 +116,14 @@ public final class SqlCipherLibrary: Sendable {
     @discardableResult
     public static func load(from path: String) throws -> SqlCipherLibrary {
         let absolute = absolutePath(path)
-        return try loaded.withLock { current in
-            var report = scb_load_report()
-            let status = scb_load(absolute, &report)
-            guard status == Int32(SCB_LOAD_OK.rawValue) else {
-                throw error(for: report, path: absolute)
-            }
+        // The bridge serializes loads under a lock of its own; `loaded` is taken only after it,
+        // so the two never nest.
+        var report = scb_load_report()
+        let status = scb_load(absolute, &report)
+        guard status == Int32(SCB_LOAD_OK.rawValue) else {
+            throw error(for: report, path: absolute)
+        }
+        return loaded.withCheckedLock { current in
             if let current { return current }
             let library = SqlCipherLibrary()
             current = library

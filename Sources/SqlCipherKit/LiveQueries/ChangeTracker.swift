@@ -65,9 +65,14 @@ final class ChangeTracker {
     private var hasObservers: Bool { !observations.isEmpty || relay?.isObserving == true }
 
     /// How many statement analyses and observation fetches ran, for tests that must tell "nothing
-    /// happened" from "it happened and found nothing" without timing.
-    var analysisCount = 0
-    private(set) var fetchCount = 0
+    /// happened" from "it happened and found nothing" without timing. Nil, and nothing counted,
+    /// until a test asks for it (`Database.recordLiveTracking()`).
+    var probe: Probe?
+
+    struct Probe {
+        var analyses = 0
+        var fetches = 0
+    }
 
     deinit {
         // The connection is closing: wake every consumer so that its next fetch reports the
@@ -230,7 +235,7 @@ final class ChangeTracker {
     /// Records that `entry` just fetched; inside a transaction that was opened by hand, the fetch
     /// can see uncommitted rows, so it is repeated when the transaction ends.
     func noteFetch(_ entry: any ObservationEntry, isInTransaction: Bool) {
-        fetchCount += 1
+        probe?.fetches += 1
         entry.refetchWhenTransactionEnds = isInTransaction
     }
 

@@ -55,7 +55,7 @@ final class CommitRelay: Sendable {
 
     /// Registers an observation; its region is every table until its first fetch ends.
     func register(_ signal: ObservationSignal) -> UInt64 {
-        state.withLock { state in
+        state.withCheckedLock { state in
             let id = state.nextID
             state.nextID &+= 1
             state.observed[id] = Observed(entry: Entry(signal: signal))
@@ -69,18 +69,18 @@ final class CommitRelay: Sendable {
     }
 
     func remove(_ id: UInt64) {
-        state.withLock { state in
+        state.withCheckedLock { state in
             state.observed[id] = nil
             state.staged.remove(id)
             if state.observed.isEmpty { observing.store(false, ordering: .releasing) }
         }
     }
 
-    var count: Int { state.withLock { $0.observed.count } }
+    var count: Int { state.withCheckedLock { $0.observed.count } }
 
     /// Called before a fetch of observation `id` takes its snapshot.
     func fetchWillStart(_ id: UInt64) {
-        state.withLock { state in
+        state.withCheckedLock { state in
             guard state.observed[id] != nil else { return }
             state.observed[id]?.region = .everything
             if state.unpublishedCommits > 0 { state.staged.insert(id) }
@@ -89,7 +89,7 @@ final class CommitRelay: Sendable {
 
     /// Called when a fetch of observation `id` ended, with the tables it read (nil when it failed).
     func fetchDidEnd(_ id: UInt64, region: TableRegion?) {
-        state.withLock { state in
+        state.withCheckedLock { state in
             guard state.observed[id] != nil else { return }
             state.observed[id]?.region = region ?? .everything
         }
@@ -98,7 +98,7 @@ final class CommitRelay: Sendable {
     /// From the writer's commit hook, with the tables the transaction may have changed. Never calls
     /// into SQLite and wakes nobody.
     func transactionWillCommit(changed: TableRegion) {
-        state.withLock { state in
+        state.withCheckedLock { state in
             guard !state.observed.isEmpty else { return }
             state.unpublishedCommits += 1
             let all = state.activatedSinceCommit
@@ -118,14 +118,14 @@ final class CommitRelay: Sendable {
     /// observation fetches again at once. Leaves the writer's staged commits alone, since one may
     /// be hooked and not yet visible.
     func externalChange() {
-        let all = state.withLock { state in state.observed.values.map(\.entry) }
+        let all = state.withCheckedLock { state in state.observed.values.map(\.entry) }
         for entry in all { entry.signal?.markDirty() }
     }
 
     /// Wakes the staged observations. Called after each call of the writer, when its commits are
     /// visible to every reader.
     func publish() {
-        let woken: [Entry] = state.withLock { state in
+        let woken: [Entry] = state.withCheckedLock { state in
             state.unpublishedCommits = 0
             guard !state.staged.isEmpty else { return [] }
             defer { state.staged.removeAll() }

@@ -1,4 +1,4 @@
-extension Database: ObservationHost {
+extension Database: ObservationHost, ExternalChangeHost {
     /// The values of `request` as the database changes: the current value first, then one value
     /// after each committed transaction that changed the result.
     ///
@@ -57,27 +57,20 @@ extension Database: ObservationHost {
     /// Starts the watch for other connections' commits unless it runs. The version is read before
     /// the first fetch, so a commit between that fetch and the first check is not missed.
     private func watchExternalChanges(on core: SQLiteConnection) {
-        guard externalWatch == nil else { return }
-        dataVersion = try? core.dataVersion()
-        externalWatch = ExternalChangeWatch.start { [weak self] in
-            guard let self else { return false }
-            return await self.checkExternalChanges()
-        }
+        externalWatch.start(host: self, version: externalWatch.isRunning ? nil : try? core.dataVersion())
     }
 
-    /// One check of the watch: marks every observation dirty when another connection committed
-    /// since the last check. Returns false, ending the watch, once nothing is observed.
-    private func checkExternalChanges() -> Bool {
-        guard let core = connection, core.changeTracker.observationCount > 0 else {
-            externalWatch = nil
-            dataVersion = nil
-            return false
-        }
+    /// One reading for the watch, on the database's only connection: its `data_version` moves only
+    /// for commits of other connections.
+    func readExternalVersion() -> ExternalChangeReading {
+        guard let core = connection, core.changeTracker.observationCount > 0 else { return .unobserved }
         // A failure (a busy file) is a check skipped, not an error for the observers.
-        guard let version = try? core.dataVersion() else { return true }
-        if let dataVersion, version != dataVersion { core.changeTracker.markAllDirty() }
-        dataVersion = version
-        return true
+        guard let version = try? core.dataVersion() else { return .unavailable }
+        return .version(version)
+    }
+
+    func externalChangeDidHappen() {
+        connection?.changeTracker.markAllDirty()
     }
 
     /// Removes an observation whose consumer stopped.
@@ -86,29 +79,37 @@ extension Database: ObservationHost {
     }
 
     /// How many observations are registered (for tests): after cancellation, none.
-    var liveObservationCount: Int {
+    package var liveObservationCount: Int {
         connection?.changeTracker.observationCount ?? 0
     }
 
-    /// The change tracker's counters and observations, for tests.
-    var liveTrackingState: LiveTrackingState {
+    /// Starts counting statement analyses and observation fetches (for tests; off by default, so
+    /// that the statement path counts nothing).
+    package func recordLiveTracking() {
+        guard let tracker = connection?.changeTracker, tracker.probe == nil else { return }
+        tracker.probe = ChangeTracker.Probe()
+    }
+
+    /// The change tracker's counters (zero unless ``recordLiveTracking()`` was called) and
+    /// observations, for tests.
+    package var liveTrackingState: LiveTrackingState {
         let tracker = connection?.changeTracker
         return LiveTrackingState(
-            analyses: tracker?.analysisCount ?? 0, fetches: tracker?.fetchCount ?? 0,
+            analyses: tracker?.probe?.analyses ?? 0, fetches: tracker?.probe?.fetches ?? 0,
             observations: tracker?.observationStates.map { LiveTrackingState.Observation(tables: $0.tables, isDirty: $0.isDirty) } ?? [])
     }
 }
 
 /// A snapshot of a database's change tracking, for tests.
-struct LiveTrackingState: Sendable {
-    struct Observation: Sendable {
-        let tables: Set<String>
-        let isDirty: Bool
+package struct LiveTrackingState: Sendable {
+    package struct Observation: Sendable {
+        package let tables: Set<String>
+        package let isDirty: Bool
     }
 
     /// Statements analysed (compiled a second time with the authorizer recording).
-    let analyses: Int
+    package let analyses: Int
     /// Observation fetches, first ones included.
-    let fetches: Int
-    let observations: [Observation]
+    package let fetches: Int
+    package let observations: [Observation]
 }

@@ -1,6 +1,6 @@
 import Synchronization
 
-extension DatabasePool: ObservationHost {
+extension DatabasePool: ObservationHost, ExternalChangeHost {
     /// The values of `request` as the database changes, fetched on the pool's readers: the
     /// current value first, then one value after each committed transaction that changed it.
     ///
@@ -25,7 +25,9 @@ extension DatabasePool: ObservationHost {
         let id = relay.register(signal)
         let observation = PoolObservation(LiveObservation(request: request, signal: signal))
         observations.insert(observation, id: id)
-        observations.startWatching(self)
+        // No version yet: it is read on the writer, which may be busy, and an observation must
+        // never wait for the writer (the watch's first reading then counts as a change).
+        observations.watch.start(host: self, version: nil)
         do {
             let value = try await fetch(id: id) { core in
                 try observation.withLive { live in (try live.fetchValue(on: core), live.region) }
@@ -75,13 +77,16 @@ extension DatabasePool: ObservationHost {
         }
     }
 
-    /// One check of the pool's watch for other connections' commits: runs on the writer (whose
-    /// `data_version` changes only for commits not its own). Returns false once nothing is observed.
-    func checkExternalChanges() async -> Bool {
-        guard !isClosed, relay.count > 0 else { return false }
+    /// One reading for the watch, on the writer: its `data_version` moves only for commits not
+    /// its own (the writer's own commits reach observations through the relay).
+    func readExternalVersion() async -> ExternalChangeReading {
+        guard !isClosed, relay.count > 0 else { return .unobserved }
         let version = try? await writer._withConnection(.write) { conn in try conn.core.dataVersion() }
-        if let version, observations.noteDataVersion(version) { relay.externalChange() }
-        return true
+        return version.map(ExternalChangeReading.version) ?? .unavailable
+    }
+
+    func externalChangeDidHappen() {
+        relay.externalChange()
     }
 }
 
@@ -92,7 +97,8 @@ final class PoolObservation<Value: Sendable>: @unchecked Sendable {
     // one observation come from its consumer one after the other (each awaited before the next
     // starts), on different readers (threads), and the awaits between them order their memory
     // accesses. `inUse` turns a broken sequence (one iterator's copies used by two tasks at once)
-    // into a typed error rather than a data race.
+    // into a typed error rather than a data race. It is not a lock: nobody ever waits for it, a
+    // second user throws at once.
     private let inUse = Atomic<Bool>(false)
     private let live: LiveObservation<Value>
     /// The consumer's signal (held weakly, as the tracker of a ``Database`` holds it); set once.
@@ -116,74 +122,23 @@ final class PoolObservation<Value: Sendable>: @unchecked Sendable {
 
 /// The observations of a pool, and its watch for other connections' commits.
 final class PoolObservations: Sendable {
-    private struct State {
-        /// `PoolObservation<Value>` of each observation's own value type.
-        var entries: [UInt64: AnyObject & Sendable] = [:]
-        var watch: ExternalChangeWatch?
-        var dataVersion: Int?
-    }
+    /// `PoolObservation<Value>` of each observation's own value type. Held only to find or change
+    /// an entry: never while a fetch runs, and no other lock is taken under it.
+    private let entries = Mutex<[UInt64: AnyObject & Sendable]>([:])
+    let watch = ExternalChangeWatch()
 
-    private let state = Mutex(State())
-
-    subscript(id: UInt64) -> (AnyObject & Sendable)? { state.withLock { $0.entries[id] } }
+    subscript(id: UInt64) -> (AnyObject & Sendable)? { entries.withCheckedLock { $0[id] } }
 
     func insert(_ observation: AnyObject & Sendable, id: UInt64) {
-        state.withLock { $0.entries[id] = observation }
+        entries.withCheckedLock { $0[id] = observation }
     }
 
     func remove(_ id: UInt64) {
-        state.withLock { $0.entries[id] = nil }
+        entries.withCheckedLock { $0[id] = nil }
     }
 
-    /// Starts the watch unless it runs. It reads its first version on the writer, which may be
-    /// busy, so not here: an observation must never wait for the writer. Until that first version
-    /// is known, a commit of another process may go unseen, so the first check counts as a change
-    /// (one more fetch, which finds the result unchanged if nothing happened).
-    func startWatching(_ pool: DatabasePool) {
-        guard state.withLock({ $0.watch == nil }) else { return }
-        let watch = ExternalChangeWatch.start { [weak pool] in
-            guard let pool else { return false }
-            if await pool.checkExternalChanges() { return true }
-            // Nothing was observed at the check; an observation that registered since found this
-            // watch still set and started none, so the watch goes on for it.
-            return !pool.observations.endWatch(unlessObservedIn: pool)
-        }
-        let started = state.withLock { state -> Bool in
-            guard state.watch == nil else { return false }
-            state.watch = watch
-            state.dataVersion = nil
-            return true
-        }
-        if !started { watch.stop() }
-    }
-
-    /// Records `version`; true when it differs from the last one (another connection committed),
-    /// or when it is the first one (see ``startWatching(_:)``).
-    func noteDataVersion(_ version: Int) -> Bool {
-        state.withLock { state in
-            defer { state.dataVersion = version }
-            return state.dataVersion.map { $0 != version } ?? true
-        }
-    }
-
-    /// Forgets the watch, which is ending, unless an observation registered since its last check
-    /// (then it must go on: that observation's ``startWatching(_:)`` saw it running and started
-    /// none). True when the watch may end. Decided under the lock that ``startWatching(_:)`` takes,
-    /// so an observation either finds no watch and starts one, or is seen here.
-    fileprivate func endWatch(unlessObservedIn pool: DatabasePool) -> Bool {
-        state.withLock { state in
-            guard pool.isClosed || pool.relay.count == 0 else { return false }
-            state.watch = nil
-            state.dataVersion = nil
-            return true
-        }
-    }
-
+    /// Ends the watch for good (the pool closed).
     func stopWatching() {
-        let watch = state.withLock { state -> ExternalChangeWatch? in
-            defer { state.watch = nil }
-            return state.watch
-        }
-        watch?.stop()
+        watch.stop()
     }
 }

@@ -19,7 +19,7 @@ final class ObservationSignal: Sendable {
     /// Raises the flag and wakes a parked consumer. Never calls into SQLite, so it is safe from the
     /// commit hook (https://sqlite.org/c3ref/commit_hook.html).
     func markDirty() {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+        let waiter = state.withCheckedLock { state -> CheckedContinuation<Bool, Never>? in
             state.isDirty = true
             defer { state.waiter = nil }
             return state.waiter
@@ -29,17 +29,17 @@ final class ObservationSignal: Sendable {
 
     /// Lowers the flag just before a fetch, so that any commit after the fetch raises it again.
     func clearDirty() {
-        state.withLock { $0.isDirty = false }
+        state.withCheckedLock { $0.isDirty = false }
     }
 
     /// Whether a change is waiting to be fetched.
-    var isDirty: Bool { state.withLock { $0.isDirty } }
+    var isDirty: Bool { state.withCheckedLock { $0.isDirty } }
 
     /// Waits until the flag is raised (true) or the calling task is cancelled (false).
     func waitForChange() async -> Bool {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let answer = state.withLock { state -> Bool? in
+                let answer = state.withCheckedLock { state -> Bool? in
                     if state.isCancelled { return false }
                     if state.isDirty { return true }
                     state.waiter = continuation
@@ -48,7 +48,7 @@ final class ObservationSignal: Sendable {
                 if let answer { continuation.resume(returning: answer) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            let waiter = state.withCheckedLock { state -> CheckedContinuation<Bool, Never>? in
                 state.isCancelled = true
                 defer { state.waiter = nil }
                 return state.waiter

@@ -81,13 +81,13 @@ final class ReaderSet: Sendable {
     }
 
     /// How many readers are open (for tests and the benchmark).
-    var openCount: Int { state.withLock { $0.count } }
+    var openCount: Int { state.withCheckedLock { $0.count } }
 
     /// A reader for a stream, which keeps it across batches: while the stream is paused for
     /// ``DatabaseStream/preemptionDelay`` and another call waits, the reader is taken back.
     func checkout(holding hold: StreamHold) async throws -> Database {
         let reader = try await checkout()
-        let watch = state.withLock { state -> Bool in
+        let watch = state.withCheckedLock { state -> Bool in
             state.streamHolders[ObjectIdentifier(reader)] = StreamHolder(reader: reader, hold: hold)
             return Self.startWatching(&state)
         }
@@ -99,7 +99,7 @@ final class ReaderSet: Sendable {
     /// ``maximum`` are open, or else the next one checked in.
     func checkout() async throws -> Database {
         try Task.checkCancellation()
-        let immediate: Grant? = try state.withLock { state in
+        let immediate: Grant? = try state.withCheckedLock { state in
             if state.isClosed { throw SqlCipherError.databaseClosed }
             return Self.grant(&state, maximum: maximum)
         }
@@ -117,7 +117,7 @@ final class ReaderSet: Sendable {
                 return try await openReader()
             } catch {
                 // The slot was reserved for this reader: give it to a waiting checkout.
-                let resumes = state.withLock { state in
+                let resumes = state.withCheckedLock { state in
                     state.count -= 1
                     state.busy -= 1
                     return Self.dispatch(&state, maximum: maximum)
@@ -131,7 +131,7 @@ final class ReaderSet: Sendable {
     /// Returns a reader after its call. Hands it to the first waiting checkout, or keeps it idle;
     /// closes it when the pool was closed meanwhile.
     func checkin(_ reader: Database) {
-        let (closeIt, resumes) = state.withLock { state -> (Bool, Resumes) in
+        let (closeIt, resumes) = state.withCheckedLock { state -> (Bool, Resumes) in
             state.streamHolders[ObjectIdentifier(reader)] = nil
             state.busy -= 1
             var resumes = Resumes()
@@ -159,7 +159,7 @@ final class ReaderSet: Sendable {
     func exclusively<T>(_ body: () async throws -> T) async throws -> T {
         try await enterExclusive()
         defer { leaveExclusive() }
-        let (closed, isClosed) = state.withLock { state in
+        let (closed, isClosed) = state.withCheckedLock { state in
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
@@ -174,7 +174,7 @@ final class ReaderSet: Sendable {
     /// Adds a reader opened outside ``checkout()`` (by a rekey, to prove the new key) as the most
     /// recently used idle one; closes it when the set is closed.
     func adopt(_ reader: Database) async {
-        let accepted = state.withLock { state -> Bool in
+        let accepted = state.withCheckedLock { state -> Bool in
             guard !state.isClosed, state.count < maximum else { return false }
             state.count += 1
             state.idle.append(reader)
@@ -186,18 +186,18 @@ final class ReaderSet: Sendable {
     /// Closes the set: idle readers now, busy ones when they come back; waiting and later
     /// checkouts throw ``SqlCipherError/databaseClosed``.
     func close() async {
-        let (idle, waiters, taken) = state.withLock { state -> ([Database], [Waiter], [Database]) in
+        let (idle, waiters, holders) = state.withCheckedLock { state in
             state.isClosed = true
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
             let waiters = state.waiters
             state.waiters = []
-            // Paused streams give their readers back now (a stream whose loop was left without
-            // its iterator being destroyed would otherwise keep its reader open for good).
-            let taken = Self.takePausedStreams(&state, reason: "the pool was closed", pausedFor: .zero, limit: .max)
-            return (idle, waiters, taken)
+            return (idle, waiters, Array(state.streamHolders))
         }
+        // Paused streams give their readers back now (a stream whose loop was left without its
+        // iterator being destroyed would otherwise keep its reader open for good).
+        let taken = takePausedStreams(holders, reason: "the pool was closed", pausedFor: .zero, limit: .max)
         for waiter in waiters { waiter.continuation.resume(throwing: SqlCipherError.databaseClosed) }
         for reader in idle { await reader.close() }
         for reader in taken { await giveBack(reader) }
@@ -240,21 +240,29 @@ final class ReaderSet: Sendable {
         return resumes
     }
 
-    /// Takes up to `limit` readers from streams paused for at least `pausedFor`, the longest
-    /// paused first. Each taken stream throws ``SqlCipherError/streamPreempted(reason:)`` if resumed;
-    /// the caller ends its statement and checks the reader in (``giveBack(_:)``).
-    private static func takePausedStreams(_ state: inout State, reason: String, pausedFor: Duration,
-                                          limit: Int) -> [Database] {
-        let paused = state.streamHolders.compactMap { key, holder in
+    /// Takes up to `limit` readers from streams among `holders` paused for at least `pausedFor`,
+    /// the longest paused first. Each taken stream throws ``SqlCipherError/streamPreempted(reason:)``
+    /// if resumed; the caller ends its statement and checks the reader in (``giveBack(_:)``).
+    ///
+    /// Called without the set's lock, with a copy of its stream holders: each hold's own lock is
+    /// taken alone, so the two locks never nest. A hold that was preempted is one its stream will
+    /// never release (``StreamHold/end()`` then returns false), so its entry is still in the set
+    /// when it is removed here; a stream that ended or resumed meanwhile is simply not taken.
+    private func takePausedStreams(_ holders: [(key: ObjectIdentifier, value: StreamHolder)], reason: String,
+                                   pausedFor: Duration, limit: Int) -> [Database] {
+        let paused = holders.compactMap { key, holder in
             holder.hold.pausedSince.map { (key, holder, $0) }
         }.sorted { $0.2 < $1.2 }
-        var taken: [Database] = []
+        var taken: [(key: ObjectIdentifier, reader: Database)] = []
         for (key, holder, _) in paused where taken.count < limit {
             guard holder.hold.preempt(reason: reason, pausedFor: pausedFor) else { continue }
-            state.streamHolders[key] = nil
-            taken.append(holder.reader)
+            taken.append((key, holder.reader))
         }
-        return taken
+        guard !taken.isEmpty else { return [] }
+        state.withCheckedLock { state in
+            for (key, _) in taken { state.streamHolders[key] = nil }
+        }
+        return taken.map(\.reader)
     }
 
     /// Ends the stream statement a taken reader holds, then checks it in like any reader.
@@ -282,29 +290,31 @@ final class ReaderSet: Sendable {
         let delay = DatabaseStream<Row>.preemptionDelay
         Task.detached { [self] in
             while true {
-                let (taken, wake) = state.withLock { state -> ([Database], ContinuousClock.Instant?) in
+                let round = state.withCheckedLock { state -> (holders: [(key: ObjectIdentifier, value: StreamHolder)], wanted: Int, reason: String)? in
                     guard Self.hasWaiting(state), !state.streamHolders.isEmpty, !state.isClosed else {
                         state.isWatching = false
-                        return ([], nil)
+                        return nil
                     }
                     let wanted = state.drain != nil ? state.streamHolders.count : state.waiters.count
                     let reason = state.drain != nil
                         ? "a rekey of the pool waited for its reader while it was paused"
                         : "another read of the pool waited for its reader while it was paused"
-                    let taken = Self.takePausedStreams(&state, reason: reason, pausedFor: delay, limit: wanted)
-                    let oldest = state.streamHolders.values.compactMap { $0.hold.pausedSince }.min()
-                    // A stream reading a batch now pauses within one batch: look again after the delay.
-                    return (taken, (oldest ?? .now) + delay)
+                    return (Array(state.streamHolders), wanted, reason)
                 }
+                guard let round else { return }
+                let taken = takePausedStreams(round.holders, reason: round.reason, pausedFor: delay, limit: round.wanted)
+                // Taken streams are preempted, so no longer paused.
+                let oldest = round.holders.compactMap { $0.value.hold.pausedSince }.min()
+                // A stream reading a batch now pauses within one batch: look again after the delay.
+                let wake = (oldest ?? .now) + delay
                 for reader in taken { await giveBack(reader) }
-                guard let wake else { return }
                 try? await Task.sleep(until: max(wake, .now + .milliseconds(10)), clock: .continuous)
             }
         }
     }
 
     private func wait() async throws -> Grant {
-        let id = state.withLock { state -> UInt64 in
+        let id = state.withCheckedLock { state -> UInt64 in
             state.nextWaiter &+= 1
             return state.nextWaiter
         }
@@ -331,10 +341,10 @@ final class ReaderSet: Sendable {
         async throws -> T {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                if let now = state.withLock({ park(&$0, continuation) }) { continuation.resume(with: now) }
+                if let now = state.withCheckedLock({ park(&$0, continuation) }) { continuation.resume(with: now) }
             }
         } onCancel: {
-            state.withLock { unpark(&$0) }?.resume(throwing: CancellationError())
+            state.withCheckedLock { unpark(&$0) }?.resume(throwing: CancellationError())
         }
     }
 
@@ -352,7 +362,7 @@ final class ReaderSet: Sendable {
     /// for a long stream must not hold every read of the pool back): it leaves its place in the
     /// queue, or gives the section up, and throws `CancellationError`.
     private func enterExclusive() async throws {
-        let id = state.withLock { state -> UInt64 in
+        let id = state.withCheckedLock { state -> UInt64 in
             state.nextExclusive &+= 1
             return state.nextExclusive
         }
@@ -388,7 +398,7 @@ final class ReaderSet: Sendable {
     }
 
     private func leaveExclusive() {
-        let resumes = state.withLock { state -> Resumes in
+        let resumes = state.withCheckedLock { state -> Resumes in
             if !state.exclusiveQueue.isEmpty {
                 // The next exclusive section starts at once; readers stay held back.
                 var resumes = Resumes()

@@ -123,7 +123,7 @@ public final class TraceToken: Sendable {
     /// thread was delivering at that moment. Cancelling twice is harmless.
     public func cancel() {
         observer.stop()
-        registry.withLock { $0.registry }?.removeTracer(ObjectIdentifier(observer))
+        registry.withCheckedLock { $0.registry }?.removeTracer(ObjectIdentifier(observer))
     }
 
     /// Whether the tracer still receives events.

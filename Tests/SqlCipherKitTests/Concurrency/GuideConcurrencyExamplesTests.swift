@@ -99,13 +99,46 @@ import Testing
             }
             return total
         }
-        #expect(total == 42)
 
         try await db.read { conn in
             try conn.cursor(Product.self, sql: "SELECT * FROM products ORDER BY name").forEach { product in
                 print(product.name)
             }
         }
+        #expect(total == 42)
+    }
+
+    /// A loop left early: the stream's statement is given up, so the `DROP TABLE` works.
+    @Test func leavingAStreamEarly() async throws {
+        let db = try await database()
+        try await db.execute("CREATE TABLE jobs(id INTEGER PRIMARY KEY)")
+        try await db.execute("INSERT INTO jobs(id) VALUES (1), (2), (3)")
+        let stopAt = 2
+        for try await row in db.stream("SELECT id FROM jobs ORDER BY id") {
+            if row.get("id", as: Int.self) == stopAt { break }   // the iterator may outlive the loop
+        }
+        try await db.execute("DROP TABLE jobs")                // still works
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'jobs'").isEmpty)
+    }
+
+    /// Types decoded off the actor, declared `nonisolated` (SE-0449, SE-0470).
+    @MainActor @Test func nonisolatedDecodableTypes() async throws {
+        let db = try await database()
+        try await db.execute("CREATE TABLE customers(name TEXT, orders INTEGER)")
+        try await db.execute("INSERT INTO customers VALUES ('Alice', 3), ('Bob', 1)")
+        nonisolated struct CustomerOrders: Decodable, Sendable {
+            var name: String
+            var orders: Int
+        }
+
+        struct CustomerName: nonisolated Decodable, Sendable {   // only the conformance (SE-0470)
+            var name: String
+        }
+
+        let alice = try await db.fetch(CustomerOrders.self, sql: "SELECT name, orders FROM customers WHERE name = ?", "Alice")
+        #expect(alice.map(\.orders) == [3])
+        #expect(try await db.fetch(CustomerName.self, sql: "SELECT name FROM customers ORDER BY name").map(\.name)
+            == ["Alice", "Bob"])
     }
 
     @Test func streams() async throws {

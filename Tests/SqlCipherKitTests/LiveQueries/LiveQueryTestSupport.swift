@@ -11,6 +11,7 @@ struct LiveTestDatabase {
     init(_ label: String = #function) async throws {
         directory = TemporaryDirectory(label)
         db = try Database(path: directory.path("live.db"), rawKey: rawKey(5))
+        await db.recordLiveTracking()
         try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
     }
 }

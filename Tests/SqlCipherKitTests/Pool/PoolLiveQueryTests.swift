@@ -136,7 +136,7 @@ struct PoolLiveQueryTests {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("watch.db"), rawKey: rawKey(5))
         try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
-        #expect(await db.externalWatch == nil)
+        #expect(!db.externalWatch.isRunning)
         let task = Task {
             var count = 0
             for try await _ in db.values(of: productCount) {
@@ -144,11 +144,36 @@ struct PoolLiveQueryTests {
                 if count == 2 { break }
             }
         }
-        try await waitUntil { await db.externalWatch != nil }
+        try await waitUntil { db.externalWatch.isRunning }
         try await db.execute("INSERT INTO products(name, price) VALUES ('a', 1)")
         try await task.value
         // The loop ended: the observation is dropped at the next check, and the watch with it.
-        try await waitUntil { await db.externalWatch == nil }
+        try await waitUntil { !db.externalWatch.isRunning }
         await db.close()
+    }
+
+    /// The pool's watch is the same mechanism: it ends when nothing is observed, and the next
+    /// observation starts it again and sees another connection's commit.
+    @Test func aPoolsWatchEndsWithItsObservationsAndStartsAgainForTheNext() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("poolwatch.db")
+        let pool = try DatabasePool(path: path, rawKey: rawKey(5))
+        try await pool.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        #expect(!pool.observations.watch.isRunning)
+        let first = Task { for try await _ in pool.values(of: productCount) {} }
+        try await waitUntil { pool.observations.watch.isRunning }
+        // Cancelled, the loop removes its observation; the watch ends at its next check.
+        first.cancel()
+        _ = await first.result
+        try await waitUntil { !pool.observations.watch.isRunning }
+        let other = try Database(path: path, rawKey: rawKey(5))
+        let second = LiveReader(pool.values(of: productCount))
+        #expect(try await second.next() == 0)
+        #expect(pool.observations.watch.isRunning)
+        try await other.execute("INSERT INTO products(name, price) VALUES ('elsewhere', 1)")
+        #expect(try await second.next() == 1)
+        await other.close()
+        await pool.close()
+        #expect(!pool.observations.watch.isRunning)
     }
 }

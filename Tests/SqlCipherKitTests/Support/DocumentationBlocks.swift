@@ -35,6 +35,44 @@ enum DocumentationBlocks {
         lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// The marker that makes a block a fragment: its first line is `// Fragment: ` and the reason
+    /// it cannot be compiled as it stands (a listing of results, the reader's own paths).
+    static let fragmentMarker = "// Fragment: "
+
+    /// The reason a block gives for being a fragment, or nil when it is code to compile.
+    static func fragmentReason(_ block: [String]) -> String? {
+        guard let first = normalized(block).first, first.hasPrefix(fragmentMarker) else { return nil }
+        return String(first.dropFirst(fragmentMarker.count))
+    }
+
+    /// The names of the catalog's articles (`*.md`), sorted.
+    static func articleNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: catalog.path)
+            .filter { $0.hasSuffix(".md") }.map { String($0.dropLast(3)) }.sorted()
+    }
+
+    /// Whether `block` appears in `source` (normalized lines of a test file) line for line, its
+    /// `import` lines aside: those must be imports of the file itself, since a function body cannot
+    /// hold them.
+    static func contains(_ source: [String], _ block: [String]) -> Bool {
+        let lines = normalized(block)
+        let imports = lines.filter { $0.hasPrefix("import ") }
+        guard imports.allSatisfy({ line in
+            let name = importName(line)
+            return source.contains { importName($0) == name || importName($0).hasSuffix(" " + name) }
+        }) else { return false }
+        let wanted = lines.filter { !$0.hasPrefix("import ") }
+        guard !wanted.isEmpty else { return true }
+        return source.indices.contains { start in
+            start + wanted.count <= source.count && Array(source[start..<(start + wanted.count)]) == wanted
+        }
+    }
+
+    /// `import Foundation   // Data` -> `import Foundation`; `@testable import X` counts as `import X`.
+    private static func importName(_ line: String) -> String {
+        String(line.split(separator: "/", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces)
+    }
+
     /// Expects the articles to hold `count` Swift blocks in all (so a block added to an article
     /// needs its test copy too), each found line for line (indentation and blank lines aside) in
     /// the test file at `testFile`.
@@ -47,10 +85,7 @@ enum DocumentationBlocks {
         let source = normalized(
             try String(contentsOf: URL(fileURLWithPath: testFile), encoding: .utf8).components(separatedBy: "\n"))
         for block in blocks {
-            let wanted = normalized(block)
-            let found = source.indices.contains { start in
-                start + wanted.count <= source.count && Array(source[start..<(start + wanted.count)]) == wanted
-            }
+            let found = contains(source, block)
             #expect(found, "not compiled by \(testFile):\n\(block.joined(separator: "\n"))",
                     sourceLocation: sourceLocation)
         }
