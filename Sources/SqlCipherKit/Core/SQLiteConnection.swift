@@ -197,18 +197,25 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// A new statement (outside the cache) for one statement of text, bound and ready to step.
+    private func openStatement<Arguments: BindableArguments>(_ sql: String, binding arguments: Arguments) throws -> Statement {
+        let statement = try singleStatement(sql)
+        do {
+            try statement.bind(arguments)
+        } catch {
+            statement.reset()
+            throw error
+        }
+        return statement
+    }
+
     /// A new statement (outside the cache) for `query`, bound and ready to step.
     func openStatement(_ query: QuerySource) throws -> Statement {
         switch query {
         case let .sql(sql, arguments):
-            let statement = try singleStatement(sql)
-            do {
-                try statement.bind(arguments)
-            } catch {
-                statement.reset()
-                throw error
-            }
-            return statement
+            return try openStatement(sql, binding: arguments)
+        case let .literal(sql, arguments):
+            return try openStatement(sql, binding: arguments)
         case let .fragment(fragment, bindings):
             return try boundStatement(fragment, bindings, cached: false)
         }
@@ -404,6 +411,8 @@ final class SQLiteConnection {
 enum QuerySource: Sendable {
     case sql(String, StatementArguments)
     case fragment(SQLFragment, [ParameterBinding])
+    /// An ``SQL`` literal's text and values.
+    case literal(String, LiteralArguments)
 
     /// A ``Select`` template, rendered now so that an invalid template fails at the call.
     static func select(_ select: Select, _ bindings: [ParameterBinding]) throws -> QuerySource {

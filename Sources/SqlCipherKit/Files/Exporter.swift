@@ -223,6 +223,13 @@ struct Exporter {
         guard !target.isEmpty, target != ":memory:" else {
             throw SqlCipherError.cannotOpen(path: target, reason: "an export needs a file path")
         }
+        // SQLite manages a database's companion files by name: a new file called like one would be
+        // taken for another database's journal or WAL and deleted by its next write or opening.
+        for suffix in ["-wal", "-shm", "-journal"] where target.hasSuffix(suffix) {
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "a name ending in \(suffix) is the companion file SQLite keeps beside a database "
+                    + "and may delete; choose a name without that ending")
+        }
         for file in [target, target + "-wal", target + "-journal"] where FileManager.default.fileExists(atPath: file) {
             throw SqlCipherError.cannotOpen(
                 path: target, reason: "\(file) already exists; an export only writes a new file, so remove it or choose another path")

@@ -25,12 +25,12 @@ extension Connection {
     /// }
     /// ```
     public func cursor(literal sql: SQL) throws -> Cursor<Row> {
-        try Cursor.rows(core.openStatement(.sql(sql.checkedText(), StatementArguments(sql.values))), core: core, body: body)
+        try Cursor.rows(core.openStatement(.literal(sql.checkedText(), sql.arguments)), core: core, body: body)
     }
 
     /// A cursor that decodes each row of a query written as an ``SQL`` literal as `T`.
     public func cursor<T: Decodable>(_ type: T.Type, literal sql: SQL) throws -> Cursor<T> {
-        try Cursor.decoding(core.openStatement(.sql(sql.checkedText(), StatementArguments(sql.values))), core: core, body: body)
+        try Cursor.decoding(core.openStatement(.literal(sql.checkedText(), sql.arguments)), core: core, body: body)
     }
 
     /// Compiles a statement whose text is built with ``SQL``'s identifier interpolations, for

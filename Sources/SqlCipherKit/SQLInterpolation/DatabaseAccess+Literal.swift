@@ -45,14 +45,14 @@ extension DatabaseAccess {
     /// for try await row in db.stream(literal: "SELECT * FROM events WHERE day = \(day)") { try handle(row) }
     /// ```
     public func stream(literal sql: SQL, batchSize: Int = 256) -> DatabaseStream<Row> {
-        DatabaseStream(source: StreamSource(self), query: Result { .sql(try sql.checkedText(), StatementArguments(sql.values)) },
+        DatabaseStream(source: StreamSource(self), query: Result { .literal(try sql.checkedText(), sql.arguments) },
                        batchSize: max(1, batchSize), transform: { $0 })
     }
 
     /// The rows of a query written as an ``SQL`` literal decoded as `T`, read in batches.
     public func stream<T: Decodable & Sendable>(_ type: T.Type, literal sql: SQL,
                                                 batchSize: Int = 256) -> DatabaseStream<T> {
-        DatabaseStream(source: StreamSource(self), query: Result { .sql(try sql.checkedText(), StatementArguments(sql.values)) },
+        DatabaseStream(source: StreamSource(self), query: Result { .literal(try sql.checkedText(), sql.arguments) },
                        batchSize: max(1, batchSize), transform: { try RowDecoder.decode(type, rows: $0) })
     }
 }

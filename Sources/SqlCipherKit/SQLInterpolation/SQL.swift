@@ -15,7 +15,8 @@
 /// - `\(identifier: name)`: the name as a quoted identifier (`"na""me"`), for table and column
 ///   names chosen at run time. A name holding a NUL character is refused when the statement runs.
 /// - `\(list: ids)`: `(?, ?, ?)` for a sequence of values, with each value bound, for `IN`. An
-///   empty sequence writes `(NULL)`, which matches nothing, rather than the invalid `()`.
+///   empty sequence writes `()`, SQLite's empty list: `x IN ()` is false and `x NOT IN ()` true
+///   (`(NULL)` would make `NOT IN` false too).
 /// - A builder ``Column``, ``TableName`` or ``SQLExpression``: quoted as the query builder
 ///   writes it, its literal values bound.
 /// - A ``Select``: its text, with its values bound, e.g. as a subquery in parentheses you write
@@ -23,10 +24,9 @@
 ///   a value and is refused with ``SqlCipherError/unboundParameter(name:)``.
 /// - Another `SQL`: its text and values, in place. `+` and ``append(_:)`` join pieces the same way.
 ///
-/// The literal text itself is taken as written: a `?` or `:name` in it is a parameter that no
-/// value fills, refused when the statement runs
-/// (``SqlCipherError/argumentCountMismatch(expected:given:sql:)``); interpolate the value
-/// instead. Only ``Connection/prepare(literal:)`` takes `?` in the text, for values bound at
+/// The literal text itself is taken as written, and a parameter in it (`?`, `?2`, `:name`) is
+/// refused when the statement runs (``SqlCipherError/argumentCountMismatch(expected:given:sql:)``
+/// or ``SqlCipherError/invalidQuery(reason:)``): interpolate the value instead. Only ``Connection/prepare(literal:)`` takes `?` in the text, for values bound at
 /// each run.
 ///
 /// Run an `SQL` value with the `literal:` methods (`execute(literal:)`, `query(literal:)`,
@@ -97,8 +97,8 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         return text
     }
 
-    /// The values to bind by position.
-    var arguments: ArgumentList<DatabaseValue> { ArgumentList(values) }
+    /// The values to bind by position, each at the `?` the literal wrote for it.
+    var arguments: LiteralArguments { LiteralArguments(values: values) }
 
     /// Builds an ``SQL`` value from a string literal with interpolations; see ``SQL`` for what
     /// each interpolation writes.
@@ -129,8 +129,8 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
             write { try $0.identifier(name) }
         }
 
-        /// Appends `(?, ?, …)` with one bound value per element, for `IN`; `(NULL)` when
-        /// `values` is empty.
+        /// Appends `(?, ?, …)` with one bound value per element, for `IN`; `()` when `values` is
+        /// empty, which SQLite reads as the empty list (`x IN ()` is false, `x NOT IN ()` true).
         public mutating func appendInterpolation<Values: Sequence>(list values: Values)
         where Values.Element: DatabaseValueConvertible {
             var first = true
@@ -139,7 +139,7 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
                 first = false
                 self.values.append(value.databaseValue)
             }
-            text += first ? "(NULL)" : ")"
+            text += first ? "()" : ")"
         }
 
         /// Appends a builder column or expression as the query builder writes it, its values bound.
@@ -180,5 +180,25 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
                 }
             }
         }
+    }
+}
+
+/// The values of an ``SQL`` literal, bound by position: one per anonymous `?` the literal wrote.
+/// A parameter the literal's text spelled itself (`?1`, `:name`) would share or miss an index, so
+/// the statement is refused when it has one.
+struct LiteralArguments: BindableArguments {
+    let values: [DatabaseValue]
+
+    var isEmpty: Bool { values.isEmpty }
+
+    func bind(to statement: Statement) throws {
+        for index in 0..<statement.parameterCount {
+            if let name = statement.parameterName(Int32(index + 1)) {
+                throw SqlCipherError.invalidQuery(
+                    reason: "the SQL literal's text holds the parameter \(name); a literal binds only its interpolated "
+                        + "values, so interpolate the value instead")
+            }
+        }
+        try ArgumentList(values).bind(to: statement)
     }
 }

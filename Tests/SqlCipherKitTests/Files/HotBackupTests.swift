@@ -68,6 +68,26 @@ import Testing
         await db.close()
     }
 
+    /// SQLite takes a file named like a database's companion for that database's journal or WAL,
+    /// and deletes it: such a name is refused before anything is written.
+    @Test func aCompanionFileNameIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir, rows: 10)
+        let other = try Database(path: dir.path("other.db"), key: "other")
+        await other.close()
+        for name in ["live.db-journal", "live.db-wal", "other.db-wal", "other.db-shm", "new.db-journal"] {
+            await #expect(throws: SqlCipherError.self, "\(name)") {
+                try await db.backup(to: dir.path(name), key: "copy")
+            }
+            await #expect(throws: SqlCipherError.self, "\(name)") {
+                try await db.export(to: dir.path(name), key: "copy")
+            }
+        }
+        let left = try otherFiles(dir)
+        #expect(left.allSatisfy { $0.hasPrefix("other.db") }, "\(left)")
+        await db.close()
+    }
+
     @Test func anUnencryptedDatabaseIsRefused() async throws {
         let dir = TemporaryDirectory()
         let plain = try Database(unencryptedPath: dir.path("plain.db"))

@@ -74,6 +74,35 @@ import Testing
         }
     }
 
+    @Test func anEmptyListIsSQLitesEmptyList() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let none: [Int] = []
+        #expect(try await db.query(literal: "SELECT id FROM notes WHERE id IN \(list: none)").isEmpty)
+        // NOT IN an empty list keeps every row ((NULL) would have kept none).
+        #expect(try await db.query(literal: "SELECT id FROM notes WHERE id NOT IN \(list: none)").count == 4)
+        #expect(try await db.execute(literal: "DELETE FROM notes WHERE id NOT IN \(list: none)") == 4)
+    }
+
+    @Test func parametersWrittenInTheTextAreRefusedOnEveryPath() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        for literal: SQL in ["SELECT \(5), ?1", "SELECT ?, \(5)", "SELECT \(5), :x", "SELECT \(5), @x, $y"] {
+            await #expect(throws: SqlCipherError.self) { _ = try await db.query(literal: literal) }
+            await #expect(throws: SqlCipherError.self) {
+                for try await _ in db.stream(literal: literal) {}
+            }
+            await #expect(throws: SqlCipherError.self) {
+                try await db.read { conn in _ = try conn.cursor(literal: literal) }
+            }
+            var values = db.values(of: .query(literal: literal)).makeAsyncIterator()
+            await #expect(throws: SqlCipherError.self) { _ = try await values.next() }
+        }
+        // `?` written without any value is the text's own business only for prepare(literal:).
+        let prepared = try await db.read { conn in try conn.prepare(literal: "SELECT ?1 + ?2").query(1, 2)[0].get(0, as: Int.self) }
+        #expect(prepared == 3)
+    }
+
     @Test func piecesCompose() async throws {
         let dir = TemporaryDirectory()
         let db = try await database(dir)
