@@ -36,9 +36,12 @@ import Testing
             print(found.name)
         }
         let howMany = try await db.count(Product.self, where: col("price") < 5.0)
+        let anyCheap = try await db.exists(Product.self, where: col("price") < 5.0)     // stops at the first
 
         let deleted = try await db.delete(Product.self, id: 1)                          // 1
         let expensive = try await db.delete(Product.self, where: col("price") > 100.0)  // 0
+        let emptied = try await db.deleteAll(Product.self)                              // every row left
+        #expect(!anyCheap && emptied == 0)
         #expect(all == [Product(id: 1, name: "Widget", price: 7.49)])
         #expect(affordable == all)
         #expect(howMany == 0 && deleted == 1 && expensive == 0)

@@ -28,6 +28,7 @@ import Testing
 
         struct AddDiscountColumn: Migration {
             let id = "002-add-discount"
+            let foreignKeyChecks = ForeignKeyChecks.deferred  // Its down drops a column: a table rebuild before SQLite 3.35.
 
             func up(_ ctx: MigrationContext) throws {
                 try ctx.execute(
@@ -44,6 +45,7 @@ import Testing
 
         struct RenameNameToTitle: Migration {
             let id = "003-rename-name"
+            let foreignKeyChecks = ForeignKeyChecks.deferred  // Renaming a column is a table rebuild before SQLite 3.25.
 
             func up(_ ctx: MigrationContext) throws {
                 try ctx.execute(AlterTable(TableName("products"), renameColumn: "name", to: "title"))
@@ -74,5 +76,28 @@ import Testing
         #expect(try await db.query("SELECT name FROM products").isEmpty)
         try await db.migrate(migrations)
         #expect(try await db.appliedMigrations() == ["001-create-products", "002-add-discount", "003-rename-name"])
+    }
+
+    @Test func aMigrationThatRebuildsATableDeclaresDeferredForeignKeyChecks() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("legacy.db"), rawKey: rawKey(5))
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT, legacy TEXT)")
+        try await db.execute("CREATE TABLE parts(id INTEGER PRIMARY KEY, product INTEGER REFERENCES products(id))")
+        try await db.execute("INSERT INTO products VALUES (1, 'widget', 'old'); INSERT INTO parts VALUES (1, 1)")
+
+        struct DropLegacyColumn: Migration {
+            let id = "004-drop-legacy"
+            let foreignKeyChecks = ForeignKeyChecks.deferred
+
+            func up(_ ctx: MigrationContext) throws {
+                try ctx.execute(AlterTable(TableName("products"), dropColumn: "legacy"))
+            }
+        }
+
+        try await db.migrate([DropLegacyColumn()])
+        let columns = try await db.columns(in: "products").map(\.name)
+        #expect(columns == ["id", "name"])
+        #expect(try await db.query("SELECT count(*) FROM parts")[0].get(0, as: Int.self) == 1)
+        await db.close()
     }
 }

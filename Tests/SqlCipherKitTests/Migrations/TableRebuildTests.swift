@@ -288,7 +288,7 @@ import Testing
             try ctx.execute("CREATE TABLE stamps(id INTEGER PRIMARY KEY DESC, label TEXT, extra TEXT)")
             try ctx.execute("INSERT INTO stamps(rowid, id, label, extra) VALUES (10, 1, 'a', 'x'), (20, 2, 'b', 'y')")
         })
-        let drop = StepMigration("002", up: { ctx in
+        let drop = StepMigration("002", foreignKeyChecks: .deferred, up: { ctx in
             try ctx.execute(AlterTable(TableName("stamps"), dropColumn: "extra"))
         })
         try await db.migrate([schema, drop], forceTableRebuild: true)
