@@ -58,6 +58,10 @@ public final class DatabasePool: DatabaseAccess {
     /// through the writer, picked up by each reader before its next statement.
     let extensions: ConnectionExtensions
     let readers: ReaderSet
+
+    /// Calls waiting for a reader and whether a rekey waits for busy readers (``ReaderSet``): for
+    /// the package's tests, which wait for these waits rather than sleep.
+    package var pendingReaderWaits: (calls: Int, exclusive: Bool) { readers.pendingWaits }
     /// How each reader is set up: also for readers opened after a rekey.
     let readerSetup: ConnectionSetup
     let key: PoolKey?

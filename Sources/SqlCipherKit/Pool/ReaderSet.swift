@@ -59,6 +59,13 @@ final class ReaderSet: Sendable {
     /// The most readers open at once.
     let maximum: Int
     private let state = Mutex(State())
+
+    /// How many calls wait for a reader, and whether an exclusive section (a rekey) waits for busy
+    /// readers to come back: what a test sequences on instead of sleeping until a call has
+    /// reached its wait. Read under the lock, so a count seen is a wait that happened.
+    var pendingWaits: (calls: Int, exclusive: Bool) {
+        state.withCheckedLock { ($0.waiters.count, $0.drain != nil) }
+    }
     /// Opens a new reader; blocking, so it runs on a dispatch queue, never on Swift's pool.
     private let open: @Sendable () throws -> Database
 

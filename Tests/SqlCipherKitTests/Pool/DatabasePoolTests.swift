@@ -27,6 +27,18 @@ func wait(_ semaphore: DispatchSemaphore, seconds: Double = 60) -> Bool {
 
 /// Waits for a semaphore on a dispatch thread, never blocking Swift's cooperative pool (whose
 /// threads the pool's own calls need).
+/// Whether `condition` held within `seconds`, looked at every millisecond: for a state the
+/// package shows (a call waiting for a reader) that a test waits for instead of sleeping. The time
+/// limit only stops a hang.
+func reached(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
 func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 60) async -> Bool {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: wait(semaphore, seconds: seconds)) }

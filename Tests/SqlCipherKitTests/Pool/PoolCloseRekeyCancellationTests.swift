@@ -26,9 +26,8 @@ struct PoolCloseRekeyCancellationTests: PoolFixture {
             defer { rekeyDone.signal() }
             try await pool.rekey(rawKey: rawKey(9))
         }
-        // Lets the rekey reach its wait for the running read (the outcome asserted below holds
-        // whichever comes first).
-        try await Task.sleep(for: .milliseconds(200))
+        // The rekey reaches its wait for the running read before the close.
+        #expect(await reached { pool.pendingReaderWaits.exclusive })
         await pool.close()
         release.signal()
         _ = try? await read.value
@@ -88,10 +87,8 @@ struct PoolCloseRekeyCancellationTests: PoolFixture {
         let holder = Task { try await pool.read { _ in entered.signal(); release.wait(); return 1 } }
         #expect(await signalled(entered))
         let waiting = Task { try await pool.query("SELECT 1") }
-        // Lets the query reach its wait for the reader. Nothing outside the pool shows that wait
-        // (no hook in Sources); cancelled earlier, it still throws CancellationError, so a loaded
-        // machine weakens this test but cannot fail it wrongly.
-        try await Task.sleep(for: .milliseconds(50))
+        // The query reaches its wait for the reader before it is cancelled.
+        #expect(await reached { pool.pendingReaderWaits.calls == 1 })
         waiting.cancel()
         await #expect(throws: CancellationError.self) { _ = try await waiting.value }
         release.signal()
