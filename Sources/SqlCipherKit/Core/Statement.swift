@@ -110,6 +110,16 @@ final class Statement {
         return parameterIndex(":" + name) ?? parameterIndex("@" + name) ?? parameterIndex("$" + name)
     }
 
+    /// The first parameter the text names itself (`?3`, `:name`), or nil when every parameter is
+    /// an anonymous `?`. Found once per compiled statement: an SQL literal's values bind only at
+    /// anonymous parameters, and a cached statement is run again with the same text.
+    private(set) lazy var firstNamedParameter: String? = {
+        for index in 0..<parameterCount {
+            if let name = parameterName(Int32(index + 1)) { return name }
+        }
+        return nil
+    }()
+
     /// The name of the parameter at a 1-based index as written in the SQL (`:name`, `?3`), or nil
     /// for an anonymous `?` (https://sqlite.org/c3ref/bind_parameter_name.html).
     func parameterName(_ index: Int32) -> String? {

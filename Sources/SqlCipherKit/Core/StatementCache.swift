@@ -102,7 +102,9 @@ struct SQLText: Hashable {
         var b = b
         return a.withUTF8 { a in
             b.withUTF8 { b in
-                a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+                // The same storage (a literal's cached text, a string the caller keeps) is the
+                // common case and needs no comparison.
+                a.count == 0 || a.baseAddress == b.baseAddress || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
             }
         }
     }

@@ -44,21 +44,32 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     var failure: Failure?
 
     /// A piece that could not be written; all failures compare equal, as they all refuse to run.
-    struct Failure: Sendable, Hashable {
+    /// A class, so that a literal is three words whatever the size of an error: literals are
+    /// built, copied and dropped at every statement, and a failure is rare.
+    final class Failure: Sendable, Hashable {
         let error: SqlCipherError
+        init(error: SqlCipherError) { self.error = error }
         static func == (lhs: Failure, rhs: Failure) -> Bool { true }
         func hash(into hasher: inout Hasher) {}
     }
 
     /// SQL text with no values.
-    public init(stringLiteral text: String) {
-        self.text = text
+    ///
+    /// The text is a literal written in the source (a `StaticString`), as every piece of an `SQL`
+    /// value is: text built at run time enters only through the interpolations, which bind values
+    /// and quote identifiers. Run SQL text held in a `String` with the methods that take one
+    /// (``DatabaseAccess/execute(_:_:)``).
+    public init(stringLiteral text: StaticString) {
+        self.text = text.sqlText
         values = []
     }
 
     /// SQL text with interpolated values, identifiers and builder pieces (see ``SQL``).
     public init(stringInterpolation: StringInterpolation) {
-        text = stringInterpolation.text
+        // A literal whose interpolations are all values has one text per place in the source:
+        // it is found by the literal's pieces rather than written again at every statement.
+        text = stringInterpolation.shape.isRecording
+            ? LiteralTextCache.text(for: stringInterpolation.shape) : stringInterpolation.text
         values = stringInterpolation.values
         failure = stringInterpolation.failure
     }
@@ -102,26 +113,58 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
 
     /// Builds an ``SQL`` value from a string literal with interpolations; see ``SQL`` for what
     /// each interpolation writes.
+    ///
+    /// While every interpolation is a value, the interpolation only notes where the literal's
+    /// pieces of text are in the program (``LiteralShape``) and collects the values: the text,
+    /// the same at every run of that line, is then taken from ``LiteralTextCache``. The other
+    /// interpolations write their text as they come.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
-        var text = ""
-        var values: [DatabaseValue] = []
-        var failure: Failure?
+        /// The literal's text pieces are `StaticString`s: constants of the program, which is what
+        /// lets a literal's shape stand for its text.
+        public typealias StringLiteralType = StaticString
 
-        /// Reserves room for the literal's text and values.
+        /// The text written so far, once the literal is no longer a plain shape.
+        var text = ""
+        /// The values, in the order of their `?`.
+        @usableFromInline var values: [DatabaseValue] = []
+        /// The pieces so far, while the literal is a plain shape.
+        @usableFromInline var shape = LiteralShape()
+        var failure: Failure?
+        /// The room the text needs, should it be written.
+        private let textCapacity: Int
+
+        /// Reserves room for the literal's values (and its text, should it be written).
         public init(literalCapacity: Int, interpolationCount: Int) {
-            text.reserveCapacity(literalCapacity + 2 * interpolationCount)
             values.reserveCapacity(interpolationCount)
+            textCapacity = literalCapacity + 2 * interpolationCount
         }
 
         /// Appends literal SQL text, as written.
-        public mutating func appendLiteral(_ literal: String) {
-            text += literal
+        public mutating func appendLiteral(_ literal: StaticString) {
+            if shape.isRecording, shape.record(literal) { return }
+            writeText()
+            text += literal.sqlText
+        }
+
+        /// Appends a `?` for `value`, which is bound when the statement runs.
+        @inlinable
+        public mutating func appendInterpolation<Value: DatabaseValueConvertible>(_ value: Value) {
+            values.append(value.databaseValue)
+            appendPlaceholder()
         }
 
         /// Appends a `?` for `value`, which is bound when the statement runs (`nil` binds NULL).
         public mutating func appendInterpolation(_ value: (any DatabaseValueConvertible)?) {
-            text += "?"
             values.append(value?.databaseValue ?? .null)
+            appendPlaceholder()
+        }
+
+        /// Notes or writes the `?` of a value just appended to ``values``.
+        @usableFromInline
+        mutating func appendPlaceholder() {
+            if shape.isRecording, shape.recordValue() { return }
+            writeText()
+            text += "?"
         }
 
         /// Appends `name` as a quoted identifier (a table or column name chosen at run time).
@@ -133,6 +176,7 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         /// empty, which SQLite reads as the empty list (`x IN ()` is false, `x NOT IN ()` true).
         public mutating func appendInterpolation<Values: Sequence>(list values: Values)
         where Values.Element: DatabaseValueConvertible {
+            writeText()
             var first = true
             for value in values {
                 text += first ? "(?" : ", ?"
@@ -160,14 +204,25 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
 
         /// Appends another ``SQL`` value's text and values in place.
         public mutating func appendInterpolation(_ sql: SQL) {
+            writeText()
             text += sql.text
             values += sql.values
             if failure == nil { failure = sql.failure }
         }
 
+        /// Ends the shape: writes the pieces noted so far into ``text``, which the rest of the
+        /// literal extends.
+        private mutating func writeText() {
+            guard shape.isRecording else { return }
+            text.reserveCapacity(textCapacity)
+            shape.write(into: &text)
+            shape.stopRecording()
+        }
+
         /// Writes a builder piece with `?` for its values; a piece that cannot be written is
         /// kept as the failure the statement throws when it runs.
         private mutating func write(_ piece: (inout SQLRenderer) throws -> Void) {
+            writeText()
             var renderer = SQLRenderer(positional: true)
             do {
                 try piece(&renderer)
@@ -192,12 +247,10 @@ struct LiteralArguments: BindableArguments {
     var isEmpty: Bool { values.isEmpty }
 
     func bind(to statement: Statement) throws {
-        for index in 0..<statement.parameterCount {
-            if let name = statement.parameterName(Int32(index + 1)) {
-                throw SqlCipherError.invalidQuery(
-                    reason: "the SQL literal's text holds the parameter \(name); a literal binds only its interpolated "
-                        + "values, so interpolate the value instead")
-            }
+        if let name = statement.firstNamedParameter {
+            throw SqlCipherError.invalidQuery(
+                reason: "the SQL literal's text holds the parameter \(name); a literal binds only its interpolated "
+                    + "values, so interpolate the value instead")
         }
         try ArgumentList(values).bind(to: statement)
     }

@@ -115,6 +115,78 @@ import Testing
         #expect(try await db.query(literal: nested)[0].get(0, as: Int.self) == 1)
     }
 
+    /// A literal whose interpolations are all values takes its text from the table of literal
+    /// texts, found by where its pieces are in the program; every other literal writes its text.
+    /// Both ways give the same text, whatever the pieces.
+    @Test func aLiteralsTextIsTheSameWhicheverWayItIsFound() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        for owner in [1, 2] {
+            let long: SQL = """
+                SELECT \(1), \(2), \(3), \(4), \(5), \(6), \(7), \(8), \(9), \(10), \(11) FROM notes WHERE owner = \(owner)
+                """
+            #expect(try long.render().sql == "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM notes WHERE owner = ?")
+            #expect(try long.render().literals.count == 12)
+            let mixed: SQL = "SELECT \(owner) FROM \(identifier: "notes") WHERE owner = \(owner) AND title >= \("a")"
+            #expect(try mixed.render().sql == #"SELECT ? FROM "notes" WHERE owner = ? AND title >= ?"#)
+            let unicode: SQL = "SELECT 'é' || \(owner) || '🙂' || (\(owner)+\(owner))"
+            #expect(try unicode.render().sql == "SELECT 'é' || ? || '🙂' || (?+?)")
+            #expect(try await db.query(literal: unicode)[0].get(0, as: String.self) == "é\(owner)🙂\(owner + owner)")
+            let counted = try await db.query(literal: "SELECT count(*) FROM notes WHERE owner = \(owner)")
+            #expect(counted[0].get(0, as: Int.self) == owner)
+        }
+    }
+
+    /// The table of literal texts, one test at a time: the second test fills it on purpose.
+    @Suite(.serialized) struct LiteralTexts {
+        /// A line run again finds its text rather than writing it: the same storage each time,
+        /// which the statement cache recognises by its address. (The texts are kept alive, so
+        /// that an address freed and handed out again cannot pass.)
+        @Test func aLineRunAgainFindsItsText() throws {
+            var texts: [String] = []
+            for owner in 0..<3 {
+                let sql: SQL = "SELECT title FROM notes WHERE owner = \(owner) AND id > \(owner)"
+                texts.append(try sql.render().sql)
+            }
+            let storage = texts.indices.map { index in texts[index].withUTF8 { UInt(bitPattern: $0.baseAddress) } }
+            #expect(texts.allSatisfy { $0 == "SELECT title FROM notes WHERE owner = ? AND id > ?" })
+            #expect(Set(storage).count == 1)
+        }
+
+        /// More shapes than the table of literal texts holds, from several tasks at once, some with
+        /// one-character pieces (a `StaticString` of one scalar has no address): each literal still
+        /// gets its own text.
+        @Test func manyShapesFromManyTasksEachGetTheirOwnText() async throws {
+            let pieces: [StaticString] = ["SELECT ", "a", ", ", "b -- é", " FROM t WHERE x = ", "+", "\u{1F642}"]
+            @Sendable func check(_ first: Int, _ step: Int) -> Int {
+                var wrong = 0
+                for combination in stride(from: first, to: 2_401, by: step) {
+                    var interpolation = SQL.StringInterpolation(literalCapacity: 0, interpolationCount: 4)
+                    var expected = ""
+                    var digits = combination
+                    for _ in 0..<4 {
+                        let piece = pieces[digits % pieces.count]
+                        digits /= pieces.count
+                        interpolation.appendLiteral(piece)
+                        expected += piece.description
+                        interpolation.appendInterpolation(digits)
+                        expected += "?"
+                    }
+                    let sql = SQL(stringInterpolation: interpolation)
+                    if (try? sql.render().sql) != expected { wrong += 1 }
+                }
+                return wrong
+            }
+            for _ in 0..<2 {
+                let wrong = await withTaskGroup(of: Int.self) { group in
+                    for task in 0..<4 { group.addTask { check(task, 4) } }
+                    return await group.reduce(0, +)
+                }
+                #expect(wrong == 0)
+            }
+        }
+    }
+
     @Test func everySurfaceRunsLiterals() async throws {
         let dir = TemporaryDirectory()
         let db = try await database(dir)

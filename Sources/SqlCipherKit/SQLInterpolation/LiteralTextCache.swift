@@ -1,0 +1,172 @@
+import Synchronization
+
+/// Where the pieces of an ``SQL`` literal are in the program, for a literal whose every
+/// interpolation is a value.
+///
+/// Each piece of text a literal holds is a `StaticString`, a constant of the program: its address
+/// and length name its bytes for as long as the program runs. A value always writes `?`. So the
+/// list of (address, length) for the pieces, with a mark for each value, stands for the whole
+/// text, and two literals with the same list have the same text. That lets
+/// ``LiteralTextCache`` find the text of a literal run again rather than write it again, which
+/// is what made a literal slower than the same SQL with `?` and values.
+///
+/// At most ``capacity`` pieces and values are noted; a longer literal, or one with another
+/// interpolation (an identifier, a list, a builder piece), writes its text as it goes.
+@usableFromInline
+struct LiteralShape: Sendable {
+    /// How many pieces and values a shape notes.
+    @usableFromInline static let capacity = 12
+
+    /// One word per entry: a piece's address shifted left 16 bits, or'ed with its length (1 to
+    /// 65,535 bytes), or 0 for a value. Small, because the shape is copied into every literal
+    /// and compared at every run.
+    @usableFromInline var words = InlineArray<12, UInt>(repeating: 0)
+    /// The entries noted, or -1 once the literal is no longer a plain shape.
+    @usableFromInline var count = 0
+
+    @usableFromInline init() {}
+
+    /// Whether the literal is still a plain shape.
+    @usableFromInline var isRecording: Bool { count >= 0 }
+
+    /// Notes a piece of text; false when it cannot be noted: no room, a piece of 64 KiB or more,
+    /// an address above 48 bits, or a literal of one character, which a `StaticString` holds as a
+    /// scalar rather than at an address.
+    mutating func record(_ literal: StaticString) -> Bool {
+        guard literal.hasPointerRepresentation else { return false }
+        let length = UInt(literal.utf8CodeUnitCount)
+        if length == 0 { return true }
+        let address = UInt(bitPattern: literal.utf8Start)
+        guard length <= 0xFFFF, address >> 48 == 0 else { return false }
+        return note(address << 16 | length)
+    }
+
+    /// Notes a value; false when there is no room.
+    @usableFromInline
+    mutating func recordValue() -> Bool {
+        note(0)
+    }
+
+    private mutating func note(_ word: UInt) -> Bool {
+        guard count < Self.capacity else { return false }
+        words[count] = word
+        count += 1
+        return true
+    }
+
+    /// Marks the literal as written piece by piece from now on.
+    mutating func stopRecording() {
+        count = -1
+    }
+
+    /// Writes the text the noted entries stand for.
+    func write(into text: inout String) {
+        for entry in 0..<max(count, 0) {
+            let word = words[entry]
+            guard word != 0, let start = UnsafePointer<UInt8>(bitPattern: word >> 16) else {
+                text += "?"
+                continue
+            }
+            text += String(decoding: UnsafeBufferPointer(start: start, count: Int(word & 0xFFFF)), as: UTF8.self)
+        }
+    }
+
+    /// A hash of the entries (FNV-1a over the words: the addresses already differ well).
+    var hash: UInt {
+        var hash: UInt = 0xcbf2_9ce4_8422_2325
+        for entry in 0..<max(count, 0) {
+            hash = (hash ^ words[entry]) &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// The texts of the ``SQL`` literals a program has run, found by their ``LiteralShape``.
+///
+/// One table for the process, of a fixed size, behind one lock held only to look up or add an
+/// entry (a leaf of the lock table in Architecture). The shapes are places in the program's
+/// source, so a program has a fixed number of them, usually far fewer than the table holds.
+/// When a shape finds its few slots taken, it replaces the first of them: the shapes a program
+/// runs often keep or win back a place, and memory stays bounded whatever runs. The text handed
+/// out is the same string storage at every run, which the statement cache compares by address
+/// before it compares bytes.
+enum LiteralTextCache {
+    /// Slots of the open-addressing table; a power of two.
+    static let slotCount = 512
+    /// How many slots a shape may look at past its own before it takes its own back.
+    static let probeLimit = 8
+    /// Words per slot: the entry count (0 for an empty slot, as no plain shape is empty), then
+    /// the entries.
+    static let slotWords = 1 + LiteralShape.capacity
+
+    /// The slots, flat, so that a lookup compares words in place rather than copying entries.
+    private struct Table {
+        var keys = [UInt](repeating: 0, count: LiteralTextCache.slotCount * LiteralTextCache.slotWords)
+        var texts = [String](repeating: "", count: LiteralTextCache.slotCount)
+
+        /// Whether `slot` holds `shape`; nil when the slot is empty.
+        func holds(_ slot: Int, _ shape: LiteralShape) -> Bool? {
+            let base = slot * LiteralTextCache.slotWords
+            let count = Int(keys[base])
+            if count == 0 { return nil }
+            guard count == shape.count else { return false }
+            for entry in 0..<count where keys[base + 1 + entry] != shape.words[entry] { return false }
+            return true
+        }
+
+        mutating func store(_ shape: LiteralShape, _ text: String, at slot: Int) {
+            let base = slot * LiteralTextCache.slotWords
+            keys[base] = UInt(shape.count)
+            for entry in 0..<shape.count { keys[base + 1 + entry] = shape.words[entry] }
+            texts[slot] = text
+        }
+    }
+
+    private static let table = Mutex(Table())
+
+    /// The text a plain shape stands for, from the table or written now (and added).
+    static func text(for shape: LiteralShape) -> String {
+        // An empty shape (a literal of empty pieces) has the empty text, and marks empty slots.
+        guard shape.count > 0 else { return "" }
+        let start = Int(truncatingIfNeeded: shape.hash >> 32) & (slotCount - 1)
+        let found: String? = table.withCheckedLock { table in
+            for probe in 0...probeLimit {
+                let slot = (start + probe) & (slotCount - 1)
+                switch table.holds(slot, shape) {
+                case nil: return nil
+                case true?: return table.texts[slot]
+                case false?: continue
+                }
+            }
+            return nil
+        }
+        if let found { return found }
+        var text = ""
+        shape.write(into: &text)
+        let written = text
+        return table.withCheckedLock { table in
+            for probe in 0...probeLimit {
+                let slot = (start + probe) & (slotCount - 1)
+                switch table.holds(slot, shape) {
+                case nil:
+                    table.store(shape, written, at: slot)
+                    return written
+                case true?:
+                    // Another thread added it meanwhile: hand out the storage the table keeps.
+                    return table.texts[slot]
+                case false?:
+                    continue
+                }
+            }
+            table.store(shape, written, at: start)
+            return written
+        }
+    }
+}
+
+extension StaticString {
+    /// The literal's text as a `String` (a `StaticString` holds UTF-8, or one scalar).
+    var sqlText: String {
+        withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+    }
+}
