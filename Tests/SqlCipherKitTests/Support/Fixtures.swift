@@ -119,6 +119,15 @@ struct Product: Entity, Equatable {
     var price: Double
 }
 
+/// An entity of table `items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)`.
+struct Item: Entity, Equatable {
+    static let tableName = TableName("items")
+    static let primaryKey: WritableKeyPath<Item, Int?> & Sendable = \.id
+    var id: Int?
+    var name: String
+    var price: Double
+}
+
 /// An entity of table `orders(id INTEGER PRIMARY KEY, customer TEXT NOT NULL)`, as the guide's
 /// examples declare it.
 struct Order: Entity, Equatable {
