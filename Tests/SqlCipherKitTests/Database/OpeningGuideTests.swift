@@ -122,6 +122,13 @@ final class GuideProgressBar: Sendable {
         }
         guard isSQLCipher4() else {
             #expect(throws: SqlCipherError.self) { try open() }
+            // The first three settings work on 3.4.1: each file opens again and is written.
+            let settings = [CipherSettings.default, .sqlcipher3, CipherSettings(pageSize: 8192, kdfIterations: 100_000)]
+            for (name, cipher) in zip(["a.db", "b.db", "c.db"], settings) {
+                let db = try Database(path: dir.path(name), key: "k", cipher: cipher)
+                try await db.execute("CREATE TABLE t(x)")
+                #expect(db.isEncrypted)
+            }
             return
         }
         let opened = try open()
