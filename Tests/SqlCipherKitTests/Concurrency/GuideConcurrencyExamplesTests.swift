@@ -69,6 +69,8 @@ import Testing
         }
         #expect(count == 2 && newest == 2)
 
+        let printed = GuideRenderings()
+        @Sendable func print(_ text: String) { printed.append(text) }
         let total = try await db.read { conn in
             let cursor = try conn.cursor("SELECT amount FROM payments WHERE year = ?", 2026)
             var total = 0
@@ -84,6 +86,7 @@ import Testing
             }
         }
         #expect(total == 42)
+        #expect(printed.all == ["Bolt", "Gadget", "Widget"])
     }
 
     /// A loop left early: the stream's statement is given up, so the `DROP TABLE` works.
@@ -121,6 +124,8 @@ import Testing
 
     @Test func streams() async throws {
         let db = try await database()
+        var printed: [String] = []
+        func print(_ text: String) { printed.append(text) }
         for try await row in db.stream("SELECT id, body FROM notes ORDER BY id") {
             print(row.get("body", as: String.self) ?? "")
         }
@@ -128,6 +133,8 @@ import Testing
         for try await product in db.stream(Product.self, sql: "SELECT * FROM products", batchSize: 500) {
             print(product.name)
         }
+        #expect(printed.prefix(2) == ["first", "second"])
+        #expect(printed.dropFirst(2).sorted() == ["Bolt", "Gadget", "Widget"])
     }
 
     @Test func entitiesFromAnyQuery() async throws {
