@@ -4,31 +4,9 @@ import Testing
 
 /// The examples of the DocC articles "Isolation and cancellation" and "Cursors, streams and prepared
 /// statements", compiled and run. Each block is copied as it stands in its article, inside the
-/// setup it assumes.
+/// setup it assumes (checked by `ArticleCodeBlockTests`); ``Product``, ``Order`` and ``LineItem``
+/// are the shared fixtures.
 @Suite struct GuideConcurrencyExamplesTests {
-    struct Product: Entity {
-        static let tableName = TableName("products")
-        static let primaryKey: WritableKeyPath<Product, Int?> & Sendable = \.id
-        var id: Int?
-        var name: String
-        var price: Double
-    }
-
-    struct Order: Entity {
-        static let tableName = TableName("orders")
-        static let primaryKey: WritableKeyPath<Order, Int?> & Sendable = \.id
-        var id: Int?
-        var customer: String
-    }
-
-    struct LineItem: Entity {
-        static let tableName = TableName("line_items")
-        static let primaryKey: WritableKeyPath<LineItem, Int?> & Sendable = \.id
-        var id: Int?
-        var orderID: Int
-        var sku: String
-    }
-
     @MainActor
     final class OrdersModel {
         let db: Database
@@ -91,6 +69,8 @@ import Testing
         }
         #expect(count == 2 && newest == 2)
 
+        let printed = GuideRenderings()
+        @Sendable func print(_ text: String) { printed.append(text) }
         let total = try await db.read { conn in
             let cursor = try conn.cursor("SELECT amount FROM payments WHERE year = ?", 2026)
             var total = 0
@@ -106,6 +86,7 @@ import Testing
             }
         }
         #expect(total == 42)
+        #expect(printed.all == ["Bolt", "Gadget", "Widget"])
     }
 
     /// A loop left early: the stream's statement is given up, so the `DROP TABLE` works.
@@ -143,6 +124,8 @@ import Testing
 
     @Test func streams() async throws {
         let db = try await database()
+        var printed: [String] = []
+        func print(_ text: String) { printed.append(text) }
         for try await row in db.stream("SELECT id, body FROM notes ORDER BY id") {
             print(row.get("body", as: String.self) ?? "")
         }
@@ -150,6 +133,8 @@ import Testing
         for try await product in db.stream(Product.self, sql: "SELECT * FROM products", batchSize: 500) {
             print(product.name)
         }
+        #expect(printed.prefix(2) == ["first", "second"])
+        #expect(printed.dropFirst(2).sorted() == ["Bolt", "Gadget", "Widget"])
     }
 
     @Test func entitiesFromAnyQuery() async throws {
@@ -185,5 +170,47 @@ import Testing
         #expect(Set(products.map(\.name)) == ["Widget", "Bolt"])
         #expect(cheapest?.name == "Bolt")
         #expect(page2.isEmpty)
+    }
+
+    @Test func preparedStatements() async throws {
+        let db = try await database()
+        try await db.execute("DELETE FROM payments")   // the example's own payments only
+
+        try await db.transaction { conn in
+            let insert = try conn.prepare("INSERT INTO payments(amount, year) VALUES (?, ?)")
+            for (amount, year) in [(12, 2026), (7, 2026), (30, 2025)] {
+                try insert.execute(amount, year)
+            }
+        }
+
+        let (byYear, rows) = try await db.read { conn in
+            let sumForYear = try conn.prepare("SELECT sum(amount) FROM payments WHERE year = ?")
+            let byYear = try [2025, 2026].map { year in
+                try sumForYear.query(year)[0].get(0, as: Int.self) ?? 0
+            }
+            let recent = try conn.prepare("SELECT amount, year FROM payments WHERE year >= ? ORDER BY amount")
+            var rows: [String] = []
+            let cursor = try recent.cursor(2026)
+            while let row = try cursor.next() {
+                rows.append("\(row.get("year", as: Int.self) ?? 0): \(row.get("amount", as: Int.self) ?? 0)")
+            }
+            return (byYear, rows)
+        }
+
+        let cheap = try await db.read { conn in
+            try conn.prepare("SELECT * FROM products WHERE price < ? ORDER BY price").fetch(Product.self, 10.0)
+        }
+
+        #expect(byYear == [30, 19])
+        #expect(rows == ["2026: 7", "2026: 12"])
+        #expect(cheap.map(\.name) == ["Bolt", "Widget"])
+        // The guide's claims: a refused statement throws at prepare; a write in read {} too.
+        await #expect(throws: SqlCipherError.self) { try await db.transaction { conn in _ = try conn.prepare("PRAGMA key = 'x'") } }
+        await #expect(throws: SqlCipherError.transactionControlInBody(sql: "COMMIT")) {
+            try await db.transaction { conn in _ = try conn.prepare("COMMIT") }
+        }
+        await #expect(throws: SqlCipherError.readOnlyViolation(sql: "DELETE FROM payments")) {
+            try await db.read { conn in _ = try conn.prepare("DELETE FROM payments") }
+        }
     }
 }

@@ -4,14 +4,6 @@ import Testing
 
 /// Reading results row by row: cursors inside bodies, streams from outside.
 @Suite struct StreamingTests {
-    struct Item: Entity, Equatable {
-        static let tableName = TableName("items")
-        static let primaryKey: WritableKeyPath<Item, Int?> & Sendable = \.id
-        var id: Int?
-        var name: String
-        var price: Double
-    }
-
     func database(_ directory: TemporaryDirectory, rows: Int = 50) async throws -> Database {
         let db = try Database(path: directory.path("s.db"), rawKey: rawKey())
         try await db.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")

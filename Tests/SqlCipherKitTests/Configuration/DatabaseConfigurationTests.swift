@@ -402,6 +402,5 @@ struct DatabaseConfigurationTests {
         #expect(mode == 0o640)
         await reopened.close()
         await db.close()
-        try DocumentationBlocks.expectEveryBlock(ofArticles: ["Configuration"], count: 3, isIn: #filePath)
     }
 }

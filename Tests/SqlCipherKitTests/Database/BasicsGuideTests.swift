@@ -10,15 +10,6 @@ private let basicsRenderings = GuideRenderings()
 /// `ArticleCodeBlockTests`) inside the setup it assumes, and run against a temporary database.
 /// Blocks whose paths are the reader's own (`/data/...`) are compiled, not run.
 @Suite struct BasicsGuideTests {
-    /// The product of the examples, for the blocks that use it without declaring it.
-    struct GuideProduct: Entity {
-        static let tableName = TableName("products")
-        static let primaryKey: WritableKeyPath<GuideProduct, Int?> & Sendable = \.id
-        var id: Int?
-        var name: String
-        var price: Double
-    }
-
     // MARK: Compiled only: the reader's own paths
 
     /// GettingStarted.md, block 1.
@@ -122,7 +113,6 @@ private let basicsRenderings = GuideRenderings()
     @Test func liveValuesLoop() async throws {
         let t = try await LiveTestDatabase()
         let db = t.db
-        typealias Product = GuideProduct
         @Sendable func render(_ products: [Product]) { basicsRenderings.append(products.map(\.name)) }
         try await db.save(Product(id: nil, name: "Kettle", price: 30))
         let loop = Task {
@@ -138,6 +128,8 @@ private let basicsRenderings = GuideRenderings()
     @Test func rawSQLChapter() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("raw.db"), rawKey: rawKey(3))
+        var printed: [String] = []
+        func print(_ name: String, _ price: Double) { printed.append("\(name) \(price)") }
         try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL)")
         let changed = try await db.execute("INSERT INTO products(name, price) VALUES (?, ?), (?, ?)",
                                            "Widget", 9.99, "Gadget", 24.5)     // 2
@@ -150,10 +142,28 @@ private let basicsRenderings = GuideRenderings()
         try await db.execute("DELETE FROM products WHERE id IN (?, ?)", arguments: [1, 2])  // array form
         #expect(changed == 2)
         #expect(rows.count == 2)
+        #expect(printed == ["Widget 9.99", "Gadget 24.5"])
         #expect(try await db.query("SELECT * FROM products").isEmpty)
     }
 
-    /// RawSQL.md, block 2 (a fragment: one line per call), checked line by line.
+    /// RawSQL.md, block 2 ("Arguments in one value").
+    @Test func argumentsInOneValue() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("guide.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL)")
+        try await db.execute("INSERT INTO products(name, price) VALUES ('Widget', 9.99), ('Gadget', 24.5), ('Gizmo', 3)")
+
+        try await db.execute("UPDATE products SET price = :price WHERE id = :id", arguments: ["price": 19.5, "id": 1])
+        let ids = [1, 2]
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        let picked = try await db.query("SELECT name FROM products WHERE id IN (\(marks))", arguments: StatementArguments(ids))
+
+        #expect(picked.map { $0.get(0, as: String.self) } == ["Widget", "Gadget"])
+        #expect(try await db.query("SELECT price FROM products WHERE id = 1")[0].get(0, as: Double.self) == 19.5)
+        await db.close()
+    }
+
+    /// RawSQL.md, block 3 (a fragment: one line per call), checked line by line.
     @Test func rowAccessListing() async throws {
         let db = try Database(path: ":memory:", rawKey: rawKey(3))
         let row = try await db.query("SELECT 1 AS id, 'Ann' AS Name, NULL AS note")[0]
@@ -162,9 +172,13 @@ private let basicsRenderings = GuideRenderings()
         #expect(row.get(1, as: String.self) == "Ann")
         #expect(row.get("note", as: String.self) == nil)
         #expect(try row.decode("note", as: String?.self) == nil)
-        #expect(throws: SqlCipherError.self) { try row.decode("note", as: String.self) }
-        #expect(throws: SqlCipherError.self) { try row.decode("nope", as: Int.self) }
-        #expect(throws: SqlCipherError.self) { try row.decode(7, as: Int.self) }
+        #expect(throws: SqlCipherError.typeMismatch(column: "note", stored: "NULL", expected: "String")) {
+            try row.decode("note", as: String.self)
+        }
+        #expect(throws: SqlCipherError.columnNotFound(name: "nope", available: ["id", "Name", "note"])) {
+            try row.decode("nope", as: Int.self)
+        }
+        #expect(throws: SqlCipherError.columnIndexOutOfRange(index: 7, count: 3)) { try row.decode(7, as: Int.self) }
         #expect(row["id"] == .integer(1))
     }
 
@@ -190,6 +204,7 @@ private let basicsRenderings = GuideRenderings()
             return id
         }
         #expect(orderID == 1)
+        #expect(try await db.query("SELECT orders FROM customers")[0].get(0, as: Int.self) == 1)
         let audit = try await db.query("SELECT order_id, orders_so_far FROM audit")
         #expect(audit.map { [$0.get(0, as: Int.self), $0.get(1, as: Int.self)] } == [[1, 1]])
     }

@@ -103,24 +103,11 @@ import Testing
         // Two rekeys (A->B->A) leave the key as it was; their duration spreads the kill moments.
         let duration = try measure(arguments(2))
         var random = SeededGenerator(seed: 0x5EED_0002 &+ UInt64(mode == .wal ? 1 : 0))
-        var current = keyA
         for round in 0..<8 {
             let delay = Double.random(in: 0...duration, using: &random)
             let (output, _) = try runAndKill(arguments(1000), after: delay)
             _ = output
-            // The helper always starts from key A, so make A current before the next round.
-            let opened: Database
-            if let withA = try? Database(path: path, rawKey: keyA) {
-                opened = withA
-                current = keyA
-            } else {
-                opened = try Database(path: path, rawKey: keyB)
-                current = keyB
-            }
-            #expect(try await countRows(opened) == rows, "round \(round), delay \(delay)")
-            #expect(try await opened.verifyIntegrity().isOK, "round \(round)")
-            if current == keyB { try await opened.rekey(rawKey: keyA) }
-            await opened.close()
+            try await expectOneKeyAndEveryRow(path, keyA: keyA, keyB: keyB, rows: rows, "round \(round), delay \(delay)")
         }
         _ = try Database(path: path, rawKey: keyA)
     }
@@ -148,18 +135,7 @@ import Testing
             let delay = Double.random(in: 0...duration, using: &random)
             let (_, killed) = try runAndKill(arguments(1000), after: delay)
             if killed { killedWhileRunning += 1 }
-            let opened: Database
-            var current = keyA
-            if let withA = try? Database(path: path, rawKey: keyA) {
-                opened = withA
-            } else {
-                opened = try Database(path: path, rawKey: keyB)
-                current = keyB
-            }
-            #expect(try await countRows(opened) == rows, "round \(round), delay \(delay)")
-            #expect(try await opened.verifyIntegrity().isOK, "round \(round)")
-            if current == keyB { try await opened.rekey(rawKey: keyA) }
-            await opened.close()
+            try await expectOneKeyAndEveryRow(path, keyA: keyA, keyB: keyB, rows: rows, "round \(round), delay \(delay)")
             // A kill before the journal's first sync leaves one whose magic is still zero: the
             // database was not written yet, and SQLite ignores such a journal (it is hot only when
             // its first byte is not zero). A hot one would have been played back by the open above.
@@ -167,5 +143,24 @@ import Testing
             #expect(journal.map { $0.first ?? 0 == 0 } ?? true, "round \(round): a hot journal is left")
         }
         #expect(killedWhileRunning > 0)
+    }
+
+    /// After a kill during a rekey from `keyA` to `keyB` (the helper always starts from key A): the
+    /// file opens with one of the two keys and holds every row, intact. It is left under key A,
+    /// closed, for the next round.
+    private func expectOneKeyAndEveryRow(_ path: String, keyA: Data, keyB: Data, rows: Int, _ round: String,
+                                         sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let opened: Database
+        var current = keyA
+        if let withA = try? Database(path: path, rawKey: keyA) {
+            opened = withA
+        } else {
+            opened = try Database(path: path, rawKey: keyB)
+            current = keyB
+        }
+        #expect(try await countRows(opened) == rows, "\(round)", sourceLocation: sourceLocation)
+        #expect(try await opened.verifyIntegrity().isOK, "\(round)", sourceLocation: sourceLocation)
+        if current == keyB { try await opened.rekey(rawKey: keyA) }
+        await opened.close()
     }
 }

@@ -95,12 +95,45 @@ final class GuideProgressBar: Sendable {
 
     // MARK: Run
 
-    @Test(.enabled(if: isSQLCipher4())) func cipherSettingsOfEachKind() throws {
+    /// Block 1's kinds of opening, on paths of a temporary folder: the passphrase as a string and
+    /// as bytes opens the same file.
+    @Test func openingKindsRun() async throws {
         let dir = TemporaryDirectory()
-        let opened = try cipherSettingsOfEachKind(
-            p1: dir.path("a.db"), p2: dir.path("b.db"), p3: dir.path("c.db"), p4: dir.path("d.db"),
-            keyBytes: rawKey(4), saltBytes: Data(repeating: 0x5A, count: 16))
+        let db = try Database(path: dir.path("store.db"), key: "my-passphrase")
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let same = try Database(path: dir.path("store.db"), key: Data("my-passphrase".utf8))
+        #expect(try await same.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
+        let fast = try Database(path: dir.path("fast.db"), rawKey: rawKey(4))
+        let plain = try Database(unencryptedPath: dir.path("public.db"))
+        let scratch = try Database(path: ":memory:", rawKey: rawKey(4))
+        #expect(fast.isEncrypted && !plain.isEncrypted && scratch.journalMode == .rollback)
+        let single = try Database(path: dir.path("notes.db"), key: "k", journalMode: .rollback, cipher: fastCipher)
+        #expect(single.journalMode == .rollback)
+    }
+
+    /// Block 6; SQLCipher 3.4.1 has no plaintext header, so the fourth opening is refused there.
+    @Test func cipherSettingsOfEachKind() async throws {
+        let dir = TemporaryDirectory()
+        let open = {
+            try cipherSettingsOfEachKind(
+                p1: dir.path("a.db"), p2: dir.path("b.db"), p3: dir.path("c.db"), p4: dir.path("d.db"),
+                keyBytes: rawKey(4), saltBytes: Data(repeating: 0x5A, count: 16))
+        }
+        guard isSQLCipher4() else {
+            #expect(throws: SqlCipherError.self) { try open() }
+            // The first three settings work on 3.4.1: each file opens again and is written.
+            let settings = [CipherSettings.default, .sqlcipher3, CipherSettings(pageSize: 8192, kdfIterations: 100_000)]
+            for (name, cipher) in zip(["a.db", "b.db", "c.db"], settings) {
+                let db = try Database(path: dir.path(name), key: "k", cipher: cipher)
+                try await db.execute("CREATE TABLE t(x)")
+                #expect(db.isEncrypted)
+            }
+            return
+        }
+        let opened = try open()
         #expect(opened.count == 4 && opened.allSatisfy { $0.isEncrypted })
+        for db in opened { try await db.execute("CREATE TABLE t(x)") }
     }
 
     @Test func requiringALibrary() throws {
@@ -138,6 +171,7 @@ final class GuideProgressBar: Sendable {
         #expect(try Database(unencryptedPath: dir.path("plain.db")).isEncrypted == false)
         #expect(db.journalMode == .wal)
         #expect(db.library.path == (try loadedLibrary()).path)
+        #expect(db.library.cipherVersion.isEmpty == false)
         await db.close()
         await #expect(throws: SqlCipherError.databaseClosed) { try await db.query("SELECT 1") }
     }
@@ -152,10 +186,46 @@ final class GuideProgressBar: Sendable {
         #expect(report.problems.isEmpty)
         if isSQLCipher4() {
             #expect(report.checksRun == [.cipherHMAC, .sqliteIntegrity])
+            #expect(report.skipped.isEmpty)
             #expect(report.hmacVerified)
         } else {
+            #expect(report.checksRun == [.sqliteIntegrity])
             #expect(report.skipped.map(\.check) == [.cipherHMAC])
             #expect(!report.hmacVerified)
+        }
+    }
+
+    /// Blocks 2 and 3 of RekeyAndConversions.md on files of a temporary folder (the article's
+    /// paths are the reader's own, so ``conversions(db:old:keyBytes:bar:)`` is compiled only).
+    @Test func conversionsRunOnRealFiles() async throws {
+        let dir = TemporaryDirectory()
+        let keyBytes = rawKey(42)
+        for name in ["public.db", "notes.db", "other.db"] {
+            let db = try Database(unencryptedPath: dir.path(name))
+            try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            await db.close()
+        }
+        try Database.encrypt(plaintextAt: dir.path("public.db"), to: dir.path("secret.db"), key: "passphrase")
+        try Database.encryptInPlace(path: dir.path("notes.db"), key: .rawKey(keyBytes))
+        let backup = try Database.encryptInPlace(path: dir.path("other.db"), key: "passphrase", keepBackup: true)
+        #expect(backup == dir.path("other.db") + ".plaintext-backup")
+
+        let db = try Database(path: dir.path("secret.db"), key: "passphrase")
+        try await db.exportDecrypted(to: dir.path("inspect.db"))
+        #expect(try await countRows(try Database(unencryptedPath: dir.path("inspect.db"))) == 1)
+        let old = try Database(path: dir.path("notes.db"), rawKey: keyBytes)
+        try await old.export(to: dir.path("v4.db"), key: "passphrase", cipher: .default)
+        #expect(try await countRows(try Database(path: dir.path("v4.db"), key: "passphrase")) == 1)
+
+        let legacy = dir.path("legacy.db")
+        let v3 = try Database(path: legacy, key: "passphrase", cipher: .sqlcipher3)
+        try await v3.execute("CREATE TABLE t(x)")
+        await v3.close()
+        if isSQLCipher4() {
+            try Database.upgradeFromSqlCipher3(path: legacy, key: "passphrase")
+            #expect(try await countRows(try Database(path: legacy, key: "passphrase")) == 0)
+        } else {
+            #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: legacy, key: "passphrase") }
         }
     }
 }

@@ -145,23 +145,3 @@ import Testing
         }
     }
 }
-
-/// The example of "Arguments in one value" in the DocC article "Raw SQL and values" (RawSQL.md),
-/// line for line (checked by `ArticleCodeBlockTests`).
-@Suite struct StatementArgumentsGuideTests {
-    @Test func theArticlesExampleRunsAsWritten() async throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path("guide.db"), rawKey: rawKey())
-        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL)")
-        try await db.execute("INSERT INTO products(name, price) VALUES ('Widget', 9.99), ('Gadget', 24.5), ('Gizmo', 3)")
-
-        try await db.execute("UPDATE products SET price = :price WHERE id = :id", arguments: ["price": 19.5, "id": 1])
-        let ids = [1, 2]
-        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
-        let picked = try await db.query("SELECT name FROM products WHERE id IN (\(marks))", arguments: StatementArguments(ids))
-
-        #expect(picked.map { $0.get(0, as: String.self) } == ["Widget", "Gadget"])
-        #expect(try await db.query("SELECT price FROM products WHERE id = 1")[0].get(0, as: Double.self) == 19.5)
-        await db.close()
-    }
-}

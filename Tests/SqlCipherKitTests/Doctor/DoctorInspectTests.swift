@@ -96,22 +96,13 @@ import Testing
         try FileManager.default.copyItem(at: Linking.fixtures.appendingPathComponent("sqlcipher4-wal.db-wal"),
                                          to: directory.url.appendingPathComponent("sqlcipher4-wal.db-wal"))
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
-        func snapshot() throws -> [String: (Data, Date)] {
-            var state: [String: (Data, Date)] = [:]
-            for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
-                let path = directory.path(name)
-                let attributes = try FileManager.default.attributesOfItem(atPath: path)
-                state[name] = (try Data(contentsOf: URL(fileURLWithPath: path)), attributes[.modificationDate] as! Date)
-            }
-            return state
-        }
-        let before = try snapshot()
+        let before = try directory.snapshot()
         // Let a modification, if any, show up in the mtime.
         try await Task.sleep(for: .milliseconds(20))
         let paths = names.map { directory.path($0) } + [directory.path("missing.db")]
         #expect(try inspect(paths).status == 1)
         #expect(try inspect(["--json"] + paths).status == 1)
-        let after = try snapshot()
+        let after = try directory.snapshot()
         #expect(after.keys.sorted() == names, "no file may appear (e.g. a -shm) or disappear")
         for name in names {
             #expect(after[name]?.0 == before[name]?.0, "\(name) changed")

@@ -409,16 +409,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.path("crashed-wal.db-shm")))
         #expect(!FileManager.default.fileExists(atPath: directory.path("closed-wal.db-wal")))
 
-        func snapshot() throws -> [String: (Data, Date)] {
-            var state: [String: (Data, Date)] = [:]
-            for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
-                let path = directory.path(name)
-                let attributes = try FileManager.default.attributesOfItem(atPath: path)
-                state[name] = (try Data(contentsOf: URL(fileURLWithPath: path)), attributes[.modificationDate] as! Date)
-            }
-            return state
-        }
-        let before = try snapshot()
+        let before = try directory.snapshot()
         // Let a modification, if any, show up in the mtime (a minimum wait: load only lengthens it;
         // the contents are compared too).
         try await Task.sleep(for: .milliseconds(20))
@@ -446,7 +437,7 @@ import Testing
         #expect(tables(byName["hot-journal.db"] ?? [:]) == ["t": 200])
         #expect(byName["sqlcipher3-wal.db"]?["user_version"] as? Int == 7)
 
-        let after = try snapshot()
+        let after = try directory.snapshot()
         #expect(after.keys.sorted() == before.keys.sorted(), "no file may appear (e.g. a -shm) or disappear")
         for (name, state) in before {
             #expect(after[name]?.0 == state.0, "\(name) changed")

@@ -4,14 +4,6 @@ import Testing
 
 /// `exists(_:where:)` and `deleteAll(_:)` on Database, DatabasePool and Connection.
 @Suite struct EntityExistsAndDeleteAllTests {
-    struct Item: Entity, Equatable {
-        static let tableName = TableName("items")
-        static let primaryKey: WritableKeyPath<Item, Int?> & Sendable = \.id
-        var id: Int?
-        var name: String
-        var price: Double
-    }
-
     static let schema = """
         CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL);
         CREATE TABLE deleted(name TEXT);

@@ -87,13 +87,6 @@ import Testing
         #expect(names.compactMap { $0.get(0, as: String.self) } == ["Al", "Bea", "Christopher"])
     }
 
-    /// Every Swift block of the two articles, found in this file as it stands there (indentation
-    /// and blank lines aside), so that an example edited in the documentation is compiled again.
-    @Test func everyBlockOfTheChaptersIsInThisFile() throws {
-        try DocumentationBlocks.expectEveryBlock(
-            ofArticles: ["TracingStatements", "FunctionsAndCollations"], count: 5, isIn: #filePath)
-    }
-
     /// The examples of the DocC comments of the new types.
     @Test func docCommentExamples() async throws {
         let db = try await database()

@@ -3,13 +3,9 @@ import SqlCipherKit
 import Synchronization
 import Testing
 
-/// Runs the example of the DocC article "Hot backup" (HotBackup.md) line for line;
-/// ``everyBlockOfTheArticleIsInThisFile()`` keeps it in step.
+/// Runs the example of the DocC article "Hot backup" (HotBackup.md) line for line (checked by
+/// `ArticleCodeBlockTests`).
 @Suite struct HotBackupGuideTests {
-    @Test func everyBlockOfTheArticleIsInThisFile() throws {
-        try DocumentationBlocks.expectEveryBlock(ofArticles: ["HotBackup"], count: 1, isIn: #filePath)
-    }
-
     @Test func theArticlesExampleRunsAsWritten() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("live.db"), key: "live passphrase")

@@ -101,8 +101,4 @@ import Testing
         loop.cancel()
         try await loop.value
     }
-
-    @Test func everyBlockOfTheArticleIsInThisFile() throws {
-        try DocumentationBlocks.expectEveryBlock(ofArticles: ["FullTextSearch"], count: 6, isIn: #filePath)
-    }
 }

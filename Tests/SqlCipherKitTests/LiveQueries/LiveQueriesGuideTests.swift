@@ -16,8 +16,8 @@ final class GuideRenderings: Sendable {
 }
 
 /// The examples of the DocC article "Live queries" (LiveQueries.md), compiled and run. Each block
-/// of the article appears below line for line (indentation aside), which
-/// ``everyBlockOfTheChapterIsInThisFile()`` checks.
+/// of the article appears below line for line (indentation aside), which `ArticleCodeBlockTests`
+/// checks.
 @Suite struct LiveQueriesGuideTests {
     // Block 1.
     struct Product: Entity {
@@ -129,9 +129,5 @@ final class GuideRenderings: Sendable {
         #expect(renderings.all == ["Loading…"])
         try await waitOnMain { !products.phase.isLoading }
         #expect(products.value.map(\.name) == ["Lamp"])
-    }
-
-    @Test func everyBlockOfTheChapterIsInThisFile() throws {
-        try DocumentationBlocks.expectEveryBlock(ofArticles: ["LiveQueries"], count: 6, isIn: #filePath)
     }
 }

@@ -45,6 +45,17 @@ final class LiveReader<Value: Sendable>: @unchecked Sendable {
             return first
         }
     }
+
+    /// Reads values until one equals `expected` and returns it, or returns the last value read
+    /// when the sequence ended first (nil if it ended before any).
+    func next(until expected: Value) async throws -> Value? where Value: Equatable {
+        var seen: Value?
+        while seen != expected {
+            guard let value = try await next() else { break }
+            seen = value
+        }
+        return seen
+    }
 }
 
 /// Waits until `condition` holds, polling; throws ``LiveReaderTimeout`` after the guard time.

@@ -76,11 +76,7 @@ struct PoolLiveQueryRaceTests: PoolFixture {
             }()
             _ = try await (small, large)
             expected += 400
-            var seen = -1
-            while seen != expected {
-                guard let next = try await reader.next() else { break }
-                seen = next
-            }
+            let seen = try await reader.next(until: expected)
             #expect(seen == expected, "round \(round)")
             if seen != expected { break }
         }
@@ -103,11 +99,7 @@ struct PoolLiveQueryRaceTests: PoolFixture {
                 return await group.reduce(0, +)
             }
             expected += written
-            var seen = -1
-            while seen != expected {
-                guard let next = try await reader.next() else { break }
-                seen = next
-            }
+            let seen = try await reader.next(until: expected)
             #expect(seen == expected, "round \(round)")
             if seen != expected { break }
         }

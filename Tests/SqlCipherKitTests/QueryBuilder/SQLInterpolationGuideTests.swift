@@ -2,13 +2,9 @@ import Foundation
 import SqlCipherKit
 import Testing
 
-/// Runs the examples of the DocC article "SQL interpolation" (SQLInterpolation.md), line for line;
-/// ``everyBlockOfTheArticleIsInThisFile()`` keeps them in step.
+/// Runs the examples of the DocC article "SQL interpolation" (SQLInterpolation.md), line for line
+/// (checked by `ArticleCodeBlockTests`).
 @Suite struct SQLInterpolationGuideTests {
-    @Test func everyBlockOfTheArticleIsInThisFile() throws {
-        try DocumentationBlocks.expectEveryBlock(ofArticles: ["SQLInterpolation"], count: 3, isIn: #filePath)
-    }
-
     @Test func theArticlesExamplesRunAsWritten() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("guide.db"), rawKey: rawKey())

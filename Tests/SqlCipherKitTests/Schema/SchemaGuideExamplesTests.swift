@@ -3,12 +3,8 @@ import SqlCipherKit
 import Testing
 
 /// Runs the examples of the DocC article "Schema introspection" (SchemaIntrospection.md), each
-/// with the setup it assumes; ``everyBlockOfTheArticleIsInThisFile()`` keeps them in step.
+/// with the setup it assumes (checked by `ArticleCodeBlockTests`).
 @Suite struct SchemaGuideExamplesTests {
-    @Test func everyBlockOfTheArticleIsInThisFile() throws {
-        try DocumentationBlocks.expectEveryBlock(ofArticles: ["SchemaIntrospection"], count: 4, isIn: #filePath)
-    }
-
     @Test func overview() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("guide.db"), rawKey: rawKey())

@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 
-/// The Swift code blocks of the DocC catalog's articles, for the tests that compile an article's
-/// examples: each such test copies the blocks line for line and checks, with
-/// ``expectEveryBlock(ofArticles:count:isIn:)``, that every block of the article is still in its file,
-/// so an example edited in the documentation without its test copy fails the run.
+/// The Swift code blocks of the DocC catalog's articles, for `ArticleCodeBlockTests`, which finds
+/// each of them line for line in its article's guide test file (or marked as a fragment), so an
+/// example edited in the documentation without its test copy fails the run.
 enum DocumentationBlocks {
     /// The catalog, found from this file's path (the tests run from the package's checkout).
     static let catalog = URL(fileURLWithPath: #filePath)
@@ -13,14 +12,16 @@ enum DocumentationBlocks {
         .appendingPathComponent("Sources/SqlCipherKit/SqlCipherKit.docc")
 
     /// The ```` ```swift ```` blocks of `<name>.md` in the catalog, in order, one array of lines each.
+    /// A fence may be indented (a block inside a list item), so it is found after its leading blanks.
     static func swiftBlocks(ofArticle name: String) throws -> [[String]] {
         let text = try String(contentsOf: catalog.appendingPathComponent("\(name).md"), encoding: .utf8)
         var blocks: [[String]] = []
         var current: [String]?
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("```swift") {
+            let fence = line.drop(while: { $0 == " " || $0 == "\t" })
+            if fence.hasPrefix("```swift") {
                 current = []
-            } else if line.hasPrefix("```"), let block = current {
+            } else if fence.hasPrefix("```"), let block = current {
                 blocks.append(block)
                 current = nil
             } else if current != nil {
@@ -71,23 +72,5 @@ enum DocumentationBlocks {
     /// `import Foundation   // Data` -> `import Foundation`; `@testable import X` counts as `import X`.
     private static func importName(_ line: String) -> String {
         String(line.split(separator: "/", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces)
-    }
-
-    /// Expects the articles to hold `count` Swift blocks in all (so a block added to an article
-    /// needs its test copy too), each found line for line (indentation and blank lines aside) in
-    /// the test file at `testFile`.
-    static func expectEveryBlock(
-        ofArticles names: [String], count: Int, isIn testFile: String,
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        let blocks = try names.flatMap { try swiftBlocks(ofArticle: $0) }
-        #expect(blocks.count == count, "Swift blocks in \(names)", sourceLocation: sourceLocation)
-        let source = normalized(
-            try String(contentsOf: URL(fileURLWithPath: testFile), encoding: .utf8).components(separatedBy: "\n"))
-        for block in blocks {
-            let found = contains(source, block)
-            #expect(found, "not compiled by \(testFile):\n\(block.joined(separator: "\n"))",
-                    sourceLocation: sourceLocation)
-        }
     }
 }

@@ -119,6 +119,34 @@ struct Product: Entity, Equatable {
     var price: Double
 }
 
+/// An entity of table `items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)`.
+struct Item: Entity, Equatable {
+    static let tableName = TableName("items")
+    static let primaryKey: WritableKeyPath<Item, Int?> & Sendable = \.id
+    var id: Int?
+    var name: String
+    var price: Double
+}
+
+/// An entity of table `orders(id INTEGER PRIMARY KEY, customer TEXT NOT NULL)`, as the guide's
+/// examples declare it.
+struct Order: Entity, Equatable {
+    static let tableName = TableName("orders")
+    static let primaryKey: WritableKeyPath<Order, Int?> & Sendable = \.id
+    var id: Int?
+    var customer: String
+}
+
+/// An entity of table `line_items(id INTEGER PRIMARY KEY, orderID INTEGER NOT NULL, sku TEXT NOT NULL)`,
+/// a line of an ``Order``, as the guide's examples declare it.
+struct LineItem: Entity, Equatable {
+    static let tableName = TableName("line_items")
+    static let primaryKey: WritableKeyPath<LineItem, Int?> & Sendable = \.id
+    var id: Int?
+    var orderID: Int
+    var sku: String
+}
+
 /// An entity of table `key_only(id INTEGER PRIMARY KEY)`: nothing but its key.
 struct KeyOnly: Entity, Equatable {
     static let tableName = TableName("key_only")

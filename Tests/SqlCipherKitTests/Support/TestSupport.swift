@@ -1,5 +1,6 @@
 import Foundation
 import SqlCipherKit
+import Testing
 
 /// A fresh temporary directory for one test, removed when the value is released.
 final class TemporaryDirectory: @unchecked Sendable {
@@ -22,6 +23,20 @@ final class TemporaryDirectory: @unchecked Sendable {
             let file = path(name)
             return FileManager.default.contents(atPath: file).map { (file, $0) }
         }
+    }
+
+    /// Each file of the directory by name, with its contents and modification date: taken before
+    /// and after an operation that must write nothing, to prove that no file changed, appeared or
+    /// disappeared.
+    func snapshot() throws -> [String: (Data, Date)] {
+        var state: [String: (Data, Date)] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+            let file = path(name)
+            let attributes = try FileManager.default.attributesOfItem(atPath: file)
+            let modified = try #require(attributes[.modificationDate] as? Date)
+            state[name] = (try Data(contentsOf: URL(fileURLWithPath: file)), modified)
+        }
+        return state
     }
 
     deinit { try? FileManager.default.removeItem(at: url) }
