@@ -16,15 +16,15 @@ extension SQLExpressible {
     /// ```swift
     /// let notes = TableName("notes")
     /// let rows = try await db.query(
-    ///     Select(col("id"), col("meta").jsonExtract("$.author").as("author"))
+    ///     Select(col("id"), col("meta").jsonExtract(atPath: "$.author").as("author"))
     ///         .from(notes)
-    ///         .where(col("meta").jsonExtract("$.stars") >= 4))
+    ///         .where(col("meta").jsonExtract(atPath: "$.stars") >= 4))
     /// // SELECT "id", json_extract("meta", :l1) AS "author" FROM "notes" WHERE json_extract("meta", :l2) >= :l3
     /// ```
     ///
     /// - Note: rendering throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming the
     ///   `json` capability when the loaded library has no JSON functions (SQLCipher 3.4.1).
-    public func jsonExtract(_ path: String) -> SQLExpression {
+    public func jsonExtract(atPath path: String) -> SQLExpression {
         let operand = sqlExpression, path = SQLExpression.literal(path)
         return SQLExpression(.function(.jsonExtract, [operand.node, path.node]), over: operand, path)
     }
@@ -97,10 +97,16 @@ public struct JSONEach: Sendable, Hashable, CustomStringConvertible {
     let json: SQLExpression
     /// Where in the document the walk starts; nil for the top.
     let root: String?
-    /// The alias of the source in the statement, if any.
+    /// The alias of the source in the statement, if any: what qualifies its columns
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// JSONEach(col("tags")).as("t").alias   // "t"
+    /// ```
     public let alias: String?
 
-    /// `json_each(json)`, or `json_each(json, :path)` starting at `path` (bound).
+    /// `json_each(json)`, or `json_each(json, :path)` starting at `path` (bound)
+    /// (https://sqlite.org/json1.html#jeach).
     ///
     /// ```swift
     /// let each = JSONEach(SQLExpression.value("[1, 2, 3]"))
@@ -116,7 +122,8 @@ public struct JSONEach: Sendable, Hashable, CustomStringConvertible {
         self.alias = alias
     }
 
-    /// The same source under an alias (`json_each(…) AS "t"`), which qualifies its columns.
+    /// The same source under an alias (`json_each(…) AS "t"`), which qualifies its columns
+    /// (https://sqlite.org/json1.html#jeach).
     ///
     /// ```swift
     /// let tags = JSONEach(col("tags")).as("t")   // "t"."value", "t"."key", …
@@ -125,28 +132,78 @@ public struct JSONEach: Sendable, Hashable, CustomStringConvertible {
         JSONEach(json: json, root: root, alias: alias)
     }
 
-    /// The element's array index, or the member's label for an object; NULL for the top element.
+    // The columns of json_each's table (https://sqlite.org/json1.html#jeach), qualified by the alias
+    // or by `json_each`. For `[10, "x"]` the rows are (key 0, value 10, type "integer", fullkey "$[0]")
+    // and (key 1, value "x", type "text", fullkey "$[1]").
+
+    /// The element's array index (`0`, `1`, …), or the member's label for an object (`"author"`)
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(each.key, each.value).from(each).orderBy(each.key)
+    /// ```
     public var key: Column { column("key") }
-    /// The element's SQL value; an object or array as its JSON text.
+    /// The element's SQL value; an object or array as its JSON text
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(notes.col("id")).from(notes).join(tags, on: tags.value == "swift")
+    /// ```
     public var value: Column { column("value") }
-    /// The element's JSON type: `null`, `true`, `false`, `integer`, `real`, `text`, `array` or `object`.
+    /// The element's JSON type: `null`, `true`, `false`, `integer`, `real`, `text`, `array` or
+    /// `object` (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(each.key).from(each).where(each.type == "array")
+    /// ```
     public var type: Column { column("type") }
-    /// The element's SQL value for a primitive, NULL for an array or object.
+    /// The element's SQL value for a primitive, NULL for an array or object
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(each.atom).from(each).where(each.atom.isNotNull)
+    /// ```
     public var atom: Column { column("atom") }
-    /// A number that identifies the element within the document (the `parent` of its children).
+    /// A number that identifies the element within the document: the ``parent`` of its children
+    /// in `json_tree` (https://sqlite.org/json1.html#jeach). The outer table's own `id` column,
+    /// if it has one, then needs qualifying (`notes.col("id")`).
+    ///
+    /// ```swift
+    /// Select(each.id, each.value).from(each)
+    /// ```
     public var id: Column { column("id") }
-    /// The ``id`` of the element's container (always NULL for `json_each`, which does not descend).
+    /// The ``id`` of the element's container: always NULL for `json_each`, which does not descend
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(each.parent).from(each)   // NULL
+    /// ```
     public var parent: Column { column("parent") }
-    /// The element's full JSON path from the top of the document (`$.tags[1]`).
+    /// The element's full JSON path from the top of the document (`$.tags[1]`)
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(each.fullkey).from(each)   // "$.a", "$.b"
+    /// ```
     public var fullkey: Column { column("fullkey") }
-    /// The JSON path of the element's container.
+    /// The JSON path of the element's container (`$`, or the path given to
+    /// ``init(_:atPath:)``) (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// Select(each.path).from(JSONEach(col("meta"), atPath: "$.tags"))   // "$.tags"
+    /// ```
     public var path: Column { column("path") }
 
     private func column(_ name: String) -> Column {
         Column(name, table: alias ?? "json_each")
     }
 
-    /// `json_each(…)`, with ` AS alias` when there is one.
+    /// `json_each(…)`, with ` AS alias` when there is one, for messages and debugging
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// print(JSONEach(col("tags")).as("t"))   // json_each("tags") AS t
+    /// ```
     public var description: String {
         "json_each(\(json)\(root.map { ", \($0)" } ?? ""))" + (alias.map { " AS \($0)" } ?? "")
     }

@@ -43,7 +43,7 @@ func libraryHasJSONOperators() -> Bool {
     func everyPathIsABoundValueInTheRenderedText() throws {
         let notes = Self.notes
         let fragment = try Select(
-            col("meta").jsonExtract("$.author.name").as("author"),
+            col("meta").jsonExtract(atPath: "$.author.name").as("author"),
             col("meta").jsonRepresentation(atPath: "$.author").as("json"))
             .from(notes)
             .where(col("meta").jsonValue(atPath: "stars") >= 4)
@@ -83,10 +83,10 @@ func libraryHasJSONOperators() -> Bool {
         let db = try await Self.notesDatabase(dir)
         let meta = col("meta")
         let rows = try await db.query(
-            Select(meta.jsonExtract("$.author.name"), meta.jsonExtract("$.stars"), meta.jsonExtract("$.ratio"),
-                   meta.jsonExtract("$.draft"), meta.jsonExtract("$.note"), meta.jsonExtract("$.author"),
-                   meta.jsonExtract("$.author.langs"), meta.jsonExtract("$.author.langs[#-1]"),
-                   meta.jsonExtract("$.missing.deeper"))
+            Select(meta.jsonExtract(atPath: "$.author.name"), meta.jsonExtract(atPath: "$.stars"), meta.jsonExtract(atPath: "$.ratio"),
+                   meta.jsonExtract(atPath: "$.draft"), meta.jsonExtract(atPath: "$.note"), meta.jsonExtract(atPath: "$.author"),
+                   meta.jsonExtract(atPath: "$.author.langs"), meta.jsonExtract(atPath: "$.author.langs[#-1]"),
+                   meta.jsonExtract(atPath: "$.missing.deeper"))
                 .from(Self.notes).where(col("id") == 1))
         let row = try #require(rows.first)
         #expect(row.get(0, as: String.self) == "Ada")
@@ -101,8 +101,8 @@ func libraryHasJSONOperators() -> Bool {
 
         // In WHERE and ORDER BY.
         let byStars = try await db.query(
-            Select(col("title")).from(Self.notes).where(meta.jsonExtract("$.stars") >= 4)
-                .orderBy(meta.jsonExtract("$.stars").descending))
+            Select(col("title")).from(Self.notes).where(meta.jsonExtract(atPath: "$.stars") >= 4)
+                .orderBy(meta.jsonExtract(atPath: "$.stars").descending))
         #expect(Self.values(byStars, String.self) == ["first", "third"])
     }
 
@@ -144,7 +144,7 @@ func libraryHasJSONOperators() -> Bool {
                                   encoding: .utf8)!
         try await db.execute("INSERT INTO notes(id, meta) VALUES (10, ?)", document)
 
-        let select = Select(col("meta").jsonValue(atPath: hostile), col("meta").jsonExtract(#"$."a.b'c""#))
+        let select = Select(col("meta").jsonValue(atPath: hostile), col("meta").jsonExtract(atPath: #"$."a.b'c""#))
             .from(Self.notes).where(col("id") == 10)
         let text = try select.render().sql
         #expect(!text.contains("DROP") && !text.contains("b'c"))
@@ -154,7 +154,7 @@ func libraryHasJSONOperators() -> Bool {
 
         // A path that is no JSON path is SQLite's error, typed, and the table is still there.
         await #expect {
-            try await db.query(Select(col("meta").jsonExtract("') OR 1=1 --")).from(Self.notes))
+            try await db.query(Select(col("meta").jsonExtract(atPath: "') OR 1=1 --")).from(Self.notes))
         } throws: { error in
             guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
             return message.contains("JSON path")
@@ -168,7 +168,7 @@ func libraryHasJSONOperators() -> Bool {
         let db = try await Self.notesDatabase(dir)
         try await db.execute("INSERT INTO notes(id, meta, tags) VALUES (20, '{not json', '[1,')")
         await #expect {
-            try await db.query(Select(col("meta").jsonExtract("$.a")).from(Self.notes).where(col("id") == 20))
+            try await db.query(Select(col("meta").jsonExtract(atPath: "$.a")).from(Self.notes).where(col("id") == 20))
         } throws: { error in
             guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
             return message.contains("malformed JSON")
@@ -247,18 +247,18 @@ func libraryHasJSONOperators() -> Bool {
         let db = try await Self.notesDatabase(dir)
         let meta = col("meta")
         let changed = try await db.execute(
-            Update(Self.notes).set(col("title"), to: meta.jsonExtract("$.author.name"))
-                .where(meta.jsonExtract("$.author").isNotNull))
+            Update(Self.notes).set(col("title"), to: meta.jsonExtract(atPath: "$.author.name"))
+                .where(meta.jsonExtract(atPath: "$.author").isNotNull))
         #expect(changed == 2)
-        let removed = try await db.execute(Delete(Self.notes).where(meta.jsonExtract("$.stars") < 4))
+        let removed = try await db.execute(Delete(Self.notes).where(meta.jsonExtract(atPath: "$.stars") < 4))
         #expect(removed == 1)
 
         let path = "$.stars"
         let literal = try await db.query(
-            literal: "SELECT title, \(meta.jsonExtract(path)) AS stars FROM notes WHERE \(meta.jsonExtract(path)) > \(4) ")
+            literal: "SELECT title, \(meta.jsonExtract(atPath: path)) AS stars FROM notes WHERE \(meta.jsonExtract(atPath: path)) > \(4) ")
         #expect(Self.values(literal, String.self) == ["Ada"])
         #expect(literal.first?.get("stars", as: Int.self) == 5)
-        let text = try ("SELECT \(meta.jsonExtract(path))" as SQL).render()
+        let text = try ("SELECT \(meta.jsonExtract(atPath: path))" as SQL).render()
         #expect(text.sql == #"SELECT json_extract("meta", ?)"# && text.literals == [.text(path)])
     }
 
@@ -270,7 +270,7 @@ func libraryHasJSONOperators() -> Bool {
         let tags = JSONEach(notes.col("tags"))
         let request = LiveRequest(placeholder: [String]()) { conn in
             try conn.query(
-                Select(notes.col("meta").jsonExtract("$.author.name").as("author")).distinct().from(notes)
+                Select(notes.col("meta").jsonExtract(atPath: "$.author.name").as("author")).distinct().from(notes)
                     .join(tags, on: tags.value == "sqlite").orderBy(col("author")))
                 .compactMap { $0.get("author", as: String.self) }
         }
@@ -313,10 +313,10 @@ func libraryHasJSONOperators() -> Bool {
     func jsonExtractAndJSONEachAreRefusedNamingTheJSONCapability() async throws {
         let db = try Database(path: ":memory:", rawKey: rawKey())
         try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
-        await #expect { try await db.query(Select(col("meta").jsonExtract("$.a")).from(Self.notes)) } throws: { error in
+        await #expect { try await db.query(Select(col("meta").jsonExtract(atPath: "$.a")).from(Self.notes)) } throws: { error in
             Self.isRefusal(error, naming: "json")
         }
-        await #expect { try await db.execute(Delete(Self.notes).where(col("meta").jsonExtract("$.a") == 1)) } throws: {
+        await #expect { try await db.execute(Delete(Self.notes).where(col("meta").jsonExtract(atPath: "$.a") == 1)) } throws: {
             Self.isRefusal($0, naming: "json")
         }
         let each = JSONEach(col("meta"))
@@ -325,7 +325,7 @@ func libraryHasJSONOperators() -> Bool {
         }
         await #expect { try await db.query(Select(each.value).from(each)) } throws: { Self.isRefusal($0, naming: "json") }
         // The message says what is missing and where it is.
-        #expect { try Select(col("meta").jsonExtract("$.a")).render() } throws: { error in
+        #expect { try Select(col("meta").jsonExtract(atPath: "$.a")).render() } throws: { error in
             String(describing: error).contains("json_extract()") && String(describing: error).contains("3.15")
         }
     }

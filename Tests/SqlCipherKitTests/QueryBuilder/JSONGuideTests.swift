@@ -27,18 +27,18 @@ import Testing
         let notes = TableName("notes")
         let meta = col("meta")
         let rated = try await db.query(
-            Select(col("title"), meta.jsonExtract("$.author.name").as("author"))
+            Select(col("title"), meta.jsonExtract(atPath: "$.author.name").as("author"))
                 .from(notes)
-                .where(meta.jsonExtract("$.stars") >= 4)
-                .orderBy(meta.jsonExtract("$.stars").descending)
+                .where(meta.jsonExtract(atPath: "$.stars") >= 4)
+                .orderBy(meta.jsonExtract(atPath: "$.stars").descending)
         )
         // SELECT "title", json_extract("meta", :l1) AS "author" FROM "notes"
         //   WHERE json_extract("meta", :l2) >= :l3 ORDER BY json_extract("meta", :l4) DESC
         #expect(rated.map { $0.get("author", as: String.self) } == ["Ada", "Alan"])
-        #expect(try Select(col("title"), meta.jsonExtract("$.author.name").as("author"))
+        #expect(try Select(col("title"), meta.jsonExtract(atPath: "$.author.name").as("author"))
             .from(notes)
-            .where(meta.jsonExtract("$.stars") >= 4)
-            .orderBy(meta.jsonExtract("$.stars").descending).render().sql
+            .where(meta.jsonExtract(atPath: "$.stars") >= 4)
+            .orderBy(meta.jsonExtract(atPath: "$.stars").descending).render().sql
             == #"SELECT "title", json_extract("meta", :l1) AS "author" FROM "notes" "#
             + #"WHERE json_extract("meta", :l2) >= :l3 ORDER BY json_extract("meta", :l4) DESC"#)
 
@@ -81,16 +81,16 @@ import Testing
             == [["a", "integer"], ["b", "array"]])
 
         // Block 6.
-        try await db.execute(Update(notes).set(col("title"), to: meta.jsonExtract("$.author.name")).where(col("title") == nil))
-        try await db.execute(Delete(notes).where(meta.jsonExtract("$.draft") == true))
-        let stars = try await db.query(literal: "SELECT title FROM notes WHERE \(meta.jsonExtract("$.stars")) > \(3)")
+        try await db.execute(Update(notes).set(col("title"), to: meta.jsonExtract(atPath: "$.author.name")).where(col("title") == nil))
+        try await db.execute(Delete(notes).where(meta.jsonExtract(atPath: "$.draft") == true))
+        let stars = try await db.query(literal: "SELECT title FROM notes WHERE \(meta.jsonExtract(atPath: "$.stars")) > \(3)")
         #expect(Set(stars.compactMap { $0.get(0, as: String.self) }) == ["Pages", "Alan"])
         #expect(try await db.query(literal: "SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 2)
 
         // Block 7.
         let library = try SqlCipherLibrary.shared
         let hasOperators = library.capabilities.features.contains(.jsonOperators)   // false on 3.4.1
-        let author = hasOperators ? meta.jsonValue(atPath: "author") : meta.jsonExtract("$.author")
+        let author = hasOperators ? meta.jsonValue(atPath: "author") : meta.jsonExtract(atPath: "$.author")
         // try library.require(.json) throws SqlCipherError.libraryTooOld where JSON is missing
         #expect(hasOperators)
         #expect(try Select(author).render().sql == #"SELECT "meta" ->> :l1"#)
@@ -102,7 +102,7 @@ import Testing
         // Block 7.
         let library = try SqlCipherLibrary.shared
         let hasOperators = library.capabilities.features.contains(.jsonOperators)   // false on 3.4.1
-        let author = hasOperators ? meta.jsonValue(atPath: "author") : meta.jsonExtract("$.author")
+        let author = hasOperators ? meta.jsonValue(atPath: "author") : meta.jsonExtract(atPath: "$.author")
         // try library.require(.json) throws SqlCipherError.libraryTooOld where JSON is missing
         #expect(!hasOperators)
         #expect(throws: SqlCipherError.self) { try Select(author).render() }
