@@ -23,6 +23,10 @@ public protocol SQLExpressible: SQLSelectable, SQLOrderable {
 /// // ("price" >= :l1 AND "price" < :l2) OR "name" = :p_name
 /// ```
 ///
+/// Values inside JSON documents are expressions too: ``SQLExpressible/jsonExtract(atPath:)``,
+/// ``SQLExpressible/jsonRepresentation(atPath:)`` (`->`) and ``SQLExpressible/jsonValue(atPath:)``
+/// (`->>`), in <doc:QueryingJSON>.
+///
 /// Literal values are bound as parameters (`:l1`, `:l2`, …), never written into the SQL text.
 /// Comparing with a literal `nil` renders `IS NULL` (or `IS NOT NULL` for `!=`), because
 /// `x = NULL` is never true in SQL.

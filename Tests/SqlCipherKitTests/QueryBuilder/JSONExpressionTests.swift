@@ -211,6 +211,13 @@ func libraryHasJSONOperators() -> Bool {
         #expect(Self.values(elements, Int.self) == [0, 1])
         #expect(elements[1].get(1, as: String.self) == "x")
         #expect(Self.values(elements, String.self, column: 2) == ["$.b[0]", "$.b[1]"])
+        // A document from a parameter: one template, run with several documents.
+        let document = Param<String>("document")
+        let fromParameter = JSONEach(document)
+        let sum = Select(SQLExpression.total(fromParameter.value).as("sum")).from(fromParameter)
+        #expect(try sum.render().sql == #"SELECT total("json_each"."value") AS "sum" FROM json_each(:p_document)"#)
+        #expect(try await db.query(sum, document.set("[1, 2, 3]"))[0].get(0, as: Double.self) == 6)
+        #expect(try await db.query(sum, document.set("[10]"))[0].get(0, as: Double.self) == 10)
         // A path to nothing walks nothing.
         let none = JSONEach(SQLExpression.value("[1]"), atPath: "$.nothing")
         #expect(try await db.query(Select(none.value).from(none)).isEmpty)
