@@ -67,7 +67,7 @@ func libraryHasJSONOperators() -> Bool {
     }
 
     @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
-    func theOperatorsBindTighterThanComparisonsAndLooserThanNothing() throws {
+    func theOperatorsBindTighterThanComparisonsAndParenthesizeAComparisonOperand() throws {
         // `->>` binds tighter than `=`, so no parentheses; an operand that is a comparison gets them.
         let fragment = try Select(.all).from(Self.notes)
             .where((col("a") == col("b")).jsonValue(atPath: "$") == 1 && !col("meta").jsonValue(atPath: "x").isNull)
