@@ -29,8 +29,11 @@ public struct LibraryCapabilities: Sendable, Equatable {
         case renameColumn
         /// Window functions such as `row_number() OVER (…)` (SQLite 3.25, https://sqlite.org/windowfunctions.html).
         case windowFunctions
-        /// The JSON functions such as `json_extract` (https://sqlite.org/json1.html).
+        /// The JSON functions such as `json_extract` and the table-valued `json_each`
+        /// (https://sqlite.org/json1.html).
         case json
+        /// The JSON operators `->` and `->>` (SQLite 3.38, https://sqlite.org/json1.html#jptr).
+        case jsonOperators
         /// The FTS5 full-text search module (https://sqlite.org/fts5.html).
         case fts5
         /// `PRAGMA cipher_compatibility` (SQLCipher 4.0.1): another major version's file format on
@@ -57,11 +60,27 @@ public struct LibraryCapabilities: Sendable, Equatable {
             case .renameColumn: return ("ALTER TABLE t RENAME COLUMN b TO c", false)
             case .windowFunctions: return ("SELECT row_number() OVER (ORDER BY a) FROM t", false)
             case .json: return ("SELECT json_extract('{\"k\":1}', '$.k')", false)
+            case .jsonOperators: return ("SELECT '{\"k\":1}' ->> '$.k'", false)
             case .fts5: return ("CREATE VIRTUAL TABLE f USING fts5(x)", true)
             // Asked on a keyed database (``cipherProbe``): a library without the pragma ignores it.
             case .cipherCompatibility: return ("PRAGMA cipher_hmac_algorithm", true)
             case .cipherPlaintextHeader: return ("PRAGMA cipher_plaintext_header_size", true)
             case .cipherSettings: return ("PRAGMA cipher_settings", true)
+            }
+        }
+
+        /// What a library needs to have the feature, for the message of a refusal.
+        var requirement: String {
+            switch self {
+            case .upsert: return "SQLite 3.24 or later (SQLCipher 4)"
+            case .returning, .dropColumn: return "SQLite 3.35 or later (SQLCipher 4)"
+            case .renameColumn, .windowFunctions: return "SQLite 3.25 or later (SQLCipher 4)"
+            case .json: return "an SQLite with the JSON functions (built in since SQLite 3.38, as in SQLCipher 4)"
+            case .jsonOperators: return "SQLite 3.38 or later, whose JSON has the -> and ->> operators (SQLCipher 4)"
+            case .fts5: return "an SQLite built with the FTS5 module, as in SQLCipher 4"
+            case .cipherCompatibility: return "SQLCipher 4.0.1 or later"
+            case .cipherPlaintextHeader: return "SQLCipher 4.0 or later"
+            case .cipherSettings: return "SQLCipher 4.1 or later"
             }
         }
 
@@ -157,6 +176,18 @@ extension SqlCipherLibrary {
             cached = probed
             return probed
         }
+    }
+
+    /// Throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming `feature` unless the
+    /// loaded library has it: what a builder piece checks when it renders (the JSON functions and
+    /// operators), so that a statement the library cannot run is refused with the capability's name
+    /// before SQLite answers with a syntax error or "no such function".
+    static func require(_ feature: LibraryCapabilities.Feature, for use: String) throws {
+        let library = try SqlCipherLibrary.shared
+        guard !library.capabilities.features.contains(feature) else { return }
+        throw SqlCipherError.unsupported(
+            feature: "\(use) (the `\(feature.rawValue)` capability)", requires: feature.requirement,
+            loaded: "\(library.cipherVersion) (SQLite \(library.sqliteVersion))")
     }
 
     /// Returns the library when it is SQLCipher `minimumCipherVersion` or later (`"4.0"`,

@@ -23,6 +23,10 @@ public protocol SQLExpressible: SQLSelectable, SQLOrderable {
 /// // ("price" >= :l1 AND "price" < :l2) OR "name" = :p_name
 /// ```
 ///
+/// Values inside JSON documents are expressions too: ``SQLExpressible/jsonExtract(atPath:)``,
+/// ``SQLExpressible/jsonRepresentation(atPath:)`` (`->`) and ``SQLExpressible/jsonValue(atPath:)``
+/// (`->>`), in <doc:QueryingJSON>.
+///
 /// Literal values are bound as parameters (`:l1`, `:l2`, …), never written into the SQL text.
 /// Comparing with a literal `nil` renders `IS NULL` (or `IS NOT NULL` for `!=`), because
 /// `x = NULL` is never true in SQL.
@@ -115,7 +119,8 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         case between(Node, lower: Node, upper: Node, negated: Bool)
         /// An aggregate call; a nil argument is `*` (only meaningful for `count`).
         case aggregate(AggregateFunction, Node?, distinct: Bool)
-        /// A call of a function the builder knows (FTS5's auxiliary functions), over its arguments.
+        /// A call of a function the builder knows (FTS5's auxiliary functions, `json_extract`), over
+        /// its arguments.
         case function(ScalarFunction, [Node])
         /// An expression that cannot become SQL: rendering it throws
         /// ``SqlCipherError/invalidQuery(reason:)`` with `reason`. `identity` is 0, or a number of
@@ -143,6 +148,10 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         case or = "OR"
         /// Full-text match (https://sqlite.org/fts5.html#full_text_query_syntax).
         case match = "MATCH"
+        /// The JSON text of a sub-component (https://sqlite.org/json1.html#jptr).
+        case jsonRepresentation = "->"
+        /// The SQL value of a sub-component (https://sqlite.org/json1.html#jptr).
+        case jsonValue = "->>"
 
         /// SQLite's precedence, higher binds tighter (https://sqlite.org/lang_expr.html#operators).
         var precedence: Int {
@@ -151,7 +160,13 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
             case .and: return Precedence.and
             case .equal, .notEqual, .match: return Precedence.equality
             case .less, .lessOrEqual, .greater, .greaterOrEqual: return Precedence.comparison
+            case .jsonRepresentation, .jsonValue: return Precedence.concatenation
             }
+        }
+
+        /// The capability the operator needs, checked when it renders; nil for SQL's own.
+        var requiredFeature: LibraryCapabilities.Feature? {
+            self == .jsonRepresentation || self == .jsonValue ? .jsonOperators : nil
         }
 
         /// Whether `a op (b op c)` equals `(a op b) op c`, so no parentheses are needed.
@@ -164,9 +179,17 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
     }
 
     /// Scalar functions the builder calls: FTS5's auxiliary functions
-    /// (https://sqlite.org/fts5.html#auxiliary_functions).
+    /// (https://sqlite.org/fts5.html#auxiliary_functions) and `json_extract`
+    /// (https://sqlite.org/json1.html#jex).
     enum ScalarFunction: String, Sendable, Hashable {
         case bm25, snippet, highlight
+        case jsonExtract = "json_extract"
+
+        /// The capability the function needs, checked when it renders. FTS5's functions need none
+        /// of their own: they take an FTS5 table, whose creation already refuses without FTS5.
+        var requiredFeature: LibraryCapabilities.Feature? {
+            self == .jsonExtract ? .json : nil
+        }
     }
 
     enum Precedence {
@@ -175,6 +198,9 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         static let not = 3
         static let equality = 4
         static let comparison = 5
+        /// `||`, `->` and `->>`, which bind tighter than every comparison
+        /// (https://sqlite.org/lang_expr.html#operators).
+        static let concatenation = 8
         static let atom = 10
     }
 }
@@ -360,6 +386,9 @@ extension SQLExpression.Node {
             renderer.append("NOT ")
             pending.append(.node(operand, minimum: P.atom))
         case let .binary(op, lhs, rhs):
+            if let feature = op.requiredFeature {
+                try SqlCipherLibrary.require(feature, for: "the JSON \(op.rawValue) operator")
+            }
             let sameAssociative: Bool
             if case .binary(let inner, _, _) = rhs, inner == op, op.isAssociative {
                 sameAssociative = true
@@ -411,6 +440,9 @@ extension SQLExpression.Node {
                 renderer.append("*)")
             }
         case let .function(function, arguments):
+            if let feature = function.requiredFeature {
+                try SqlCipherLibrary.require(feature, for: "\(function.rawValue)()")
+            }
             renderer.append(function.rawValue)
             renderer.append("(")
             pending.append(.text(")"))

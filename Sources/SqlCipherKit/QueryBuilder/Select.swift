@@ -20,15 +20,28 @@ public struct Select: Sendable, Hashable {
         case left = "LEFT JOIN"
     }
 
+    /// What `FROM` or a join reads: a table, or the table-valued `json_each`.
+    enum Source: Sendable, Hashable {
+        case table(TableName)
+        case jsonEach(JSONEach)
+
+        func render(into renderer: inout SQLRenderer) throws {
+            switch self {
+            case .table(let table): try table.render(into: &renderer)
+            case .jsonEach(let each): try each.render(into: &renderer)
+            }
+        }
+    }
+
     struct Join: Sendable, Hashable {
         let kind: JoinKind
-        let table: TableName
+        let table: Source
         let condition: SQLExpression
     }
 
     private(set) var isDistinct = false
     private(set) var columns: [ResultColumn]
-    private(set) var source: TableName?
+    private(set) var source: Source?
     private(set) var joins: [Join] = []
     private(set) var predicate: SQLExpression?
     private(set) var grouping: [SQLExpression] = []
@@ -65,7 +78,20 @@ public struct Select: Sendable, Hashable {
     /// `FROM table`.
     public func from(_ table: TableName) -> Select {
         var copy = self
-        copy.source = table
+        copy.source = .table(table)
+        return copy
+    }
+
+    /// `FROM json_each(…)`: one row per element of a JSON array or member of a JSON object
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// let each = JSONEach(SQLExpression.value(#"{"a": 1, "b": [2, 3]}"#))
+    /// Select(each.key, each.type).from(each)   // ("a", "integer"), ("b", "array")
+    /// ```
+    public func from(_ source: JSONEach) -> Select {
+        var copy = self
+        copy.source = .jsonEach(source)
         return copy
     }
 
@@ -77,14 +103,45 @@ public struct Select: Sendable, Hashable {
     /// ```
     public func join(_ table: TableName, on condition: some SQLExpressible) -> Select {
         var copy = self
-        copy.joins.append(Join(kind: .inner, table: table, condition: condition.sqlExpression))
+        copy.joins.append(Join(kind: .inner, table: .table(table), condition: condition.sqlExpression))
+        return copy
+    }
+
+    /// `INNER JOIN json_each(…) ON condition`: one row per element of the JSON of each row before it,
+    /// when `condition` holds; `SQLExpression.value(true)` keeps every element
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// let notes = TableName("notes")
+    /// let tags = JSONEach(notes.col("tags"))
+    /// Select(notes.col("id")).distinct().from(notes).join(tags, on: tags.value == "swift")
+    /// // SELECT DISTINCT "notes"."id" FROM "notes" INNER JOIN json_each("notes"."tags") ON "json_each"."value" = :l1
+    /// ```
+    public func join(_ source: JSONEach, on condition: some SQLExpressible) -> Select {
+        var copy = self
+        copy.joins.append(Join(kind: .inner, table: .jsonEach(source), condition: condition.sqlExpression))
         return copy
     }
 
     /// `LEFT JOIN table ON condition`: every row of the left side, with NULLs where nothing matches.
     public func leftJoin(_ table: TableName, on condition: some SQLExpressible) -> Select {
         var copy = self
-        copy.joins.append(Join(kind: .left, table: table, condition: condition.sqlExpression))
+        copy.joins.append(Join(kind: .left, table: .table(table), condition: condition.sqlExpression))
+        return copy
+    }
+
+    /// `LEFT JOIN json_each(…) ON condition`: every row of the left side, once with NULLs when its
+    /// JSON has no element that matches (an empty array, a NULL column)
+    /// (https://sqlite.org/json1.html#jeach).
+    ///
+    /// ```swift
+    /// let tags = JSONEach(notes.col("tags"))
+    /// Select(notes.col("id"), .count(tags.value).as("n")).from(notes)
+    ///     .leftJoin(tags, on: SQLExpression.value(true)).groupBy(notes.col("id"))
+    /// ```
+    public func leftJoin(_ source: JSONEach, on condition: some SQLExpressible) -> Select {
+        var copy = self
+        copy.joins.append(Join(kind: .left, table: .jsonEach(source), condition: condition.sqlExpression))
         return copy
     }
 

@@ -20,6 +20,8 @@ import Testing
             _ = try await db.query("SELECT row_number() OVER (ORDER BY id) FROM items")
         case .json:
             _ = try await db.query("SELECT json_extract('{\"k\":1}', '$.k')")
+        case .jsonOperators:
+            _ = try await db.query("SELECT '{\"k\":1}' -> '$.k', '{\"k\":1}' ->> 'k'")
         case .fts5:
             try await db.execute("CREATE VIRTUAL TABLE notes USING fts5(body)")
         case .cipherCompatibility:

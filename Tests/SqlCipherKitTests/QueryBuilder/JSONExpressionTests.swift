@@ -1,0 +1,339 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// Whether the loaded library has SQLite's JSON functions (SQLCipher 4.6.1 does, 3.4.1 does not).
+func libraryHasJSON() -> Bool {
+    (try? loadedLibrary())?.capabilities.features.contains(.json) ?? false
+}
+
+/// Whether the loaded library has the `->` and `->>` operators (SQLite 3.38 and later).
+func libraryHasJSONOperators() -> Bool {
+    (try? loadedLibrary())?.capabilities.features.contains(.jsonOperators) ?? false
+}
+
+/// `json_extract`, `->`, `->>` and `json_each` as builder pieces: their SQL text, their results on
+/// real documents, paths bound as values, and the typed refusal where the library lacks them.
+@Suite struct JSONExpressionTests {
+    static let notes = TableName("notes")
+
+    /// An encrypted database with `notes(id, title, meta, tags)` and three notes.
+    static func notesDatabase(_ dir: TemporaryDirectory) async throws -> Database {
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, meta TEXT, tags TEXT)")
+        let rows: [(String, String, String)] = [
+            ("first", #"{"author": {"name": "Ada", "langs": ["en", "fr"]}, "stars": 5, "ratio": 0.5, "draft": true, "note": null}"#,
+             #"["swift", "sqlite"]"#),
+            ("second", #"{"author": {"name": "Grace"}, "stars": 3, "draft": false}"#, #"["cobol"]"#),
+            ("third", #"{"stars": 4}"#, "[]"),
+        ]
+        for (title, meta, tags) in rows {
+            try await db.execute("INSERT INTO notes(title, meta, tags) VALUES (?, ?, ?)", title, meta, tags)
+        }
+        return db
+    }
+
+    static func values<T: DatabaseValueConvertible>(_ rows: [Row], _ type: T.Type, column: Int = 0) -> [T?] {
+        rows.map { $0.get(column, as: T.self) }
+    }
+
+    // MARK: Rendered text
+
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func everyPathIsABoundValueInTheRenderedText() throws {
+        let notes = Self.notes
+        let fragment = try Select(
+            col("meta").jsonExtract(atPath: "$.author.name").as("author"),
+            col("meta").jsonRepresentation(atPath: "$.author").as("json"))
+            .from(notes)
+            .where(col("meta").jsonValue(atPath: "stars") >= 4)
+            .orderBy(col("meta").jsonValue(atPath: "$.author").jsonValue(atPath: "name").descending)
+            .render()
+        #expect(fragment.sql == #"SELECT json_extract("meta", :l1) AS "author", "meta" -> :l2 AS "json" FROM "notes" "#
+            + #"WHERE "meta" ->> :l3 >= :l4 ORDER BY "meta" ->> :l5 ->> :l6 DESC"#)
+        #expect(fragment.literals == [.text("$.author.name"), .text("$.author"), .text("stars"), .integer(4),
+                                      .text("$.author"), .text("name")])
+
+        let tags = JSONEach(notes.col("tags"), atPath: "$").as("t")
+        let joined = try Select(notes.col("id"), tags.value, tags.key, tags.type, tags.atom, tags.id, tags.parent,
+                                tags.fullkey, tags.path)
+            .from(notes).join(tags, on: tags.value == "swift").render()
+        #expect(joined.sql == #"SELECT "notes"."id", "t"."value", "t"."key", "t"."type", "t"."atom", "t"."id", "#
+            + #""t"."parent", "t"."fullkey", "t"."path" FROM "notes" INNER JOIN json_each("notes"."tags", :l1) AS "t" "#
+            + #"ON "t"."value" = :l2"#)
+        #expect(joined.literals == [.text("$"), .text("swift")])
+        let unaliased = try Select(JSONEach(col("tags")).value).from(JSONEach(col("tags"))).render()
+        #expect(unaliased.sql == #"SELECT "json_each"."value" FROM json_each("tags")"#)
+    }
+
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func theOperatorsBindTighterThanComparisonsAndParenthesizeAComparisonOperand() throws {
+        // `->>` binds tighter than `=`, so no parentheses; an operand that is a comparison gets them.
+        let fragment = try Select(.all).from(Self.notes)
+            .where((col("a") == col("b")).jsonValue(atPath: "$") == 1 && !col("meta").jsonValue(atPath: "x").isNull)
+            .render()
+        #expect(fragment.sql == #"SELECT * FROM "notes" WHERE ("a" = "b") ->> :l1 = :l2 AND NOT ("meta" ->> :l3 IS NULL)"#)
+    }
+
+    // MARK: Results
+
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func jsonExtractReadsScalarsObjectsArraysAndNestedPaths() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let meta = col("meta")
+        let rows = try await db.query(
+            Select(meta.jsonExtract(atPath: "$.author.name"), meta.jsonExtract(atPath: "$.stars"), meta.jsonExtract(atPath: "$.ratio"),
+                   meta.jsonExtract(atPath: "$.draft"), meta.jsonExtract(atPath: "$.note"), meta.jsonExtract(atPath: "$.author"),
+                   meta.jsonExtract(atPath: "$.author.langs"), meta.jsonExtract(atPath: "$.author.langs[#-1]"),
+                   meta.jsonExtract(atPath: "$.missing.deeper"))
+                .from(Self.notes).where(col("id") == 1))
+        let row = try #require(rows.first)
+        #expect(row.get(0, as: String.self) == "Ada")
+        #expect(row.get(1, as: Int.self) == 5)
+        #expect(row.get(2, as: Double.self) == 0.5)
+        #expect(row.get(3, as: Int.self) == 1)   // JSON true is the integer 1
+        #expect(row[4] == .null)                 // JSON null
+        #expect(row.get(5, as: String.self) == #"{"name":"Ada","langs":["en","fr"]}"#)
+        #expect(row.get(6, as: String.self) == #"["en","fr"]"#)
+        #expect(row.get(7, as: String.self) == "fr")
+        #expect(row[8] == .null)                 // missing path
+
+        // In WHERE and ORDER BY.
+        let byStars = try await db.query(
+            Select(col("title")).from(Self.notes).where(meta.jsonExtract(atPath: "$.stars") >= 4)
+                .orderBy(meta.jsonExtract(atPath: "$.stars").descending))
+        #expect(Self.values(byStars, String.self) == ["first", "third"])
+    }
+
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func theArrowsReturnJSONTextAndSQLValues() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let meta = col("meta")
+        let rows = try await db.query(
+            Select(meta.jsonRepresentation(atPath: "$.author.name"), meta.jsonValue(atPath: "$.author.name"),
+                   meta.jsonRepresentation(atPath: "author").jsonValue(atPath: "langs").jsonValue(atPath: "$[0]"),
+                   meta.jsonValue(atPath: "stars"), meta.jsonValue(atPath: "draft"),
+                   meta.jsonRepresentation(atPath: "$.author.langs"), meta.jsonValue(atPath: "$.nothing"),
+                   meta.jsonRepresentation(atPath: "nothing"))
+                .from(Self.notes).where(col("id") == 1))
+        let row = try #require(rows.first)
+        #expect(row.get(0, as: String.self) == #""Ada""#)   // -> gives JSON text: a quoted string
+        #expect(row.get(1, as: String.self) == "Ada")        // ->> gives the SQL value
+        #expect(row.get(2, as: String.self) == "en")         // chained, labels without $
+        #expect(row.get(3, as: Int.self) == 5)
+        #expect(row.get(4, as: Int.self) == 1)
+        #expect(row.get(5, as: String.self) == #"["en","fr"]"#)
+        #expect(row[6] == .null)
+        #expect(row[7] == .null)
+
+        let byAuthor = try await db.query(
+            Select(col("id")).from(Self.notes).where(meta.jsonValue(atPath: "$.author.name").isNotNull)
+                .orderBy(meta.jsonValue(atPath: "$.author.name").descending))
+        #expect(Self.values(byAuthor, Int.self) == [2, 1])
+    }
+
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func hostilePathsArriveAsValuesAndNeverAsSQL() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let hostile = "'; DROP TABLE notes; --"
+        let quoted = "a.b'c"
+        let document = try String(data: JSONSerialization.data(withJSONObject: [hostile: "dropped?", quoted: 7]),
+                                  encoding: .utf8)!
+        try await db.execute("INSERT INTO notes(id, meta) VALUES (10, ?)", document)
+
+        let select = Select(col("meta").jsonValue(atPath: hostile), col("meta").jsonExtract(atPath: #"$."a.b'c""#))
+            .from(Self.notes).where(col("id") == 10)
+        let text = try select.render().sql
+        #expect(!text.contains("DROP") && !text.contains("b'c"))
+        let row = try #require(try await db.query(select).first)
+        #expect(row.get(0, as: String.self) == "dropped?")   // the label found as written
+        #expect(row.get(1, as: Int.self) == 7)
+
+        // A path that is no JSON path is SQLite's error, typed, and the table is still there.
+        await #expect {
+            try await db.query(Select(col("meta").jsonExtract(atPath: "') OR 1=1 --")).from(Self.notes))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("JSON path")
+        }
+        #expect(try await db.query(Select(.count).from(Self.notes))[0].get(0, as: Int.self) == 4)
+    }
+
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func invalidJSONFailsWithATypedError() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        try await db.execute("INSERT INTO notes(id, meta, tags) VALUES (20, '{not json', '[1,')")
+        await #expect {
+            try await db.query(Select(col("meta").jsonExtract(atPath: "$.a")).from(Self.notes).where(col("id") == 20))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("malformed JSON")
+        }
+        let tags = JSONEach(col("tags"))
+        await #expect {
+            // json_each has an `id` column of its own: the table's is qualified.
+            try await db.query(Select(tags.value).from(Self.notes).join(tags, on: SQLExpression.value(true))
+                .where(Self.notes.col("id") == 20))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("malformed JSON")
+        }
+    }
+
+    // MARK: json_each
+
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func jsonEachHasOneRowPerElementWithEveryColumn() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let each = JSONEach(SQLExpression.value(#"{"a": 1, "b": [2, "x"], "c": null}"#))
+        let rows = try await db.query(
+            Select(each.key, each.value, each.type, each.atom, each.id, each.parent, each.fullkey, each.path)
+                .from(each).orderBy(each.key))
+        #expect(Self.values(rows, String.self) == ["a", "b", "c"])
+        #expect(rows[0].get(1, as: Int.self) == 1)
+        #expect(rows[1].get(1, as: String.self) == #"[2,"x"]"#)
+        #expect(rows[2][1] == .null)
+        #expect(Self.values(rows, String.self, column: 2) == ["integer", "array", "null"])
+        #expect(rows[0].get(3, as: Int.self) == 1)
+        #expect(rows[1][3] == .null)   // no atom for an array
+        #expect(rows.allSatisfy { $0.get(4, as: Int.self) != nil })
+        #expect(rows.allSatisfy { $0[5] == .null })   // json_each does not descend
+        #expect(Self.values(rows, String.self, column: 6) == ["$.a", "$.b", "$.c"])
+        #expect(Self.values(rows, String.self, column: 7) == ["$", "$", "$"])
+
+        // From a path, under an alias: the array's elements, keyed by index.
+        let inner = JSONEach(SQLExpression.value(#"{"a": 1, "b": [2, "x"]}"#), atPath: "$.b").as("e")
+        let elements = try await db.query(Select(inner.key, inner.value, inner.fullkey).from(inner).orderBy(inner.key))
+        #expect(Self.values(elements, Int.self) == [0, 1])
+        #expect(elements[1].get(1, as: String.self) == "x")
+        #expect(Self.values(elements, String.self, column: 2) == ["$.b[0]", "$.b[1]"])
+        // A document from a parameter: one template, run with several documents.
+        let document = Param<String>("document")
+        let fromParameter = JSONEach(document)
+        let sum = Select(SQLExpression.total(fromParameter.value).as("sum")).from(fromParameter)
+        #expect(try sum.render().sql == #"SELECT total("json_each"."value") AS "sum" FROM json_each(:p_document)"#)
+        #expect(try await db.query(sum, document.set("[1, 2, 3]"))[0].get(0, as: Double.self) == 6)
+        #expect(try await db.query(sum, document.set("[10]"))[0].get(0, as: Double.self) == 10)
+        // A path to nothing walks nothing.
+        let none = JSONEach(SQLExpression.value("[1]"), atPath: "$.nothing")
+        #expect(try await db.query(Select(none.value).from(none)).isEmpty)
+    }
+
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func jsonEachFollowsEachRowOfAnOuterTable() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let notes = Self.notes
+        let tags = JSONEach(notes.col("tags"))
+
+        let tagged = try await db.query(
+            Select(notes.col("id")).distinct().from(notes).join(tags, on: tags.value == "swift"))
+        #expect(Self.values(tagged, Int.self) == [1])
+
+        let counts = try await db.query(
+            Select(notes.col("id"), .count(tags.value).as("n")).from(notes)
+                .leftJoin(tags, on: SQLExpression.value(true)).groupBy(notes.col("id")).orderBy(notes.col("id")))
+        #expect(Self.values(counts, Int.self, column: 1) == [2, 1, 0])   // the empty array's note kept
+
+        // A correlated subquery, through an SQL literal.
+        let wanted = "cobol"
+        let inSubquery = try await db.query(
+            literal: "SELECT id FROM notes WHERE \(wanted) IN (\(Select(tags.value).from(tags))) ORDER BY id")
+        #expect(Self.values(inSubquery, Int.self) == [2])
+    }
+
+    // MARK: Other statements and SQL literals
+
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func updateDeleteAndSQLLiteralsTakeJSONExpressions() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let meta = col("meta")
+        let changed = try await db.execute(
+            Update(Self.notes).set(col("title"), to: meta.jsonExtract(atPath: "$.author.name"))
+                .where(meta.jsonExtract(atPath: "$.author").isNotNull))
+        #expect(changed == 2)
+        let removed = try await db.execute(Delete(Self.notes).where(meta.jsonExtract(atPath: "$.stars") < 4))
+        #expect(removed == 1)
+
+        let path = "$.stars"
+        let literal = try await db.query(
+            literal: "SELECT title, \(meta.jsonExtract(atPath: path)) AS stars FROM notes WHERE \(meta.jsonExtract(atPath: path)) > \(4) ")
+        #expect(Self.values(literal, String.self) == ["Ada"])
+        #expect(literal.first?.get("stars", as: Int.self) == 5)
+        let text = try ("SELECT \(meta.jsonExtract(atPath: path))" as SQL).render()
+        #expect(text.sql == #"SELECT json_extract("meta", ?)"# && text.literals == [.text(path)])
+    }
+
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func aLiveQueryOverJSONSeesAWriteToTheTableItReads() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let notes = Self.notes
+        let tags = JSONEach(notes.col("tags"))
+        let request = LiveRequest(placeholder: [String]()) { conn in
+            try conn.query(
+                Select(notes.col("meta").jsonExtract(atPath: "$.author.name").as("author")).distinct().from(notes)
+                    .join(tags, on: tags.value == "sqlite").orderBy(col("author")))
+                .compactMap { $0.get("author", as: String.self) }
+        }
+        let reader = LiveReader(db.values(of: request))
+        #expect(try await reader.next() == ["Ada"])
+        try await db.execute("UPDATE notes SET tags = ? WHERE id = 2", #"["cobol", "sqlite"]"#)
+        #expect(try await reader.next() == ["Ada", "Grace"])
+    }
+
+    // MARK: The refusal where the library lacks JSON
+
+    /// Whether `error` is the refusal that names `capability`.
+    static func isRefusal(_ error: any Error, naming capability: String) -> Bool {
+        guard case SqlCipherError.unsupported(let feature, let requires, _) = error else { return false }
+        return feature.contains("`\(capability)` capability") && !requires.isEmpty
+            && String(describing: error).contains("libsqlcipher1")
+    }
+
+    @Test(.enabled(if: !libraryHasJSONOperators(), "a library without -> and ->> (SQLCipher 3.4.1)"))
+    func theArrowsAreRefusedNamingTheirCapabilityBeforeSQLiteSeesThem() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
+        for expression in [col("meta").jsonRepresentation(atPath: "$.a"), col("meta").jsonValue(atPath: "$.a")] {
+            #expect { try Select(expression).from(Self.notes).render() } throws: { error in
+                Self.isRefusal(error, naming: "jsonOperators")
+            }
+            await #expect { try await db.query(Select(.all).from(Self.notes).where(expression == 1)) } throws: { error in
+                Self.isRefusal(error, naming: "jsonOperators")
+            }
+            await #expect { try await db.execute(Update(Self.notes).set(col("meta"), to: expression)) } throws: { error in
+                Self.isRefusal(error, naming: "jsonOperators")
+            }
+            await #expect { try await db.query(literal: "SELECT \(expression) FROM notes") } throws: { error in
+                Self.isRefusal(error, naming: "jsonOperators")
+            }
+        }
+    }
+
+    @Test(.enabled(if: !libraryHasJSON(), "a library without the JSON functions (SQLCipher 3.4.1)"))
+    func jsonExtractAndJSONEachAreRefusedNamingTheJSONCapability() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
+        await #expect { try await db.query(Select(col("meta").jsonExtract(atPath: "$.a")).from(Self.notes)) } throws: { error in
+            Self.isRefusal(error, naming: "json")
+        }
+        await #expect { try await db.execute(Delete(Self.notes).where(col("meta").jsonExtract(atPath: "$.a") == 1)) } throws: {
+            Self.isRefusal($0, naming: "json")
+        }
+        let each = JSONEach(col("meta"))
+        await #expect { try await db.query(Select(each.value).from(Self.notes).join(each, on: each.value == 1)) } throws: {
+            Self.isRefusal($0, naming: "json")
+        }
+        await #expect { try await db.query(Select(each.value).from(each)) } throws: { Self.isRefusal($0, naming: "json") }
+        // The message says what is missing and where it is.
+        #expect { try Select(col("meta").jsonExtract(atPath: "$.a")).render() } throws: { error in
+            String(describing: error).contains("json_extract()") && String(describing: error).contains("3.15")
+        }
+    }
+}
