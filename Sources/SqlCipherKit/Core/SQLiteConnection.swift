@@ -412,7 +412,7 @@ enum QuerySource: Sendable {
     case sql(String, StatementArguments)
     case fragment(SQLFragment, [ParameterBinding])
     /// An ``SQL`` literal's text and values.
-    case literal(String, LiteralArguments)
+    case literal(String, SQL)
 
     /// A ``Select`` template, rendered now so that an invalid template fails at the call.
     static func select(_ select: Select, _ bindings: [ParameterBinding]) throws -> QuerySource {

@@ -108,7 +108,7 @@ enum RowSource: Sendable, Hashable {
         case let .select(select):
             return try connection.query(select.render(), [])
         case let .literal(sql):
-            return try connection.query(sql.checkedText(), binding: sql.arguments)
+            return try connection.query(sql.checkedText(), binding: sql)
         }
     }
 }

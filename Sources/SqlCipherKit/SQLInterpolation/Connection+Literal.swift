@@ -3,17 +3,17 @@ extension Connection {
     /// ``DatabaseAccess/execute(literal:)``.
     @discardableResult
     public func execute(literal sql: SQL) throws -> Int {
-        try core.execute(sql.checkedText(), binding: sql.arguments)
+        try core.execute(sql.checkedText(), binding: sql)
     }
 
     /// Runs one query written as an ``SQL`` literal and returns its rows.
     public func query(literal sql: SQL) throws -> [Row] {
-        try core.query(sql.checkedText(), binding: sql.arguments)
+        try core.query(sql.checkedText(), binding: sql)
     }
 
     /// Every row of a query written as an ``SQL`` literal, decoded as `T`.
     public func fetch<T: Decodable>(_ type: T.Type, literal sql: SQL) throws -> [T] {
-        try core.fetch(type, sql: sql.checkedText(), binding: sql.arguments)
+        try core.fetch(type, sql: sql.checkedText(), binding: sql)
     }
 
     /// A cursor over the rows of a query written as an ``SQL`` literal (see ``Cursor``).
@@ -25,12 +25,12 @@ extension Connection {
     /// }
     /// ```
     public func cursor(literal sql: SQL) throws -> Cursor<Row> {
-        try Cursor.rows(core.openStatement(.literal(sql.checkedText(), sql.arguments)), core: core, body: body)
+        try Cursor.rows(core.openStatement(.literal(sql.checkedText(), sql)), core: core, body: body)
     }
 
     /// A cursor that decodes each row of a query written as an ``SQL`` literal as `T`.
     public func cursor<T: Decodable>(_ type: T.Type, literal sql: SQL) throws -> Cursor<T> {
-        try Cursor.decoding(core.openStatement(.literal(sql.checkedText(), sql.arguments)), core: core, body: body)
+        try Cursor.decoding(core.openStatement(.literal(sql.checkedText(), sql)), core: core, body: body)
     }
 
     /// Compiles a statement whose text is built with ``SQL``'s identifier interpolations, for

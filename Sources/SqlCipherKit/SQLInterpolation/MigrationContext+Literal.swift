@@ -10,6 +10,6 @@ extension MigrationContext {
     /// the schema builders (``CreateTable``) or identifiers only there.
     @discardableResult
     public func execute(literal sql: SQL) throws -> Int {
-        try connection().execute(sql.checkedText(), binding: sql.arguments)
+        try connection().execute(sql.checkedText(), binding: sql)
     }
 }

@@ -108,9 +108,6 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         return text
     }
 
-    /// The values to bind by position, each at the `?` the literal wrote for it.
-    var arguments: LiteralArguments { LiteralArguments(values: values) }
-
     /// Builds an ``SQL`` value from a string literal with interpolations; see ``SQL`` for what
     /// each interpolation writes.
     ///
@@ -238,12 +235,11 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     }
 }
 
-/// The values of an ``SQL`` literal, bound by position: one per anonymous `?` the literal wrote.
+/// An ``SQL`` literal binds its own values, by position: one per anonymous `?` the literal wrote.
 /// A parameter the literal's text spelled itself (`?1`, `:name`) would share or miss an index, so
-/// the statement is refused when it has one.
-struct LiteralArguments: BindableArguments {
-    let values: [DatabaseValue]
-
+/// the statement is refused when it has one. The literal is passed to the connection as its own
+/// arguments, so that its values are not copied at every statement.
+extension SQL: BindableArguments {
     var isEmpty: Bool { values.isEmpty }
 
     func bind(to statement: Statement) throws {

@@ -22,6 +22,7 @@ import Testing
         "LiveQueries": "LiveQueries/LiveQueriesGuideTests.swift",
         "OpeningADatabase": "Database/OpeningGuideTests.swift",
         "QueryBuilder": "QueryBuilder/BuilderGuideExamplesTests.swift",
+        "QueryingJSON": "QueryBuilder/JSONGuideTests.swift",
         "RawSQL": "Database/BasicsGuideTests.swift",
         "RekeyAndConversions": "Database/OpeningGuideTests.swift",
         "RowCoding": "Entity/EntityGuideTests.swift",
