@@ -58,7 +58,7 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     /// The text is a literal written in the source (a `StaticString`), as every piece of an `SQL`
     /// value is: text built at run time enters only through the interpolations, which bind values
     /// and quote identifiers. Run SQL text held in a `String` with the methods that take one
-    /// (``DatabaseAccess/execute(_:_:)``).
+    /// (``DatabaseAccess/execute(_:_:)-(String,_)``).
     public init(stringLiteral text: StaticString) {
         self.text = text.sqlText
         values = []
@@ -112,8 +112,8 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     /// each interpolation writes.
     ///
     /// While every interpolation is a value, the interpolation only notes where the literal's
-    /// pieces of text are in the program (``LiteralShape``) and collects the values: the text,
-    /// the same at every run of that line, is then taken from ``LiteralTextCache``. The other
+    /// pieces of text are in the program (`LiteralShape`) and collects the values: the text,
+    /// the same at every run of that line, is then taken from `LiteralTextCache`. The other
     /// interpolations write their text as they come.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
         /// The literal's text pieces are `StaticString`s: constants of the program, which is what
