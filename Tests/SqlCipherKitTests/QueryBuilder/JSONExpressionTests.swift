@@ -287,6 +287,123 @@ func libraryHasJSONOperators() -> Bool {
         #expect(try await reader.next() == ["Ada", "Grace"])
     }
 
+    // MARK: Careless and hostile use
+
+    /// SQLite's JSON functions read a path as C text, up to its first NUL: `"$.a\0b"` would
+    /// silently read `$.a`. The builder refuses such a path, as it refuses such an identifier.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func aPathHoldingANULIsRefusedRatherThanReadAsItsPrefix() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let document = SQLExpression.value(#"{"a": 1, "a\u0000b": 2, "t": [3]}"#)
+        let hostile: [SQLExpression] = [
+            document.jsonExtract(atPath: "$.a\0b"), document.jsonRepresentation(atPath: "$.a\0b"),
+            document.jsonValue(atPath: "a\0b"),
+        ]
+        for expression in hostile {
+            await #expect {
+                try await db.query(Select(expression.as("v")))
+            } throws: { error in
+                guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+                return reason.contains("NUL")
+            }
+        }
+        let each = JSONEach(document, atPath: "$.t\0")
+        await #expect {
+            try await db.query(Select(each.value).from(each))
+        } throws: { error in
+            guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+            return reason.contains("NUL")
+        }
+        // In an SQL literal too, and the same path without the NUL still reads.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT \(document.jsonValue(atPath: "a\0b"))")
+        }
+        #expect(try await db.query(Select(document.jsonValue(atPath: "a")))[0].get(0, as: Int.self) == 1)
+    }
+
+    /// What `->` and `->>` make of a path that is not a `$` path, as the documentation says: one
+    /// label, except text in brackets (an array index), and a label with a `"` reaches nothing.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func aBareLabelIsOneMemberExceptBracketsAndQuotes() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let object = SQLExpression.value(#"{"0": "zero", "a.b": "dotted", "[x": "open", "[1]": "bracketed", "a\"b": "quoted", "é 🙂": "wide"}"#)
+        let array = SQLExpression.value(#"["first", "second"]"#)
+        let row = try #require(try await db.query(Select(
+            object.jsonValue(atPath: "0"), object.jsonValue(atPath: "a.b"), object.jsonValue(atPath: "[x"),
+            object.jsonValue(atPath: "[1]"), array.jsonValue(atPath: "[1]"), object.jsonValue(atPath: #"a"b"#),
+            object.jsonValue(atPath: "é 🙂"), array.jsonValue(atPath: "0"))).first)
+        #expect(row.get(0, as: String.self) == "zero")       // digits are a label
+        #expect(row.get(1, as: String.self) == "dotted")
+        #expect(row.get(2, as: String.self) == "open")
+        #expect(row[3] == .null)                             // "[1]" is the index 1, not the label
+        #expect(row.get(4, as: String.self) == "second")
+        #expect(row[5] == .null)                             // a label with " reaches nothing
+        #expect(row.get(6, as: String.self) == "wide")
+        #expect(row[7] == .null)                             // "0" is no index
+        // The empty text is no path at all.
+        await #expect {
+            try await db.query(Select(object.jsonValue(atPath: "")))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("JSON path")
+        }
+    }
+
+    /// Paths that differ only in their text render the same SQL, so they share one cached
+    /// statement; each run binds its own path and reads its own member. Expressions with
+    /// different paths or operators are different values.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func expressionsThatShareAStatementStillReadTheirOwnPaths() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let meta = col("meta")
+        #expect(meta.jsonValue(atPath: "$.a") != meta.jsonValue(atPath: "$.b"))
+        #expect(meta.jsonValue(atPath: "$.a") != meta.jsonRepresentation(atPath: "$.a"))
+        #expect(meta.jsonExtract(atPath: "$.a") != meta.jsonValue(atPath: "$.a"))
+        #expect(Set([meta.jsonValue(atPath: "$.a"), meta.jsonValue(atPath: "$.a"), meta.jsonValue(atPath: "$.b")]).count == 2)
+        #expect(JSONEach(meta) != JSONEach(meta, atPath: "$"))
+        #expect(JSONEach(meta).as("t") != JSONEach(meta).as("u"))
+
+        let stars = Select(meta.jsonValue(atPath: "$.stars")).from(Self.notes).where(col("id") == 1)
+        let name = Select(meta.jsonValue(atPath: "$.author.name")).from(Self.notes).where(col("id") == 1)
+        #expect(try stars.render().sql == name.render().sql)
+        for _ in 0..<3 {
+            #expect(try await db.query(stars)[0].get(0, as: Int.self) == 5)
+            #expect(try await db.query(name)[0].get(0, as: String.self) == "Ada")
+        }
+        // Huge and non-ASCII paths are values like any other.
+        let long = String(repeating: "k", count: 200_000)
+        let document = try String(data: JSONSerialization.data(withJSONObject: [long: 1, "ключ": ["ü": 2]]), encoding: .utf8)!
+        let row = try #require(try await db.query(Select(
+            SQLExpression.value(document).jsonValue(atPath: long),
+            SQLExpression.value(document).jsonExtract(atPath: "$.ключ.ü"))).first)
+        #expect(row.get(0, as: Int.self) == 1 && row.get(1, as: Int.self) == 2)
+        // JSON text in a BLOB reads as text does.
+        let blob = Data(#"{"a": [7]}"#.utf8)
+        #expect(try await db.query(Select(SQLExpression.value(blob).jsonExtract(atPath: "$.a[0]")))[0].get(0, as: Int.self) == 7)
+    }
+
+    /// Aliases are quoted identifiers; two unaliased `json_each` sources are SQLite's ambiguity,
+    /// reported as a typed error.
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func aliasesAreQuotedAndTwoUnaliasedSourcesAreATypedError() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let odd = JSONEach(SQLExpression.value("[1, 2]")).as(#"t" AS x; --"#)
+        #expect(try Select(odd.value).from(odd).render().sql
+            == #"SELECT "t"" AS x; --"."value" FROM json_each(:l1) AS "t"" AS x; --""#)
+        #expect(try await db.query(Select(SQLExpression.total(odd.value)).from(odd))[0].get(0, as: Double.self) == 3)
+        let first = JSONEach(SQLExpression.value("[1]")), second = JSONEach(SQLExpression.value("[2]"))
+        await #expect {
+            try await db.query(Select(first.value).from(first).join(second, on: SQLExpression.value(true)))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("ambiguous")
+        }
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(JSONEach(col("x")).as("a\0b").value).from(JSONEach(col("x")).as("a\0b")))
+        }
+    }
+
     // MARK: The refusal where the library lacks JSON
 
     /// Whether `error` is the refusal that names `capability`.
@@ -314,6 +431,48 @@ func libraryHasJSONOperators() -> Bool {
                 Self.isRefusal(error, naming: "jsonOperators")
             }
         }
+    }
+
+    struct Note: Entity, Equatable {
+        static let tableName = TableName("notes")
+        static let primaryKey: WritableKeyPath<Note, Int?> & Sendable = \.id
+        var id: Int?
+        var meta: String
+    }
+
+    @Test(.enabled(if: !libraryHasJSONOperators(), "a library without -> and ->> (SQLCipher 3.4.1)"))
+    func everyPieceThatHoldsJSONIsRefusedNamingItsCapability() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
+        try await db.save(Note(id: nil, meta: "{}"))
+        let meta = col("meta")
+        for (expression, capability) in [(meta.jsonValue(atPath: "a"), "jsonOperators"),
+                                         (meta.jsonRepresentation(atPath: "a"), "jsonOperators"),
+                                         (meta.jsonExtract(atPath: "$.a"), libraryHasJSON() ? "" : "json")] {
+            guard !capability.isEmpty else { continue }
+            let refused = { (error: any Error) in Self.isRefusal(error, naming: capability) }
+            await #expect(performing: { try await db.fetch(Note.self, where: expression == 1) }, throws: refused)
+            await #expect(performing: { try await db.fetch(Note.self, orderBy: expression) }, throws: refused)
+            await #expect(performing: { try await db.count(Note.self, where: expression.isNull) }, throws: refused)
+            await #expect(performing: { try await db.delete(Note.self, where: expression.in([1, 2])) }, throws: refused)
+            await #expect(performing: { try await db.query(Select(SQLExpression.max(expression)).from(Self.notes)) },
+                          throws: refused)
+            await #expect(performing: {
+                try await db.query(Select(.all).from(Self.notes).where(col("id").in([expression])))
+            }, throws: refused)
+            await #expect(performing: {
+                try await db.query(Select(col("id")).from(Self.notes).groupBy(expression))
+            }, throws: refused)
+            await #expect(performing: { try await db.query(literal: "SELECT count(*) FROM notes WHERE \(expression) = \(1)") },
+                          throws: refused)
+            var live = db.values(of: LiveRequest(placeholder: 0) { conn in
+                try conn.query(Select(expression).from(Self.notes)).count
+            }).makeAsyncIterator()
+            await #expect(performing: { _ = try await live.next() }, throws: refused)
+            #expect(expression.description == "<invalid expression>")   // no crash
+        }
+        // Nothing was changed by the refused statements.
+        #expect(try await db.fetch(Note.self) == [Note(id: 1, meta: "{}")])
     }
 
     @Test(.enabled(if: !libraryHasJSON(), "a library without the JSON functions (SQLCipher 3.4.1)"))
