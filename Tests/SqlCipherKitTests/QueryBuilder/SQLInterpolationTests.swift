@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SqlCipherKit
+import Synchronization
 import Testing
 
 /// `SQL` literals: interpolated values are bound (never spliced), identifiers are quoted, builder
@@ -144,6 +144,20 @@ import Testing
         await #expect(throws: SqlCipherError.self) { _ = try await pool.query(literal: "SELECT \(5) + ?1") }
         await #expect(throws: SqlCipherError.self) { _ = try await pool.execute(literal: "UPDATE notes SET owner = :x") }
         await pool.close()
+    }
+
+    /// A NUL in a literal's own text would end the statement there for SQLite (dropping the
+    /// `WHERE` below): it is refused whichever way the text was found, and nothing changes.
+    @Test func aNULInTheLiteralTextIsRefusedWhicheverWayTheTextIsFound() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let fromTable: SQL = "UPDATE notes SET owner = \(7)\0 WHERE id = \(1)"
+        let written: SQL = "UPDATE \(identifier: "notes") SET owner = \(7)\0 WHERE id = \(1)"
+        let plain: SQL = "UPDATE notes SET owner = 7\0 WHERE id = 1"
+        for literal in [fromTable, written, plain] {
+            await #expect(throws: SqlCipherError.self) { _ = try await db.execute(literal: literal) }
+        }
+        #expect(try await db.query("SELECT count(*) FROM notes WHERE owner = 7")[0].get(0, as: Int.self) == 0)
     }
 
     /// Literals whose pieces are the same bytes in different places, parts of one another, one
