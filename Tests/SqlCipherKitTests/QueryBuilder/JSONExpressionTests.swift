@@ -433,6 +433,29 @@ func libraryHasJSONOperators() -> Bool {
         }
     }
 
+    /// A pool's reader runs `json_each` as the writer does, and a live query over a document
+    /// alone (no table) gives its value and keeps running while tables change.
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func aPoolReaderAndALiveQueryOverADocumentAloneRunJSONEach() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        await db.close()
+        let pool = try DatabasePool(path: dir.path("test.db"), rawKey: rawKey())
+        let tags = JSONEach(Self.notes.col("tags")).as("t")
+        let rows = try await pool.query(
+            Select(tags.value).from(Self.notes).join(tags, on: SQLExpression.value(true)).orderBy(tags.value))
+        #expect(Self.values(rows, String.self) == ["cobol", "sqlite", "swift"])
+        let each = JSONEach(SQLExpression.value("[1, 2, 3]"))
+        let request = LiveRequest(placeholder: 0.0) { conn in
+            try conn.query(Select(SQLExpression.total(each.value)).from(each))[0].get(0, as: Double.self) ?? -1
+        }
+        let reader = LiveReader(pool.values(of: request))
+        #expect(try await reader.next() == 6)
+        try await pool.execute("UPDATE notes SET title = 'changed' WHERE id = 1")
+        #expect(try await pool.query(Select(SQLExpression.total(each.value)).from(each))[0].get(0, as: Double.self) == 6)
+        await pool.close()
+    }
+
     struct Note: Entity, Equatable {
         static let tableName = TableName("notes")
         static let primaryKey: WritableKeyPath<Note, Int?> & Sendable = \.id
