@@ -13,7 +13,9 @@ extension SQLExpressible {
     /// the last element); another path makes the statement fail with SQLite's "bad JSON path", and
     /// invalid JSON in `self` with "malformed JSON", both as ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``.
     /// A path holding a NUL character, which SQLite would read only up to the NUL, is refused with
-    /// ``SqlCipherError/invalidQuery(reason:)`` when the statement renders.
+    /// ``SqlCipherError/invalidQuery(reason:)`` when the statement renders. Keep documents in TEXT:
+    /// SQLite 3.45 and later read a BLOB as binary JSONB whenever its bytes are valid JSONB, which
+    /// some JSON text is, and then find nothing rather than fail.
     ///
     /// ```swift
     /// let notes = TableName("notes")
