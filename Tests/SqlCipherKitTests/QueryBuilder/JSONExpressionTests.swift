@@ -380,6 +380,26 @@ func libraryHasJSONOperators() -> Bool {
         #expect(row.get(0, as: Int.self) == 1 && row.get(1, as: Int.self) == 2)
     }
 
+    /// A chain of operators deeper than SQLite's expression limit is refused as any too-deep
+    /// expression is, with a typed error rather than a crash; a chain within it runs.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func aChainPastTheDepthLimitIsATypedError() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        var deep = SQLExpression.value(#"{"a": 1}"#)
+        for _ in 0..<1_200 { deep = deep.jsonRepresentation(atPath: "a") }
+        await #expect {
+            try await db.query(Select(deep))
+        } throws: { error in
+            guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+            return reason.contains("SQLITE_MAX_EXPR_DEPTH")
+        }
+        var nested = "1"
+        for _ in 0..<50 { nested = #"{"a": \#(nested)}"# }
+        var chain = SQLExpression.value(nested)
+        for _ in 0..<50 { chain = chain.jsonRepresentation(atPath: "a") }
+        #expect(try await db.query(Select(chain))[0].get(0, as: String.self) == "1")
+    }
+
     /// SQLite 3.45 and later read a BLOB as its binary JSONB when the bytes are valid JSONB, which
     /// JSON text of the right length is (`{"ab":1}`: a header byte for an array of 7 bytes): the
     /// document is then misread, as the documentation warns. The same text as TEXT reads right.

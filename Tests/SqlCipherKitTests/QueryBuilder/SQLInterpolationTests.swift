@@ -160,6 +160,18 @@ import Testing
         #expect(try await db.query("SELECT count(*) FROM notes WHERE owner = 7")[0].get(0, as: Int.self) == 0)
     }
 
+    /// A list longer than SQLite takes parameters (999 for SQLite 3.15, 32,766 later) is SQLite's
+    /// typed error, not a crash; one just within the limit runs.
+    @Test func aListPastSQLitesParameterLimitIsATypedError() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        await #expect(throws: SqlCipherError.self) {
+            _ = try await db.query(literal: "SELECT count(*) FROM notes WHERE id IN \(list: Array(0..<40_000))")
+        }
+        let within = try await db.query(literal: "SELECT count(*) FROM notes WHERE id IN \(list: Array(0..<998)) AND \(1) = 1")
+        #expect(within[0].get(0, as: Int.self) == 4)
+    }
+
     /// Literals whose pieces are the same bytes in different places, parts of one another, one
     /// character, empty, or in other orders each get their own text; `+`, `append` and `\(sql)`
     /// join a table text and a written one; the values bound and traced are the literal's own.
