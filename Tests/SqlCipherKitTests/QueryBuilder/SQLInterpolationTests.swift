@@ -230,12 +230,16 @@ import Testing
         try await db.trace(options: TraceOptions(includeArguments: true)) { event in
             events.withLock { $0.append(event) }
         }
+        _ = try await db.query("SELECT title FROM notes WHERE owner = ?", 0)
+        let before = try await db.builderCacheCounters()
         for owner in [1, 2] {
             _ = try await db.query(literal: "SELECT title FROM notes WHERE owner = \(owner)")
             _ = try await db.query("SELECT title FROM notes WHERE owner = ?", owner + 10)
         }
+        let after = try await db.builderCacheCounters()
+        #expect(after.misses == before.misses && after.hits == before.hits + 4)
         let traced = events.withLock { $0.filter { !$0.isInternal }.map { $0.arguments ?? [] } }
-        #expect(traced == [[.integer(1)], [.integer(11)], [.integer(2)], [.integer(12)]])
+        #expect(traced == [[.integer(0)], [.integer(1)], [.integer(11)], [.integer(2)], [.integer(12)]])
     }
 
     @Test func piecesCompose() async throws {
