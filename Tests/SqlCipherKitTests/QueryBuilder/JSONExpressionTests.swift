@@ -495,6 +495,19 @@ func libraryHasJSONOperators() -> Bool {
         var meta: String
     }
 
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func entitiesAreFetchedCountedAndDeletedByJSONPredicates() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
+        try await db.save([Note(id: nil, meta: #"{"stars": 5}"#), Note(id: nil, meta: #"{"stars": 2}"#),
+                           Note(id: nil, meta: #"{"stars": 4, "tags": ["x"]}"#)])
+        let stars = col("meta").jsonValue(atPath: "stars")
+        #expect(try await db.fetch(Note.self, where: stars >= 4, orderBy: stars.descending).map(\.id) == [1, 3])
+        #expect(try await db.count(Note.self, where: col("meta").jsonExtract(atPath: "$.tags[0]") == "x") == 1)
+        #expect(try await db.delete(Note.self, where: stars.in([2, 5])) == 2)
+        #expect(try await db.fetch(Note.self).map(\.id) == [3])
+    }
+
     @Test(.enabled(if: !libraryHasJSONOperators(), "a library without -> and ->> (SQLCipher 3.4.1)"))
     func everyPieceThatHoldsJSONIsRefusedNamingItsCapability() async throws {
         let db = try Database(path: ":memory:", rawKey: rawKey())
