@@ -12,6 +12,10 @@ extension SQLExpressible {
     /// `path` is bound. It starts with `$` (`"$.author.name"`, `"$.tags[0]"`, `"$.tags[#-1]"` for
     /// the last element); another path makes the statement fail with SQLite's "bad JSON path", and
     /// invalid JSON in `self` with "malformed JSON", both as ``SqlCipherError/sqlite(code:extendedCode:message:sql:)``.
+    /// A path holding a NUL character, which SQLite would read only up to the NUL, is refused with
+    /// ``SqlCipherError/invalidQuery(reason:)`` when the statement renders. Keep documents in TEXT:
+    /// SQLite 3.45 and later read a BLOB as binary JSONB whenever its bytes are valid JSONB, which
+    /// some JSON text is, and then find nothing rather than fail.
     ///
     /// ```swift
     /// let notes = TableName("notes")
@@ -25,7 +29,7 @@ extension SQLExpressible {
     /// - Note: rendering throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming the
     ///   `json` capability when the loaded library has no JSON functions (SQLCipher 3.4.1).
     public func jsonExtract(atPath path: String) -> SQLExpression {
-        let operand = sqlExpression, path = SQLExpression.literal(path)
+        let operand = sqlExpression, path = SQLExpression.jsonPath(path)
         return SQLExpression(.function(.jsonExtract, [operand.node, path.node]), over: operand, path)
     }
 
@@ -34,7 +38,10 @@ extension SQLExpressible {
     /// (https://sqlite.org/json1.html#jptr).
     ///
     /// `path` is bound. A path that starts with `$` is a JSON path (`"$.a.b[2]"`); any other text
-    /// is one object label (`"a"` is `"$.a"`), so a key holding `.` or `[` needs no escaping.
+    /// is one object label (`"a"` is `"$.a"`, `"a.b"` the member labelled `a.b`), except text in
+    /// brackets (`"[2]"`), which is an array index. The empty text is no path (SQLite's "bad JSON
+    /// path"), a label holding `"` reaches no member (walk those with ``JSONEach``), and a path
+    /// holding a NUL character is refused with ``SqlCipherError/invalidQuery(reason:)``.
     /// Chain it to go deeper: `col("doc").jsonRepresentation(atPath: "a").jsonValue(atPath: "b")`.
     ///
     /// ```swift
@@ -45,7 +52,7 @@ extension SQLExpressible {
     /// - Note: rendering throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming the
     ///   `jsonOperators` capability when the loaded SQLite is older than 3.38 (SQLCipher 3.4.1).
     public func jsonRepresentation(atPath path: String) -> SQLExpression {
-        .compare(.jsonRepresentation, sqlExpression, .literal(path))
+        .compare(.jsonRepresentation, sqlExpression, .jsonPath(path))
     }
 
     /// `self ->> :path`: the SQL value of the sub-component at `path` (TEXT, INTEGER, REAL or
@@ -65,7 +72,25 @@ extension SQLExpressible {
     /// - Note: rendering throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming the
     ///   `jsonOperators` capability when the loaded SQLite is older than 3.38 (SQLCipher 3.4.1).
     public func jsonValue(atPath path: String) -> SQLExpression {
-        .compare(.jsonValue, sqlExpression, .literal(path))
+        .compare(.jsonValue, sqlExpression, .jsonPath(path))
+    }
+}
+
+extension SQLExpression {
+    /// A JSON path as a bound value, or an expression that refuses to render when the path holds
+    /// a NUL character: SQLite's JSON functions read a path as C text, only up to its first NUL,
+    /// so `"$.a\0b"` would quietly read `$.a`. Refused, as an identifier with a NUL is.
+    static func jsonPath(_ path: String) -> SQLExpression {
+        guard let reason = jsonPathRefusal(path) else { return .literal(path) }
+        return SQLExpression(.invalid(reason: reason, identity: 0))
+    }
+
+    /// Why `path` cannot be bound as a JSON path, or nil when it can; also ``JSONEach``'s check.
+    static func jsonPathRefusal(_ path: String) -> String? {
+        guard path.utf8.contains(0) else { return nil }
+        let shown = path.prefix(120).split(separator: "\0", omittingEmptySubsequences: false).joined(separator: "\\0")
+        return "the JSON path \"\(shown)\" holds a NUL character, and SQLite reads a JSON path only up to its "
+            + "first NUL (so it would read another member): remove the NUL from the path"
     }
 }
 
@@ -75,7 +100,8 @@ extension SQLExpressible {
 ///
 /// `json` is any expression: a bound value, or a column of a table earlier in the `FROM` clause,
 /// which makes one row per element of each row's document. `path` (bound) starts the walk at that
-/// sub-component. The columns are ``key``, ``value``, ``type``, ``atom``, ``id``, ``parent``,
+/// sub-component; a path holding a NUL character, which SQLite would read only up to the NUL, is
+/// refused with ``SqlCipherError/invalidQuery(reason:)`` when the statement renders. The columns are ``key``, ``value``, ``type``, ``atom``, ``id``, ``parent``,
 /// ``fullkey`` and ``path``, qualified by the alias (`json_each` without one: give each of two
 /// `json_each` sources in one statement an alias).
 ///
@@ -211,6 +237,7 @@ public struct JSONEach: Sendable, Hashable, CustomStringConvertible {
     /// Renders `json_each(json[, :path])[ AS "alias"]`, after checking that the library has JSON.
     func render(into renderer: inout SQLRenderer) throws {
         try SqlCipherLibrary.require(.json, for: "json_each()")
+        if let root, let reason = SQLExpression.jsonPathRefusal(root) { throw SqlCipherError.invalidQuery(reason: reason) }
         renderer.append("json_each(")
         try json.node.render(into: &renderer, minimum: SQLExpression.Precedence.or)
         if let root {

@@ -287,6 +287,155 @@ func libraryHasJSONOperators() -> Bool {
         #expect(try await reader.next() == ["Ada", "Grace"])
     }
 
+    // MARK: Careless and hostile use
+
+    /// SQLite's JSON functions read a path as C text, up to its first NUL: `"$.a\0b"` would
+    /// silently read `$.a`. The builder refuses such a path, as it refuses such an identifier.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func aPathHoldingANULIsRefusedRatherThanReadAsItsPrefix() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let document = SQLExpression.value(#"{"a": 1, "a\u0000b": 2, "t": [3]}"#)
+        let hostile: [SQLExpression] = [
+            document.jsonExtract(atPath: "$.a\0b"), document.jsonRepresentation(atPath: "$.a\0b"),
+            document.jsonValue(atPath: "a\0b"),
+        ]
+        for expression in hostile {
+            await #expect {
+                try await db.query(Select(expression.as("v")))
+            } throws: { error in
+                guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+                return reason.contains("NUL")
+            }
+        }
+        let each = JSONEach(document, atPath: "$.t\0")
+        await #expect {
+            try await db.query(Select(each.value).from(each))
+        } throws: { error in
+            guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+            return reason.contains("NUL")
+        }
+        // In an SQL literal too, and the same path without the NUL still reads.
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT \(document.jsonValue(atPath: "a\0b"))")
+        }
+        #expect(try await db.query(Select(document.jsonValue(atPath: "a")))[0].get(0, as: Int.self) == 1)
+    }
+
+    /// What `->` and `->>` make of a path that is not a `$` path, as the documentation says: one
+    /// label, except text in brackets (an array index), and a label with a `"` reaches nothing.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func aBareLabelIsOneMemberExceptBracketsAndQuotes() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let object = SQLExpression.value(#"{"0": "zero", "a.b": "dotted", "[x": "open", "[1]": "bracketed", "a\"b": "quoted", "é 🙂": "wide"}"#)
+        let array = SQLExpression.value(#"["first", "second"]"#)
+        let row = try #require(try await db.query(Select(
+            object.jsonValue(atPath: "0"), object.jsonValue(atPath: "a.b"), object.jsonValue(atPath: "[x"),
+            object.jsonValue(atPath: "[1]"), array.jsonValue(atPath: "[1]"), object.jsonValue(atPath: #"a"b"#),
+            object.jsonValue(atPath: "é 🙂"), array.jsonValue(atPath: "0"))).first)
+        #expect(row.get(0, as: String.self) == "zero")       // digits are a label
+        #expect(row.get(1, as: String.self) == "dotted")
+        #expect(row.get(2, as: String.self) == "open")
+        #expect(row[3] == .null)                             // "[1]" is the index 1, not the label
+        #expect(row.get(4, as: String.self) == "second")
+        #expect(row[5] == .null)                             // a label with " reaches nothing
+        #expect(row.get(6, as: String.self) == "wide")
+        #expect(row[7] == .null)                             // "0" is no index
+        // The empty text is no path at all.
+        await #expect {
+            try await db.query(Select(object.jsonValue(atPath: "")))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("JSON path")
+        }
+    }
+
+    /// Paths that differ only in their text render the same SQL, so they share one cached
+    /// statement; each run binds its own path and reads its own member. Expressions with
+    /// different paths or operators are different values.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func expressionsThatShareAStatementStillReadTheirOwnPaths() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let meta = col("meta")
+        #expect(meta.jsonValue(atPath: "$.a") != meta.jsonValue(atPath: "$.b"))
+        #expect(meta.jsonValue(atPath: "$.a") != meta.jsonRepresentation(atPath: "$.a"))
+        #expect(meta.jsonExtract(atPath: "$.a") != meta.jsonValue(atPath: "$.a"))
+        #expect(Set([meta.jsonValue(atPath: "$.a"), meta.jsonValue(atPath: "$.a"), meta.jsonValue(atPath: "$.b")]).count == 2)
+        #expect(JSONEach(meta) != JSONEach(meta, atPath: "$"))
+        #expect(JSONEach(meta).as("t") != JSONEach(meta).as("u"))
+
+        let stars = Select(meta.jsonValue(atPath: "$.stars")).from(Self.notes).where(col("id") == 1)
+        let name = Select(meta.jsonValue(atPath: "$.author.name")).from(Self.notes).where(col("id") == 1)
+        #expect(try stars.render().sql == name.render().sql)
+        for _ in 0..<3 {
+            #expect(try await db.query(stars)[0].get(0, as: Int.self) == 5)
+            #expect(try await db.query(name)[0].get(0, as: String.self) == "Ada")
+        }
+        // Huge and non-ASCII paths are values like any other.
+        let long = String(repeating: "k", count: 200_000)
+        let document = try String(data: JSONSerialization.data(withJSONObject: [long: 1, "ключ": ["ü": 2]]), encoding: .utf8)!
+        let row = try #require(try await db.query(Select(
+            SQLExpression.value(document).jsonValue(atPath: long),
+            SQLExpression.value(document).jsonExtract(atPath: "$.ключ.ü"))).first)
+        #expect(row.get(0, as: Int.self) == 1 && row.get(1, as: Int.self) == 2)
+    }
+
+    /// A chain of operators deeper than SQLite's expression limit is refused as any too-deep
+    /// expression is, with a typed error rather than a crash; a chain within it runs.
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func aChainPastTheDepthLimitIsATypedError() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        var deep = SQLExpression.value(#"{"a": 1}"#)
+        for _ in 0..<1_200 { deep = deep.jsonRepresentation(atPath: "a") }
+        await #expect {
+            try await db.query(Select(deep))
+        } throws: { error in
+            guard case SqlCipherError.invalidQuery(let reason) = error else { return false }
+            return reason.contains("SQLITE_MAX_EXPR_DEPTH")
+        }
+        var nested = "1"
+        for _ in 0..<50 { nested = #"{"a": \#(nested)}"# }
+        var chain = SQLExpression.value(nested)
+        for _ in 0..<50 { chain = chain.jsonRepresentation(atPath: "a") }
+        #expect(try await db.query(Select(chain))[0].get(0, as: String.self) == "1")
+    }
+
+    /// SQLite 3.45 and later read a BLOB as its binary JSONB when the bytes are valid JSONB, which
+    /// JSON text of the right length is (`{"ab":1}`: a header byte for an array of 7 bytes): the
+    /// document is then misread, as the documentation warns. The same text as TEXT reads right.
+    @Test(.enabled(if: ((try? loadedLibrary())?.sqliteVersionNumber ?? 0) >= 3_045_000, "needs SQLite 3.45's JSONB"))
+    func aDocumentInABlobIsReadAsJSONBWhenItCanBe() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let text = #"{"ab":1}"#
+        let row = try #require(try await db.query(Select(
+            SQLExpression.value(text).jsonExtract(atPath: "$.ab"), SQLExpression.value(Data(text.utf8)).jsonExtract(atPath: "$.ab"),
+            SQLExpression.value(Data(#"{"a": [7]}"#.utf8)).jsonExtract(atPath: "$.a[0]"))).first)
+        #expect(row.get(0, as: Int.self) == 1)
+        #expect(row[1] == .null)                 // misread as JSONB, with no error
+        #expect(row.get(2, as: Int.self) == 7)   // not valid JSONB: read as text
+    }
+
+    /// Aliases are quoted identifiers; two unaliased `json_each` sources are SQLite's ambiguity,
+    /// reported as a typed error.
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func aliasesAreQuotedAndTwoUnaliasedSourcesAreATypedError() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        let odd = JSONEach(SQLExpression.value("[1, 2]")).as(#"t" AS x; --"#)
+        #expect(try Select(odd.value).from(odd).render().sql
+            == #"SELECT "t"" AS x; --"."value" FROM json_each(:l1) AS "t"" AS x; --""#)
+        #expect(try await db.query(Select(SQLExpression.total(odd.value)).from(odd))[0].get(0, as: Double.self) == 3)
+        let first = JSONEach(SQLExpression.value("[1]")), second = JSONEach(SQLExpression.value("[2]"))
+        await #expect {
+            try await db.query(Select(first.value).from(first).join(second, on: SQLExpression.value(true)))
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, _, let message, _) = error else { return false }
+            return message.contains("ambiguous")
+        }
+        await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(JSONEach(col("x")).as("a\0b").value).from(JSONEach(col("x")).as("a\0b")))
+        }
+    }
+
     // MARK: The refusal where the library lacks JSON
 
     /// Whether `error` is the refusal that names `capability`.
@@ -314,6 +463,84 @@ func libraryHasJSONOperators() -> Bool {
                 Self.isRefusal(error, naming: "jsonOperators")
             }
         }
+    }
+
+    /// A pool's reader runs `json_each` as the writer does, and a live query over a document
+    /// alone (no table) gives its value and keeps running while tables change.
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func aPoolReaderAndALiveQueryOverADocumentAloneRunJSONEach() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        await db.close()
+        let pool = try DatabasePool(path: dir.path("test.db"), rawKey: rawKey())
+        let tags = JSONEach(Self.notes.col("tags")).as("t")
+        let rows = try await pool.query(
+            Select(tags.value).from(Self.notes).join(tags, on: SQLExpression.value(true)).orderBy(tags.value))
+        #expect(Self.values(rows, String.self) == ["cobol", "sqlite", "swift"])
+        let each = JSONEach(SQLExpression.value("[1, 2, 3]"))
+        let request = LiveRequest(placeholder: 0.0) { conn in
+            try conn.query(Select(SQLExpression.total(each.value)).from(each))[0].get(0, as: Double.self) ?? -1
+        }
+        let reader = LiveReader(pool.values(of: request))
+        #expect(try await reader.next() == 6)
+        try await pool.execute("UPDATE notes SET title = 'changed' WHERE id = 1")
+        #expect(try await pool.query(Select(SQLExpression.total(each.value)).from(each))[0].get(0, as: Double.self) == 6)
+        await pool.close()
+    }
+
+    struct Note: Entity, Equatable {
+        static let tableName = TableName("notes")
+        static let primaryKey: WritableKeyPath<Note, Int?> & Sendable = \.id
+        var id: Int?
+        var meta: String
+    }
+
+    @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))
+    func entitiesAreFetchedCountedAndDeletedByJSONPredicates() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
+        try await db.save([Note(id: nil, meta: #"{"stars": 5}"#), Note(id: nil, meta: #"{"stars": 2}"#),
+                           Note(id: nil, meta: #"{"stars": 4, "tags": ["x"]}"#)])
+        let stars = col("meta").jsonValue(atPath: "stars")
+        #expect(try await db.fetch(Note.self, where: stars >= 4, orderBy: stars.descending).map(\.id) == [1, 3])
+        #expect(try await db.count(Note.self, where: col("meta").jsonExtract(atPath: "$.tags[0]") == "x") == 1)
+        #expect(try await db.delete(Note.self, where: stars.in([2, 5])) == 2)
+        #expect(try await db.fetch(Note.self).map(\.id) == [3])
+    }
+
+    @Test(.enabled(if: !libraryHasJSONOperators(), "a library without -> and ->> (SQLCipher 3.4.1)"))
+    func everyPieceThatHoldsJSONIsRefusedNamingItsCapability() async throws {
+        let db = try Database(path: ":memory:", rawKey: rawKey())
+        try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, meta TEXT)")
+        try await db.save(Note(id: nil, meta: "{}"))
+        let meta = col("meta")
+        for (expression, capability) in [(meta.jsonValue(atPath: "a"), "jsonOperators"),
+                                         (meta.jsonRepresentation(atPath: "a"), "jsonOperators"),
+                                         (meta.jsonExtract(atPath: "$.a"), libraryHasJSON() ? "" : "json")] {
+            guard !capability.isEmpty else { continue }
+            let refused = { (error: any Error) in Self.isRefusal(error, naming: capability) }
+            await #expect(performing: { try await db.fetch(Note.self, where: expression == 1) }, throws: refused)
+            await #expect(performing: { try await db.fetch(Note.self, orderBy: expression) }, throws: refused)
+            await #expect(performing: { try await db.count(Note.self, where: expression.isNull) }, throws: refused)
+            await #expect(performing: { try await db.delete(Note.self, where: expression.in([1, 2])) }, throws: refused)
+            await #expect(performing: { try await db.query(Select(SQLExpression.max(expression)).from(Self.notes)) },
+                          throws: refused)
+            await #expect(performing: {
+                try await db.query(Select(.all).from(Self.notes).where(col("id").in([expression])))
+            }, throws: refused)
+            await #expect(performing: {
+                try await db.query(Select(col("id")).from(Self.notes).groupBy(expression))
+            }, throws: refused)
+            await #expect(performing: { try await db.query(literal: "SELECT count(*) FROM notes WHERE \(expression) = \(1)") },
+                          throws: refused)
+            var live = db.values(of: LiveRequest(placeholder: 0) { conn in
+                try conn.query(Select(expression).from(Self.notes)).count
+            }).makeAsyncIterator()
+            await #expect(performing: { _ = try await live.next() }, throws: refused)
+            #expect(expression.description == "<invalid expression>")   // no crash
+        }
+        // Nothing was changed by the refused statements.
+        #expect(try await db.fetch(Note.self) == [Note(id: 1, meta: "{}")])
     }
 
     @Test(.enabled(if: !libraryHasJSON(), "a library without the JSON functions (SQLCipher 3.4.1)"))

@@ -1,5 +1,6 @@
 import Foundation
 import SqlCipherKit
+import Synchronization
 import Testing
 
 /// `SQL` literals: interpolated values are bound (never spliced), identifiers are quoted, builder
@@ -101,6 +102,144 @@ import Testing
         // `?` written without any value is the text's own business only for prepare(literal:).
         let prepared = try await db.read { conn in try conn.prepare(literal: "SELECT ?1 + ?2").query(1, 2)[0].get(0, as: Int.self) }
         #expect(prepared == 3)
+    }
+
+    /// The surfaces the test above leaves out refuse a parameter in the text too, including one
+    /// that reuses the index of a value's `?` (`?1` after `?` gives one parameter, not two).
+    @Test func parametersWrittenInTheTextAreRefusedOnTheOtherSurfaces() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let texts: [SQL] = ["SELECT \(5) + ?1", "SELECT :x", "SELECT ?", "SELECT \(5) + ?", "SELECT \(5) AS id, $x AS title"]
+        for literal in texts {
+            await #expect(throws: SqlCipherError.self) { _ = try await db.execute(literal: literal) }
+            await #expect(throws: SqlCipherError.self) { _ = try await db.fetch(Note.self, literal: literal) }
+            await #expect(throws: SqlCipherError.self) {
+                for try await _ in db.stream(Note.self, literal: literal) {}
+            }
+            await #expect(throws: SqlCipherError.self) {
+                try await db.transaction { conn in
+                    #expect(throws: SqlCipherError.self) { _ = try conn.execute(literal: literal) }
+                    #expect(throws: SqlCipherError.self) { _ = try conn.query(literal: literal) }
+                    #expect(throws: SqlCipherError.self) { _ = try conn.fetch(Note.self, literal: literal) }
+                    _ = try conn.cursor(Note.self, literal: literal)
+                }
+            }
+            struct Parameter: Migration {
+                let literal: SQL
+                var id: String { "parameter" }
+                func up(_ ctx: MigrationContext) throws { _ = try ctx.execute(literal: literal) }
+            }
+            await #expect(throws: SqlCipherError.self) { try await db.migrate([Parameter(literal: literal)]) }
+        }
+        // Several statements: with values they are refused before any runs; without values each
+        // is checked as it comes (a script runs as `sqlite3_exec` does).
+        await #expect(throws: SqlCipherError.self) {
+            _ = try await db.execute(literal: "UPDATE notes SET owner = \(9); UPDATE notes SET owner = ?1")
+        }
+        #expect(try await db.query("SELECT count(*) FROM notes WHERE owner = 9")[0].get(0, as: Int.self) == 0)
+        await #expect(throws: SqlCipherError.self) {
+            _ = try await db.execute(literal: "SELECT 1; UPDATE notes SET owner = :x")
+        }
+        let pool = try DatabasePool(path: dir.path("literal.db"), rawKey: rawKey())
+        await #expect(throws: SqlCipherError.self) { _ = try await pool.query(literal: "SELECT \(5) + ?1") }
+        await #expect(throws: SqlCipherError.self) { _ = try await pool.execute(literal: "UPDATE notes SET owner = :x") }
+        await pool.close()
+    }
+
+    /// A NUL in a literal's own text would end the statement there for SQLite (dropping the
+    /// `WHERE` below): it is refused whichever way the text was found, and nothing changes.
+    @Test func aNULInTheLiteralTextIsRefusedWhicheverWayTheTextIsFound() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let fromTable: SQL = "UPDATE notes SET owner = \(7)\0 WHERE id = \(1)"
+        let written: SQL = "UPDATE \(identifier: "notes") SET owner = \(7)\0 WHERE id = \(1)"
+        let plain: SQL = "UPDATE notes SET owner = 7\0 WHERE id = 1"
+        for literal in [fromTable, written, plain] {
+            await #expect(throws: SqlCipherError.self) { _ = try await db.execute(literal: literal) }
+        }
+        #expect(try await db.query("SELECT count(*) FROM notes WHERE owner = 7")[0].get(0, as: Int.self) == 0)
+    }
+
+    /// A list longer than SQLite takes parameters (999 for SQLite 3.15, 32,766 later) is SQLite's
+    /// typed error, not a crash; one just within the limit runs.
+    @Test func aListPastSQLitesParameterLimitIsATypedError() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        await #expect(throws: SqlCipherError.self) {
+            _ = try await db.query(literal: "SELECT count(*) FROM notes WHERE id IN \(list: Array(0..<40_000))")
+        }
+        let within = try await db.query(literal: "SELECT count(*) FROM notes WHERE id IN \(list: Array(0..<998)) AND \(1) = 1")
+        #expect(within[0].get(0, as: Int.self) == 4)
+    }
+
+    /// Literals whose pieces are the same bytes in different places, parts of one another, one
+    /// character, empty, or in other orders each get their own text; `+`, `append` and `\(sql)`
+    /// join a table text and a written one; the values bound and traced are the literal's own.
+    @Test func literalsWithLookAlikePiecesKeepTheirOwnText() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        for value in [1, 2] {
+            let a: SQL = "SELECT \(value), \(value + 1)"
+            let b: SQL = "SELECT \(value), \(value + 1)"   // same bytes, another place in the program
+            let c: SQL = "SELECT \(value),\(value + 1)"
+            let d: SQL = "ELECT \(value), \(value + 1)"
+            let e: SQL = "\(value)\(value)"
+            let f: SQL = "\(value) \(value)"
+            let g: SQL = "\(value)x\(value)"
+            let h: SQL = "x\(value)"
+            #expect(try a.render().sql == "SELECT ?, ?" && b.render().sql == "SELECT ?, ?")
+            #expect(try c.render().sql == "SELECT ?,?" && d.render().sql == "ELECT ?, ?")
+            #expect(try e.render().sql == "??" && f.render().sql == "? ?" && g.render().sql == "?x?" && h.render().sql == "x?")
+            #expect(try a.render().literals == [.integer(Int64(value)), .integer(Int64(value + 1))])
+
+            // By hand: two pieces in a row, two values in a row, a value first.
+            var interpolation = SQL.StringInterpolation(literalCapacity: 0, interpolationCount: 0)
+            interpolation.appendInterpolation(value)
+            interpolation.appendLiteral(" + ")
+            interpolation.appendLiteral("")
+            interpolation.appendLiteral(" + ")
+            interpolation.appendInterpolation(value)
+            interpolation.appendInterpolation(Int?.none)
+            let byHand = SQL(stringInterpolation: interpolation)
+            #expect(try byHand.render().sql == "? +  + ??")
+            #expect(try byHand.render().literals == [.integer(Int64(value)), .integer(Int64(value)), .null])
+
+            // More than twelve pieces and values: written as it goes, values in order.
+            let long: SQL = "SELECT \(1)+\(2)+\(3)+\(4)+\(5)+\(6)+\(7)+\(8)+\(value)"
+            #expect(try long.render().sql == "SELECT ?+?+?+?+?+?+?+?+?")
+            #expect(try await db.query(literal: long)[0].get(0, as: Int.self) == 36 + value)
+
+            // Joined with written literals, nested, in both orders.
+            let cached: SQL = "SELECT title FROM notes WHERE owner = \(value)"
+            let written: SQL = " AND \(identifier: "id") > \(0)"
+            let joined = cached + written + cached
+            #expect(try joined.render().sql == #"SELECT title FROM notes WHERE owner = ? AND "id" > ?"#
+                + "SELECT title FROM notes WHERE owner = ?")
+            var appended = written
+            appended.append(cached)
+            #expect(try appended.render().literals == [.integer(0), .integer(Int64(value))])
+            let nested: SQL = "SELECT count(*) FROM (\(cached + written)) WHERE \(value) > \(0)"
+            #expect(try nested.render().sql
+                == #"SELECT count(*) FROM (SELECT title FROM notes WHERE owner = ? AND "id" > ?) WHERE ? > ?"#)
+            #expect(try await db.query(literal: nested)[0].get(0, as: Int.self) == (value == 1 ? 1 : 2))
+        }
+
+        // A literal and a plain string of the same text share one cached statement, each with its
+        // own values, and a tracer sees the values each run bound.
+        let events = Mutex<[TraceEvent]>([])
+        try await db.trace(options: TraceOptions(includeArguments: true)) { event in
+            events.withLock { $0.append(event) }
+        }
+        _ = try await db.query("SELECT title FROM notes WHERE owner = ?", 0)
+        let before = try await db.builderCacheCounters()
+        for owner in [1, 2] {
+            _ = try await db.query(literal: "SELECT title FROM notes WHERE owner = \(owner)")
+            _ = try await db.query("SELECT title FROM notes WHERE owner = ?", owner + 10)
+        }
+        let after = try await db.builderCacheCounters()
+        #expect(after.misses == before.misses && after.hits == before.hits + 4)
+        let traced = events.withLock { $0.filter { !$0.isInternal }.map { $0.arguments ?? [] } }
+        #expect(traced == [[.integer(0)], [.integer(1)], [.integer(11)], [.integer(2)], [.integer(12)]])
     }
 
     @Test func piecesCompose() async throws {
