@@ -10,6 +10,10 @@ import Synchronization
 /// ``LiteralTextCache`` find the text of a literal run again rather than write it again, which
 /// is what made a literal slower than the same SQL with `?` and values.
 ///
+/// This rests on a `StaticString`'s promise that its bytes live as long as the program: a
+/// library unloaded and another loaded at its addresses could break it, and Swift does not
+/// support unloading a library that holds Swift code.
+///
 /// At most ``capacity`` pieces and values are noted; a longer literal, or one with another
 /// interpolation (an identifier, a list, a builder piece), writes its text as it goes.
 @usableFromInline
