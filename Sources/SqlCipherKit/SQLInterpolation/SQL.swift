@@ -17,8 +17,8 @@
 /// - `\(list: ids)`: `(?, ?, ?)` for a sequence of values, with each value bound, for `IN`. An
 ///   empty sequence writes `()`, SQLite's empty list: `x IN ()` is false and `x NOT IN ()` true
 ///   (`(NULL)` would make `NOT IN` false too).
-/// - A builder ``Column``, ``TableName`` or ``SQLExpression``: quoted as the query builder
-///   writes it, its literal values bound.
+/// - A builder ``Column``, ``TableName``, ``SQLExpression`` or ``JSONEach``: quoted as the query
+///   builder writes it, its literal values bound.
 /// - A ``Select``: its text, with its values bound, e.g. as a subquery in parentheses you write
 ///   (`"… WHERE id IN (\(recent))"`). A ``Param`` in an interpolated template has no way to get
 ///   a value and is refused with ``SqlCipherError/unboundParameter(name:)``.
@@ -192,6 +192,17 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         /// Appends a quoted table name (`"name"`, or `"name" AS "alias"`).
         public mutating func appendInterpolation(_ table: TableName) {
             write { try table.render(into: &$0) }
+        }
+
+        /// Appends a ``JSONEach`` source, `json_each(…)` with its alias, for a `FROM` or a `JOIN`
+        /// you write; its path is bound.
+        ///
+        /// ```swift
+        /// let tags = JSONEach(col("tags")).as("t")
+        /// let rows = try await db.query(literal: "SELECT DISTINCT \(tags.value) FROM notes, \(tags)")
+        /// ```
+        public mutating func appendInterpolation(_ each: JSONEach) {
+            write { try each.render(into: &$0) }
         }
 
         /// Appends a ``Select`` template's text (without parentheses), its values bound.

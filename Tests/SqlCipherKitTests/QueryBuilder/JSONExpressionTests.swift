@@ -244,6 +244,14 @@ func libraryHasJSONOperators() -> Bool {
         let inSubquery = try await db.query(
             literal: "SELECT id FROM notes WHERE \(wanted) IN (\(Select(tags.value).from(tags))) ORDER BY id")
         #expect(Self.values(inSubquery, Int.self) == [2])
+
+        // The source itself interpolated into a literal's FROM, with its alias and bound path.
+        let aliased = JSONEach(notes.col("tags"), atPath: "$").as("t \"x\"")
+        let literal: SQL = "SELECT DISTINCT \(aliased.value) FROM notes, \(aliased) WHERE notes.id = \(1) ORDER BY 1"
+        #expect(try literal.render().sql
+            == #"SELECT DISTINCT "t ""x"""."value" FROM notes, json_each("notes"."tags", ?) AS "t ""x""" WHERE notes.id = ? ORDER BY 1"#)
+        #expect(try literal.render().literals == [.text("$"), .integer(1)])
+        #expect(Self.values(try await db.query(literal: literal), String.self).count == 2)
     }
 
     // MARK: Other statements and SQL literals
@@ -558,6 +566,9 @@ func libraryHasJSONOperators() -> Bool {
             Self.isRefusal($0, naming: "json")
         }
         await #expect { try await db.query(Select(each.value).from(each)) } throws: { Self.isRefusal($0, naming: "json") }
+        await #expect { try await db.query(literal: "SELECT value FROM notes, \(each)") } throws: {
+            Self.isRefusal($0, naming: "json")
+        }
         // The message says what is missing and where it is.
         #expect { try Select(col("meta").jsonExtract(atPath: "$.a")).render() } throws: { error in
             String(describing: error).contains("json_extract()") && String(describing: error).contains("3.15")
