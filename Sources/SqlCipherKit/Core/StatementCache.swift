@@ -16,7 +16,14 @@ import Foundation
 /// combining accent would be one key, while SQLite sees two different identifiers (two tables).
 struct StatementCache {
     private var entries: [SQLText: Statement] = [:]
-    private var recent: Statement?
+    private var recent: Statement? {
+        didSet { recentText = recent?.sql }
+    }
+    /// The string last seen to name ``recent``: its own text, or a caller's string of the same
+    /// bytes in other storage (the same SQL from a literal and from a `String`). Checked by its
+    /// representation first, so a loop that passes one string finds its statement without
+    /// comparing bytes, whichever string the statement was prepared with.
+    private var recentText: String?
     private var previous: Statement?
     private var clock: UInt64 = 0
     let capacity: Int
@@ -37,8 +44,11 @@ struct StatementCache {
     mutating func statement(for sql: String) -> Statement? {
         clock &+= 1
         let found: Statement
-        if let recent, SQLText.sameBytes(recent.sql, sql) {
+        if let recent, let recentText, SQLText.sameRepresentation(recentText, sql) {
             found = recent
+        } else if let recent, SQLText.sameBytes(recent.sql, sql) {
+            found = recent
+            recentText = sql
         } else if let previous, SQLText.sameBytes(previous.sql, sql) {
             found = previous
             self.previous = recent
@@ -93,6 +103,13 @@ struct SQLText: Hashable {
     func hash(into hasher: inout Hasher) {
         var text = text
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether `a` and `b` are one string value bit for bit: the same storage (or the same small
+    /// string) and length, hence the same bytes. False says nothing; ``sameBytes(_:_:)`` decides.
+    @inline(__always)
+    static func sameRepresentation(_ a: String, _ b: String) -> Bool {
+        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
     }
 
     /// Whether `a` and `b` are the same UTF-8 bytes.
