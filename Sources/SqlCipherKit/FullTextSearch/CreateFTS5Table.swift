@@ -122,7 +122,7 @@ public struct CreateFTS5Table: Sendable, Hashable {
 
     /// The `CREATE VIRTUAL TABLE` statement, after checking that the loaded library has FTS5.
     func tableText() throws -> String {
-        try FullTextSearch.requireFTS5("CreateFTS5Table(\(table.name))")
+        try SqlCipherLibrary.require(.fts5, for: "CreateFTS5Table(\(table.name))")
         guard !columns.isEmpty else {
             throw SqlCipherError.invalidQuery(reason: "CreateFTS5Table(\(table.name)) has no column; add .column(...)")
         }

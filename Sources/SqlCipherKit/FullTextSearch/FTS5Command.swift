@@ -39,7 +39,7 @@ extension FTS5Command: DataChangeStatement {
     /// `INSERT INTO "t"("t") VALUES (:l1)`, the command's name bound to `:l1`.
     /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` on a library without FTS5.
     public func render() throws -> SQLFragment {
-        try FullTextSearch.requireFTS5("FTS5Command.\(kind)(\(table.name))")
+        try SqlCipherLibrary.require(.fts5, for: "FTS5Command.\(kind)(\(table.name))")
         var renderer = SQLRenderer()
         renderer.append("INSERT INTO ")
         try renderer.identifier(table.name)

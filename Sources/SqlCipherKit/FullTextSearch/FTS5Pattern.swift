@@ -167,7 +167,7 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
                 reason: "the full-text pattern is empty; give it a term, or use FTS5Pattern(matchingAllTokensIn:), "
                     + "which is nil when the text holds nothing to search")
         }
-        try FullTextSearch.requireFTS5("FTS5Pattern(rawPattern:)")
+        try SqlCipherLibrary.require(.fts5, for: "FTS5Pattern(rawPattern:)")
         let names = columns.isEmpty ? ["content"] : columns
         let table = "CREATE VIRTUAL TABLE temp.\"pattern_check\" USING fts5("
             + (try names.map { try SQLRenderer.quoteIdentifier($0) }.joined(separator: ", ")) + ")"

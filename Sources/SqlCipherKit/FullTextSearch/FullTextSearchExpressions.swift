@@ -1,5 +1,7 @@
 // The query side of full-text search: `MATCH`, `bm25`, `snippet` and `highlight` as builder
 // expressions over an FTS5 table's name. Every text argument and every pattern is a bound value.
+// Each renders only on a library with FTS5 (the operator's and the functions' `requiredFeature`):
+// elsewhere the statement throws `unsupported` naming the `fts5` capability, even over an FTS4 table.
 
 extension TableName {
     /// The FTS5 table's hidden column of its own name, qualified (`"t"."t"`, or `"a"."t"` under an
@@ -65,20 +67,5 @@ extension Column {
     /// `pattern` (the same as a column filter `column: (…)` in the pattern).
     public func match(_ pattern: FTS5Pattern) -> SQLExpression {
         .compare(.match, sqlExpression, .literal(pattern))
-    }
-}
-
-/// What every full-text statement checks before it runs.
-enum FullTextSearch {
-    /// Throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming FTS5 unless the loaded
-    /// library has the FTS5 module (Debian's SQLCipher 3.4.1 has FTS4 only).
-    static func requireFTS5(_ statement: String) throws {
-        let library = try SqlCipherLibrary.shared
-        guard library.capabilities.features.contains(.fts5) else {
-            throw SqlCipherError.unsupported(
-                feature: "\(statement) (FTS5 full-text search)",
-                requires: "an SQLite built with the FTS5 module, as in SQLCipher 4 (libsqlcipher1)",
-                loaded: "\(library.cipherVersion) (SQLite \(library.sqliteVersion), which has no FTS5 module)")
-        }
     }
 }

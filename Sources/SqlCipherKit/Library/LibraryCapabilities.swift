@@ -180,7 +180,7 @@ extension SqlCipherLibrary {
 
     /// Throws ``SqlCipherError/unsupported(feature:requires:loaded:)`` naming `feature` unless the
     /// loaded library has it: what a builder piece checks when it renders (the JSON functions and
-    /// operators), so that a statement the library cannot run is refused with the capability's name
+    /// operators, FTS5's statements, `MATCH` and auxiliary functions), so that a statement the library cannot run is refused with the capability's name
     /// before SQLite answers with a syntax error or "no such function".
     static func require(_ feature: LibraryCapabilities.Feature, for use: String) throws {
         let library = try SqlCipherLibrary.shared

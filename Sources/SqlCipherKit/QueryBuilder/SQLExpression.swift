@@ -164,9 +164,20 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
             }
         }
 
-        /// The capability the operator needs, checked when it renders; nil for SQL's own.
+        /// The capability the operator needs, checked when it renders; nil for SQL's own. `MATCH`
+        /// is FTS5's here: the builder only writes it with an ``FTS5Pattern``, whose syntax FTS4 (the
+        /// module of SQLCipher 3.4.1) does not promise to accept.
         var requiredFeature: LibraryCapabilities.Feature? {
-            self == .jsonRepresentation || self == .jsonValue ? .jsonOperators : nil
+            switch self {
+            case .jsonRepresentation, .jsonValue: return .jsonOperators
+            case .match: return .fts5
+            default: return nil
+            }
+        }
+
+        /// How a refusal names the operator.
+        var useDescription: String {
+            self == .match ? "the FTS5 MATCH operator" : "the JSON \(rawValue) operator"
         }
 
         /// Whether `a op (b op c)` equals `(a op b) op c`, so no parentheses are needed.
@@ -185,10 +196,11 @@ public struct SQLExpression: Sendable, Hashable, SQLExpressible, CustomStringCon
         case bm25, snippet, highlight
         case jsonExtract = "json_extract"
 
-        /// The capability the function needs, checked when it renders. FTS5's functions need none
-        /// of their own: they take an FTS5 table, whose creation already refuses without FTS5.
-        var requiredFeature: LibraryCapabilities.Feature? {
-            self == .jsonExtract ? .json : nil
+        /// The capability the function needs, checked when it renders. FTS5's auxiliary functions
+        /// need FTS5 even where the table exists: an FTS4 table made through raw SQL on SQLCipher
+        /// 3.4.1 answers `MATCH` but has no `bm25`, `snippet` or `highlight`.
+        var requiredFeature: LibraryCapabilities.Feature {
+            self == .jsonExtract ? .json : .fts5
         }
     }
 
@@ -387,7 +399,7 @@ extension SQLExpression.Node {
             pending.append(.node(operand, minimum: P.atom))
         case let .binary(op, lhs, rhs):
             if let feature = op.requiredFeature {
-                try SqlCipherLibrary.require(feature, for: "the JSON \(op.rawValue) operator")
+                try SqlCipherLibrary.require(feature, for: op.useDescription)
             }
             let sameAssociative: Bool
             if case .binary(let inner, _, _) = rhs, inner == op, op.isAssociative {
@@ -440,9 +452,7 @@ extension SQLExpression.Node {
                 renderer.append("*)")
             }
         case let .function(function, arguments):
-            if let feature = function.requiredFeature {
-                try SqlCipherLibrary.require(feature, for: "\(function.rawValue)()")
-            }
+            try SqlCipherLibrary.require(function.requiredFeature, for: "\(function.rawValue)()")
             renderer.append(function.rawValue)
             renderer.append("(")
             pending.append(.text(")"))

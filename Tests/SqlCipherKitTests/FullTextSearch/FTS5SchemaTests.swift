@@ -170,5 +170,26 @@ import Testing
         try await db.execute("CREATE VIRTUAL TABLE old_fts USING fts4(body)")
         try await db.execute("INSERT INTO old_fts(body) VALUES ('still searchable')")
         #expect(try await db.query("SELECT body FROM old_fts WHERE old_fts MATCH ?", "searchable").count == 1)
+
+        // The builder's query pieces refuse by capability even over that FTS4 table (which answers
+        // MATCH but has no bm25, snippet or highlight), before SQLite can say "no such function".
+        let old = TableName("old_fts")
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "searchable"))
+        let queries: [(String, Select)] = [
+            ("MATCH", Select(col("body")).from(old).where(old.match(pattern))),
+            ("MATCH", Select(col("body")).from(old).where(col("body").match(pattern))),
+            ("bm25", Select(col("body")).from(old).orderBy(old.bm25())),
+            ("snippet", Select(old.snippet(before: "[", after: "]")).from(old)),
+            ("highlight", Select(old.highlight(column: 0, before: "[", after: "]")).from(old)),
+        ]
+        for (piece, query) in queries {
+            do {
+                _ = try await db.query(query)
+                Issue.record("\(piece) ran on a library without FTS5")
+            } catch let SqlCipherError.unsupported(feature, requires, _) {
+                #expect(feature.contains(piece) && feature.contains("fts5"), "\(feature)")
+                #expect(requires.contains("FTS5"))
+            }
+        }
     }
 }
