@@ -131,10 +131,18 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         private let textCapacity: Int
 
         /// Reserves room for the literal's values (and its text, should it be written).
+        ///
+        /// The counts are the compiler's estimates for a literal in the source; code that calls
+        /// this itself may pass anything, so they are taken as hints and bounded (a negative or
+        /// huge count reserves less, and the buffers grow as pieces come).
         public init(literalCapacity: Int, interpolationCount: Int) {
-            values.reserveCapacity(interpolationCount)
-            textCapacity = literalCapacity + 2 * interpolationCount
+            let interpolations = Swift.min(Swift.max(interpolationCount, 0), Self.reservationLimit)
+            values.reserveCapacity(interpolations)
+            textCapacity = Swift.min(Swift.max(literalCapacity, 0), Self.reservationLimit) + 2 * interpolations
         }
+
+        /// The most either count reserves up front.
+        private static var reservationLimit: Int { 1 << 16 }
 
         /// Appends literal SQL text, as written.
         public mutating func appendLiteral(_ literal: StaticString) {

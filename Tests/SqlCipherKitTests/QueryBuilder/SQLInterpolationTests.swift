@@ -242,6 +242,20 @@ import Testing
         #expect(traced == [[.integer(0)], [.integer(1)], [.integer(11)], [.integer(2)], [.integer(12)]])
     }
 
+    /// The interpolation's initialiser is public, so code may call it with any counts: they are
+    /// hints, and neither a huge nor a negative one traps (it did: the text's room overflowed).
+    @Test func anInterpolationBuiltByHandTakesAnyCounts() throws {
+        for (literal, interpolations) in [(Int.max, Int.max), (Int.max, 0), (0, Int.max), (-1, -5), (Int.min, 1)] {
+            var interpolation = SQL.StringInterpolation(literalCapacity: literal, interpolationCount: interpolations)
+            interpolation.appendLiteral("SELECT ")
+            interpolation.appendInterpolation(7)
+            interpolation.appendLiteral(" AS x")
+            let sql = SQL(stringInterpolation: interpolation)
+            #expect(try sql.render().sql == "SELECT ? AS x")
+            #expect(try sql.render().literals == [.integer(7)])
+        }
+    }
+
     @Test func piecesCompose() async throws {
         let dir = TemporaryDirectory()
         let db = try await database(dir)
