@@ -91,15 +91,22 @@ extension SQLiteConnection {
     ///   telling the authorizer about its functions, so `DEFAULT (sqlcipher_export('b'))` would copy
     ///   the database at the next `INSERT`.
     /// Only statements that start with `VACUUM`, `CREATE`, `ALTER` or a comment are tokenized.
+    /// The text `sqlite3_sql` returns starts where the compile started, so it includes the empty
+    /// statements SQLite skipped before this one: `;VACUUM INTO …` and `SELECT 1; ;VACUUM INTO …`
+    /// compile to a `VACUUM` whose text starts with `;` (found by the hostile-input review: the
+    /// check read `;` as the head and let the plaintext copy run). Whitespace, `;` and comments
+    /// before the head are all skipped.
     func refuseByText(_ handle: OpaquePointer, sql: String) throws {
         guard let text = scb_sql(handle) else { return }
         var cursor = text
-        while cursor.pointee == 32 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
+        while cursor.pointee == 32 || cursor.pointee == 59 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
         let first = cursor.pointee
         let vacuum = strncasecmp(cursor, "vacuum", 6) == 0
         let schema = strncasecmp(cursor, "create", 6) == 0 || strncasecmp(cursor, "alter", 5) == 0
         guard vacuum || schema || first == 45 || first == 47 else { return }
-        guard let tokens = SQLTokenizer.tokenize(String(cString: text)), let head = tokens.first else { return }
+        guard let all = SQLTokenizer.tokenize(String(cString: text)) else { return }
+        let tokens = Array(all.drop(while: { $0.isSymbol(";") }))
+        guard let head = tokens.first else { return }
         if head.isKeyword("VACUUM") {
             if !statementGate.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
                 throw SqlCipherError.unsafeVacuumInto(sql: sql).redactingSQL()

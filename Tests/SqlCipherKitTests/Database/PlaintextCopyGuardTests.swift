@@ -236,6 +236,38 @@ import Testing
         #expect(FileHeader(path: dir.path("plain-copy.db"))?.looksPlaintextSQLite == true)
     }
 
+    /// `sqlite3_sql` gives a statement's text from where its compile started, empty statements
+    /// included: `;VACUUM INTO …` compiles to a VACUUM whose text starts with `;`. The text check
+    /// once read the `;` as the head, and `;VACUUM INTO 'file:…?key='` wrote the whole encrypted
+    /// database to a plaintext file on SQLCipher 4.6.1 (a plaintext `SQLite format 3` copy with
+    /// every row). The same head hid `sqlcipher_export` in a DEFAULT behind `;`. On 3.4.1 (no
+    /// VACUUM INTO) the statements fail as syntax errors, which the test accepts.
+    @Test func emptyStatementsBeforeVacuumIntoOrCreateTableDoNotHideThem() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        let copy = "file:\(dir.path("copy.db"))?key="
+        for sql in [";VACUUM INTO '\(copy)'", " ; ;\nvacuum into '\(copy)'", "/* c */ ; VACUUM INTO '\(copy)'",
+                    "SELECT 1; ;VACUUM INTO '\(copy)'", "SELECT 1;;/* c */;-- d\n;VACUUM INTO '\(copy)'"] {
+            do {
+                try await db.execute(sql)
+                Issue.record("ran: \(sql)")
+            } catch let error as SqlCipherError {
+                if isSQLCipher4() { #expect(error == .unsafeVacuumInto(sql: SQLRedaction.text(of: sql)), "\(sql)") }
+            }
+            #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")), "\(sql)")
+        }
+        for sql in [";CREATE TABLE d(x, y DEFAULT (sqlcipher_export('main')))",
+                    "SELECT 1; ;CREATE TABLE d(x, y DEFAULT (sqlcipher_export('main')))",
+                    "; /* c */ ;CREATE TEMP TABLE d(x DEFAULT (sqlcipher_export('main')))"] {
+            await #expect(throws: SqlCipherError.unsafeFunction(name: "sqlcipher_export", sql: sql), "\(sql)") {
+                try await db.execute(sql)
+            }
+        }
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'd'").isEmpty)
+        #expect(try await db.query("SELECT count(*) FROM secrets")[0].get(0, as: Int.self) == 20)
+    }
+
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func vacuumIntoIsRefusedWhenTheCopyWouldGetOtherSettings() async throws {
         let dir = TemporaryDirectory()
         let marker = Self.marker()
