@@ -61,19 +61,21 @@ enum SQLRedaction {
                     index += 1
                 }
             case .keyPragma:
-                // PRAGMA [schema.]name [= value | (value)]: keep the name, mask any value.
-                var index = body.startIndex
-                while index < body.endIndex && !body[index].isSymbol("=") && !body[index].isSymbol("(")
-                    && !body[index].isSymbol(";") {
+                // PRAGMA [schema.]name, then the value: keep the name and mask EVERYTHING after it,
+                // whatever it is. SQLite takes `==` for `=` (`PRAGMA key == 'x'` sets the key), and
+                // text that does not parse (`PRAGMA key 'x'`, a typo) still holds the key; masking
+                // only what follows a `=` or `(` showed both (found by the hostile-input review).
+                let name = Self.pragmaNameIndex(body, head: head)
+                for index in body.startIndex...name {
                     // The keywords that decide the redaction are shown in capitals, as in KEY '***'.
                     output.append(index == head ? "PRAGMA" : body[index].text)
-                    index += 1
                 }
-                if index < body.endIndex && !body[index].isSymbol(";") {
+                let last = body.last.map { $0.isSymbol(";") } == true ? body.endIndex - 1 : body.endIndex
+                if name + 1 < last {
                     output += ["=", mask]
                     redacted = true
                 }
-                if let last = body.last, last.isSymbol(";") { output.append(";") }
+                if last < body.endIndex { output.append(";") }
             case .other:
                 for token in body {
                     if token.kind == .string && containsKeyParameter(token.text) {
@@ -207,14 +209,19 @@ enum SQLRedaction {
         if head.isKeyword("ATTACH") { return (index, .attach) }
         if head.isKeyword("VACUUM") { return (index, .vacuum) }
         if head.isKeyword("PRAGMA") {
-            // The name is the token after PRAGMA, or the third after it past `schema .`.
-            let nameIndex = index + 2 < body.endIndex && body[index + 2].isSymbol(".") ? index + 3 : index + 1
+            let nameIndex = pragmaNameIndex(body, head: index)
             if nameIndex < body.endIndex, let name = body[nameIndex].identifier,
                CipherPragmaRule.keyPragmas.contains(FunctionKey.fold(name)) {
                 return (index, .keyPragma)
             }
         }
         return (index, .other)
+    }
+
+    /// The index of a pragma's name in `body`, whose `PRAGMA` is at `head`: the token after it, or
+    /// the third after it past `schema .`.
+    private static func pragmaNameIndex(_ body: ArraySlice<SQLTokenizer.Token>, head: Int) -> Int {
+        head + 2 < body.endIndex && body[head + 2].isSymbol(".") ? head + 3 : head + 1
     }
 
     private static func isLiteral(_ token: SQLTokenizer.Token) -> Bool {

@@ -26,6 +26,12 @@ import Testing
         ("pragma HexReKey = \"Zq7SecretPass\";", "PRAGMA HexReKey = '***';"),
         ("EXPLAIN PRAGMA textkey = 'Zq7SecretPass'", "EXPLAIN PRAGMA textkey = '***'"),
         ("SELECT 1;; PRAGMA rekey = Zq7SecretPass", "SELECT 1;; PRAGMA rekey = '***'"),
+        // SQLite reads `==` as `=`, and a value without `=` is a syntax error that still holds the key.
+        ("PRAGMA key == 'Zq7SecretPass'", "PRAGMA key = '***'"),
+        ("PRAGMA main.hexrekey == \"x'5a71375365637265745061737300'\";", "PRAGMA main.hexrekey = '***';"),
+        ("PRAGMA key 'Zq7SecretPass'", "PRAGMA key = '***'"),
+        ("PRAGMA textkey Zq7SecretPass; SELECT 1", "PRAGMA textkey = '***'; SELECT 1"),
+        ("PRAGMA key = 'Zq7SecretPass' Zq7SecretPass", "PRAGMA key = '***'"),
         ("VACUUM main INTO 'file:b.db?hexkey=Zq7SecretPass'", "VACUUM main INTO '***'"),
         ("EXPLAIN VACUUM INTO 'file:b.db?key=Zq7SecretPass'", "EXPLAIN VACUUM INTO '***'"),
         ("CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 'file:x?key=Zq7SecretPass'; SELECT CASE WHEN 1 THEN 2 END; END; "
