@@ -278,7 +278,19 @@ extension SqlCipherError {
             return .functionFailed(name: name, message: message, sql: text(sql))
         case let .functionNotAllowedInSchema(name, sql):
             return .functionNotAllowedInSchema(name: name, sql: text(sql))
-        default:
+        case let .plaintextAttachmentWrite(schema, sql):
+            return .plaintextAttachmentWrite(schema: schema, sql: text(sql))
+        // No `default`: a new case that carries SQL must be added above, not slip through (as
+        // plaintextAttachmentWrite once did: `PRAGMA plain.key = '…'` inside importPlaintext
+        // showed the key). These carry no SQL text.
+        case .libraryNotFound, .notSQLCipher, .bindingConflict, .missingSymbol, .unsupportedRuntime,
+             .libraryAlreadyLoaded, .libraryTooOld, .emptyKey, .invalidRawKey, .keyFailed, .notPlaintextDatabase,
+             .notADatabase, .cannotOpen, .plaintextDetected, .unsupported, .notEncrypted, .rekeyFailed,
+             .conversionFailed, .databaseClosed, .streamPreempted, .poolRequiresWAL, .columnNotFound,
+             .columnIndexOutOfRange, .typeMismatch, .connectionNotUsable, .unboundParameter, .unknownParameter,
+             .invalidQuery, .invalidConfiguration, .deleteWithoutWhere, .decodingFailed, .encodingFailed,
+             .migrationFailed, .unknownAppliedMigrations, .unknownMigration, .migrationNotReversible,
+             .foreignKeyViolation, .schemaNotFound, .tableNotFound, .passphraseLooksLikeRawKey, .registrationFailed:
             return self
         }
     }

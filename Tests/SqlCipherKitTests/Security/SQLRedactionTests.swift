@@ -66,6 +66,55 @@ import Testing
             .joined(separator: "\n")
     }
 
+    /// Errors made outside the statement path: the refusal of a write to the plaintext file that
+    /// importPlaintext attached (once made without the redaction: `PRAGMA plain.key = '…'` and a
+    /// `key=` literal showed in its `sql`), a key-family pragma spelled `==` or without `=` (the
+    /// redaction masked only what followed `=` or `(`), and SQL too long for SQLite.
+    @Test func errorsMadeOffTheStatementPathHoldOnlyRedactedSQL() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE pt(x)")
+        await plain.close()
+        var errors: [SqlCipherError] = try await db.importPlaintext(from: dir.path("plain.db")) { conn in
+            var refused: [SqlCipherError] = []
+            for sql in ["PRAGMA plain.key = '\(Self.secret)'", "INSERT INTO plain.pt VALUES ('file:a?key=\(Self.secret)')"] {
+                do {
+                    _ = try conn.execute(sql)
+                    Issue.record("\(sql) did not fail")
+                } catch let error as SqlCipherError {
+                    refused.append(error)
+                }
+            }
+            return refused
+        }
+        #expect(errors.count == 2)
+        #expect(errors.allSatisfy { if case .plaintextAttachmentWrite = $0 { return true } else { return false } })
+        for sql in ["PRAGMA key == '\(Self.secret)'", "PRAGMA main.rekey == '\(Self.secret)'", "PRAGMA key '\(Self.secret)'",
+                    "PRAGMA hexkey \(Self.secret)"] {
+            do {
+                _ = try await db.execute(sql)
+                Issue.record("\(sql) did not fail")
+            } catch let error as SqlCipherError {
+                errors.append(error)
+            }
+        }
+        // Text over Int32.max bytes (not built here: the check runs on the count before the text
+        // is read), and a bound value as large.
+        do {
+            _ = try CLength.sql(Int(Int32.max) + 1, sql: "ATTACH 'a.db' AS x KEY '\(Self.secret)'")
+        } catch let error as SqlCipherError { errors.append(error) }
+        do {
+            _ = try CLength.value(Int(Int32.max) + 1, kind: "a blob", sql: "ATTACH ? AS x KEY '\(Self.secret)'")
+        } catch let error as SqlCipherError { errors.append(error) }
+        #expect(errors.count == 8)
+        for error in errors {
+            let shown = Self.everyRendering(error)
+            #expect(!shown.contains(Self.secret), "\(shown)")
+        }
+        await db.close()
+    }
+
     @Test func errorsHoldOnlyRedactedSQL() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
