@@ -115,14 +115,33 @@ extension SQLiteConnection {
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
             // Tables only: views and triggers are resolved, so the authorizer refuses their calls
             // when they are used (SqlCipherKit.docc/RawSQLGuards.md).
-            // A call in expression position: after a symbol or an expression keyword, so that a
-            // table named sqlcipher_log in `CREATE TABLE sqlcipher_log(x)` is not taken for one.
-            let expressionKeywords = ["DEFAULT", "AS", "SELECT", "WHEN", "THEN", "ELSE", "AND", "OR", "NOT", "CHECK"]
+            // Every `sqlcipher…(` is taken for a call unless it stands where a table definition puts a
+            // NAME before `(`: the table's own (after TABLE, EXISTS or `schema .`), a foreign key's
+            // parent (REFERENCES), a virtual table's module (USING), a column's type (after the
+            // column's name, a word that is no keyword). Listing the keywords that start an
+            // expression instead missed IS, LIKE, GLOB, BETWEEN, CASE, ESCAPE and FROM: a DEFAULT
+            // (1 IS sqlcipher_export('b')) ran the export at the next INSERT, and on 3.4.1 a DEFAULT
+            // (CASE sqlcipher_export('b') …) crashed the process (found by the hostile-input review).
+            let namePositions = ["TABLE", "EXISTS", "REFERENCES", "USING"]
+            func isCall(_ index: Int) -> Bool {
+                let previous = tokens[index - 1]
+                switch previous.kind {
+                case .word:
+                    let word = previous.text.uppercased()
+                    return SQLTokenizer.keywords.contains(word) && !namePositions.contains(word)
+                case .quotedIdentifier:
+                    return false
+                case .symbol where previous.isSymbol(".") && index >= 3:
+                    return !namePositions.contains(where: tokens[index - 3].isKeyword)
+                default:
+                    return true
+                }
+            }
             for index in tokens.indices.dropFirst().dropLast() {
-                let token = tokens[index], previous = tokens[index - 1]
+                let token = tokens[index]
                 guard token.kind == .word || token.kind == .quotedIdentifier,
                       token.identifier?.lowercased().hasPrefix("sqlcipher") == true, tokens[index + 1].isSymbol("("),
-                      previous.kind == .symbol || expressionKeywords.contains(where: previous.isKeyword) else { continue }
+                      isCall(index) else { continue }
                 throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql).redactingSQL()
             }
         }
