@@ -29,9 +29,10 @@ extension SQLiteConnection {
 
     /// Whether the authorizer must refuse `PRAGMA <name> = <value>` (`value` nil when the pragma is
     /// only read). SQLCipher encrypts the database, its journals and WAL, but not SQLite's temporary
-    /// files (sorter spills, temporary tables and indices, materializations), which Debian's builds
-    /// put on disk by default (`SQLITE_TEMP_STORE=1`): the package sets `temp_store = MEMORY` and
-    /// refuses every statement that would undo it. Reading either pragma stays allowed.
+    /// files (sorter spills, temporary tables and indices, materializations), which `temp_store =
+    /// FILE` puts on disk, as `DEFAULT` does on builds with SQLite's default `SQLITE_TEMP_STORE=1`
+    /// (Debian's report `TEMP_STORE=2`): the package sets `temp_store = MEMORY` and refuses every
+    /// statement that would undo it. Reading either pragma stays allowed.
     ///
     /// `writable_schema` may be read and turned off, never on: with it, `UPDATE sqlite_master` can
     /// leave one malformed schema entry, after which no key opens the file again (all its rows are
