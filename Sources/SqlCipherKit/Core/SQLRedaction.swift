@@ -87,7 +87,22 @@ enum SQLRedaction {
                 }
             }
         }
-        return redacted ? join(output) : sql
+        // A comment is dropped with the rest when the text is rebuilt; a text that needs no other
+        // redaction is rebuilt too when a comment of it names a key (commented-out
+        // `-- PRAGMA key = '…'` or `/* ATTACH … KEY '…' */` was shown as written).
+        return redacted || commentMayHoldKey(sql, tokens) ? join(output) : sql
+    }
+
+    /// Whether the text between two tokens (whitespace and comments) mentions `key`, `attach` or
+    /// `vacuum`: only a comment can, since whitespace holds no letters.
+    private static func commentMayHoldKey(_ sql: String, _ tokens: [SQLTokenizer.Token]) -> Bool {
+        let bytes = Array(sql.utf8)
+        var start = 0
+        for token in tokens {
+            if token.start - start > 2, mayHoldKey(bytes[start..<token.start]) { return true }
+            start = token.end
+        }
+        return bytes.count - start > 2 && mayHoldKey(bytes[start...])
     }
 
     /// Whether the values bound to `sql` must never be shown, even to a tracer that asked for
@@ -163,7 +178,12 @@ enum SQLRedaction {
 
     /// Whether `sql` mentions `key`, `attach` or `vacuum` in any case: only such text is tokenized.
     static func mayHoldKey(_ sql: String) -> Bool {
-        var utf8 = sql.utf8.makeIterator()
+        mayHoldKey(sql.utf8)
+    }
+
+    /// ``mayHoldKey(_:)-(String)`` for UTF-8 bytes.
+    static func mayHoldKey(_ bytes: some Sequence<UInt8>) -> Bool {
+        var utf8 = bytes.makeIterator()
         // A rolling window of the last six bytes, folded to lower case.
         var window: UInt64 = 0
         while let byte = utf8.next() {

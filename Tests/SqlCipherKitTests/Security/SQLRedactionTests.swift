@@ -48,6 +48,25 @@ import Testing
         #expect(SQLRedaction.hidesArguments(of: sql))
     }
 
+    /// A key in a comment of a statement that needs no other redaction (commented-out code) was
+    /// shown as written: such text is now rebuilt from its tokens, without its comments. Text whose
+    /// comments name no key keeps its comments and spacing.
+    @Test(arguments: [
+        ("SELECT 1 -- PRAGMA key = 'Zq7SecretPass'", "SELECT 1"),
+        ("SELECT /* ATTACH 'a' AS b KEY 'Zq7SecretPass' */ 2", "SELECT 2"),
+        ("/* old: PRAGMA rekey = Zq7SecretPass */\nSELECT key FROM t", "SELECT key FROM t"),
+        ("SELECT key FROM t -- VACUUM INTO 'file:x?key=Zq7SecretPass'", "SELECT key FROM t"),
+        ("SELECT  key  FROM t -- plain comment", "SELECT  key  FROM t -- plain comment"),
+    ])
+    func commentsThatNameAKeyAreDropped(_ sql: String, _ shown: String) {
+        let redacted = SQLRedaction.text(of: sql)
+        #expect(redacted == shown)
+        #expect(!redacted.contains(Self.secret))
+        #expect(SQLRedaction.text(of: redacted) == redacted)
+        #expect(!SQLRedaction.message("near \"Zq7SecretPass\": syntax error", of: sql).contains(Self.secret)
+                || redacted == sql)
+    }
+
     @Test func sqliteMessagesThatEchoTheKeyAreMasked() {
         let sql = "ATTACH 'a.db' AS x KEY x'Zq7SecretPass'"
         #expect(SQLRedaction.message("unrecognized token: \"x'Zq7SecretPass'\"", of: sql) == "unrecognized token: \"***\"")
