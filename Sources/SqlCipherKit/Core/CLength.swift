@@ -25,7 +25,7 @@ enum CLength {
                 message: "string or blob too big: \(kind) of \(count) bytes, where SQLite accepts at most "
                     + "\(maximum) bytes (1,000,000,000 with its default limits). Store it in smaller pieces, or "
                     + "keep it in a file and store the file's name",
-                sql: sql)
+                sql: sql).redactingSQL()
         }
         return length
     }
@@ -40,7 +40,7 @@ enum CLength {
                 message: "statement too long: the SQL text has \(count) bytes, and SQLite accepts at most "
                     + "\(maximum) (1,000,000,000 with its default limits). Pass large values as ? arguments "
                     + "rather than in the SQL text, or split the script",
-                sql: excerpt(of: sql))
+                sql: excerpt(of: sql)).redactingSQL()
         }
         return length
     }

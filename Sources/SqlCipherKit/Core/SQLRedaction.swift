@@ -61,19 +61,21 @@ enum SQLRedaction {
                     index += 1
                 }
             case .keyPragma:
-                // PRAGMA [schema.]name [= value | (value)]: keep the name, mask any value.
-                var index = body.startIndex
-                while index < body.endIndex && !body[index].isSymbol("=") && !body[index].isSymbol("(")
-                    && !body[index].isSymbol(";") {
+                // PRAGMA [schema.]name, then the value: keep the name and mask EVERYTHING after it,
+                // whatever it is. SQLite takes `==` for `=` (`PRAGMA key == 'x'` sets the key), and
+                // text that does not parse (`PRAGMA key 'x'`, a typo) still holds the key; masking
+                // only what follows a `=` or `(` showed both (found by the hostile-input review).
+                let name = Self.pragmaNameIndex(body, head: head)
+                for index in body.startIndex...name {
                     // The keywords that decide the redaction are shown in capitals, as in KEY '***'.
                     output.append(index == head ? "PRAGMA" : body[index].text)
-                    index += 1
                 }
-                if index < body.endIndex && !body[index].isSymbol(";") {
+                let last = body.last.map { $0.isSymbol(";") } == true ? body.endIndex - 1 : body.endIndex
+                if name + 1 < last {
                     output += ["=", mask]
                     redacted = true
                 }
-                if let last = body.last, last.isSymbol(";") { output.append(";") }
+                if last < body.endIndex { output.append(";") }
             case .other:
                 for token in body {
                     if token.kind == .string && containsKeyParameter(token.text) {
@@ -85,7 +87,22 @@ enum SQLRedaction {
                 }
             }
         }
-        return redacted ? join(output) : sql
+        // A comment is dropped with the rest when the text is rebuilt; a text that needs no other
+        // redaction is rebuilt too when a comment of it names a key (commented-out
+        // `-- PRAGMA key = '…'` or `/* ATTACH … KEY '…' */` was shown as written).
+        return redacted || commentMayHoldKey(sql, tokens) ? join(output) : sql
+    }
+
+    /// Whether the text between two tokens (whitespace and comments) mentions `key`, `attach` or
+    /// `vacuum`: only a comment can, since whitespace holds no letters.
+    private static func commentMayHoldKey(_ sql: String, _ tokens: [SQLTokenizer.Token]) -> Bool {
+        let bytes = Array(sql.utf8)
+        var start = 0
+        for token in tokens {
+            if token.start - start > 2, mayHoldKey(bytes[start..<token.start]) { return true }
+            start = token.end
+        }
+        return bytes.count - start > 2 && mayHoldKey(bytes[start...])
     }
 
     /// Whether the values bound to `sql` must never be shown, even to a tracer that asked for
@@ -161,7 +178,12 @@ enum SQLRedaction {
 
     /// Whether `sql` mentions `key`, `attach` or `vacuum` in any case: only such text is tokenized.
     static func mayHoldKey(_ sql: String) -> Bool {
-        var utf8 = sql.utf8.makeIterator()
+        mayHoldKey(sql.utf8)
+    }
+
+    /// ``mayHoldKey(_:)-(String)`` for UTF-8 bytes.
+    static func mayHoldKey(_ bytes: some Sequence<UInt8>) -> Bool {
+        var utf8 = bytes.makeIterator()
         // A rolling window of the last six bytes, folded to lower case.
         var window: UInt64 = 0
         while let byte = utf8.next() {
@@ -207,14 +229,19 @@ enum SQLRedaction {
         if head.isKeyword("ATTACH") { return (index, .attach) }
         if head.isKeyword("VACUUM") { return (index, .vacuum) }
         if head.isKeyword("PRAGMA") {
-            // The name is the token after PRAGMA, or the third after it past `schema .`.
-            let nameIndex = index + 2 < body.endIndex && body[index + 2].isSymbol(".") ? index + 3 : index + 1
+            let nameIndex = pragmaNameIndex(body, head: index)
             if nameIndex < body.endIndex, let name = body[nameIndex].identifier,
                CipherPragmaRule.keyPragmas.contains(FunctionKey.fold(name)) {
                 return (index, .keyPragma)
             }
         }
         return (index, .other)
+    }
+
+    /// The index of a pragma's name in `body`, whose `PRAGMA` is at `head`: the token after it, or
+    /// the third after it past `schema .`.
+    private static func pragmaNameIndex(_ body: ArraySlice<SQLTokenizer.Token>, head: Int) -> Int {
+        head + 2 < body.endIndex && body[head + 2].isSymbol(".") ? head + 3 : head + 1
     }
 
     private static func isLiteral(_ token: SQLTokenizer.Token) -> Bool {
@@ -271,7 +298,19 @@ extension SqlCipherError {
             return .functionFailed(name: name, message: message, sql: text(sql))
         case let .functionNotAllowedInSchema(name, sql):
             return .functionNotAllowedInSchema(name: name, sql: text(sql))
-        default:
+        case let .plaintextAttachmentWrite(schema, sql):
+            return .plaintextAttachmentWrite(schema: schema, sql: text(sql))
+        // No `default`: a new case that carries SQL must be added above, not slip through (as
+        // plaintextAttachmentWrite once did: `PRAGMA plain.key = '…'` inside importPlaintext
+        // showed the key). These carry no SQL text.
+        case .libraryNotFound, .notSQLCipher, .bindingConflict, .missingSymbol, .unsupportedRuntime,
+             .libraryAlreadyLoaded, .libraryTooOld, .emptyKey, .invalidRawKey, .keyFailed, .notPlaintextDatabase,
+             .notADatabase, .cannotOpen, .plaintextDetected, .unsupported, .notEncrypted, .rekeyFailed,
+             .conversionFailed, .databaseClosed, .streamPreempted, .poolRequiresWAL, .columnNotFound,
+             .columnIndexOutOfRange, .typeMismatch, .connectionNotUsable, .unboundParameter, .unknownParameter,
+             .invalidQuery, .invalidConfiguration, .deleteWithoutWhere, .decodingFailed, .encodingFailed,
+             .migrationFailed, .unknownAppliedMigrations, .unknownMigration, .migrationNotReversible,
+             .foreignKeyViolation, .schemaNotFound, .tableNotFound, .passphraseLooksLikeRawKey, .registrationFailed:
             return self
         }
     }

@@ -29,9 +29,10 @@ extension SQLiteConnection {
 
     /// Whether the authorizer must refuse `PRAGMA <name> = <value>` (`value` nil when the pragma is
     /// only read). SQLCipher encrypts the database, its journals and WAL, but not SQLite's temporary
-    /// files (sorter spills, temporary tables and indices, materializations), which Debian's builds
-    /// put on disk by default (`SQLITE_TEMP_STORE=1`): the package sets `temp_store = MEMORY` and
-    /// refuses every statement that would undo it. Reading either pragma stays allowed.
+    /// files (sorter spills, temporary tables and indices, materializations), which `temp_store =
+    /// FILE` puts on disk, as `DEFAULT` does on builds with SQLite's default `SQLITE_TEMP_STORE=1`
+    /// (Debian's report `TEMP_STORE=2`): the package sets `temp_store = MEMORY` and refuses every
+    /// statement that would undo it. Reading either pragma stays allowed.
     ///
     /// `writable_schema` may be read and turned off, never on: with it, `UPDATE sqlite_master` can
     /// leave one malformed schema entry, after which no key opens the file again (all its rows are
@@ -91,15 +92,22 @@ extension SQLiteConnection {
     ///   telling the authorizer about its functions, so `DEFAULT (sqlcipher_export('b'))` would copy
     ///   the database at the next `INSERT`.
     /// Only statements that start with `VACUUM`, `CREATE`, `ALTER` or a comment are tokenized.
+    /// The text `sqlite3_sql` returns starts where the compile started, so it includes the empty
+    /// statements SQLite skipped before this one: `;VACUUM INTO …` and `SELECT 1; ;VACUUM INTO …`
+    /// compile to a `VACUUM` whose text starts with `;` (found by the hostile-input review: the
+    /// check read `;` as the head and let the plaintext copy run). Whitespace, `;` and comments
+    /// before the head are all skipped.
     func refuseByText(_ handle: OpaquePointer, sql: String) throws {
         guard let text = scb_sql(handle) else { return }
         var cursor = text
-        while cursor.pointee == 32 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
+        while cursor.pointee == 32 || cursor.pointee == 59 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
         let first = cursor.pointee
         let vacuum = strncasecmp(cursor, "vacuum", 6) == 0
         let schema = strncasecmp(cursor, "create", 6) == 0 || strncasecmp(cursor, "alter", 5) == 0
         guard vacuum || schema || first == 45 || first == 47 else { return }
-        guard let tokens = SQLTokenizer.tokenize(String(cString: text)), let head = tokens.first else { return }
+        guard let all = SQLTokenizer.tokenize(String(cString: text)) else { return }
+        let tokens = Array(all.drop(while: { $0.isSymbol(";") }))
+        guard let head = tokens.first else { return }
         if head.isKeyword("VACUUM") {
             if !statementGate.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
                 throw SqlCipherError.unsafeVacuumInto(sql: sql).redactingSQL()
@@ -108,14 +116,33 @@ extension SQLiteConnection {
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
             // Tables only: views and triggers are resolved, so the authorizer refuses their calls
             // when they are used (SqlCipherKit.docc/RawSQLGuards.md).
-            // A call in expression position: after a symbol or an expression keyword, so that a
-            // table named sqlcipher_log in `CREATE TABLE sqlcipher_log(x)` is not taken for one.
-            let expressionKeywords = ["DEFAULT", "AS", "SELECT", "WHEN", "THEN", "ELSE", "AND", "OR", "NOT", "CHECK"]
+            // Every `sqlcipher…(` is taken for a call unless it stands where a table definition puts a
+            // NAME before `(`: the table's own (after TABLE, EXISTS or `schema .`), a foreign key's
+            // parent (REFERENCES), a virtual table's module (USING), a column's type (after the
+            // column's name, a word that is no keyword). Listing the keywords that start an
+            // expression instead missed IS, LIKE, GLOB, BETWEEN, CASE, ESCAPE and FROM: a DEFAULT
+            // (1 IS sqlcipher_export('b')) ran the export at the next INSERT, and on 3.4.1 a DEFAULT
+            // (CASE sqlcipher_export('b') …) crashed the process (found by the hostile-input review).
+            let namePositions = ["TABLE", "EXISTS", "REFERENCES", "USING"]
+            func isCall(_ index: Int) -> Bool {
+                let previous = tokens[index - 1]
+                switch previous.kind {
+                case .word:
+                    let word = previous.text.uppercased()
+                    return SQLTokenizer.keywords.contains(word) && !namePositions.contains(word)
+                case .quotedIdentifier:
+                    return false
+                case .symbol where previous.isSymbol(".") && index >= 3:
+                    return !namePositions.contains(where: tokens[index - 3].isKeyword)
+                default:
+                    return true
+                }
+            }
             for index in tokens.indices.dropFirst().dropLast() {
-                let token = tokens[index], previous = tokens[index - 1]
+                let token = tokens[index]
                 guard token.kind == .word || token.kind == .quotedIdentifier,
                       token.identifier?.lowercased().hasPrefix("sqlcipher") == true, tokens[index + 1].isSymbol("("),
-                      previous.kind == .symbol || expressionKeywords.contains(where: previous.isKeyword) else { continue }
+                      isCall(index) else { continue }
                 throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql).redactingSQL()
             }
         }

@@ -113,8 +113,20 @@ final class SQLiteConnection {
         }
         if rc & 0xFF == 1, let failure = functionFailure(sql: sql) { return failure }
         let extended = scb_extended_errcode(handle)
-        let message = String(cString: scb_errmsg(handle))
+        var message = String(cString: scb_errmsg(handle))
+        if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
+    }
+
+    /// What follows SQLite's bare "too many SQL variables", which says neither the limit nor what to
+    /// do: a query builder `in([...])` of a few thousand values, or a long `?` list, meets it on
+    /// SQLite 3.15.2 (SQLCipher 3.4.1) from 1,000 values on.
+    static var tooManyVariablesAdvice: String {
+        ": the statement has more parameters than SQLite accepts in one statement (999 before SQLite 3.32, "
+            + "32,766 from it, unless the library was built with another limit; the loaded SQLite is "
+            + String(cString: scb_sqlite_version()) + "), and every ?, every value of the query builder and every "
+            + "value interpolated into an SQL literal is one. Bind fewer: split a long IN list into several queries, "
+            + "or pass the values as one JSON array and read them with json_each(?) where SQLite has JSON"
     }
 
     /// Ends the streams paused between batches when a statement failed because their open

@@ -41,6 +41,35 @@ import Testing
         #expect(try await db.query("SELECT sqlcipher_note FROM sqlcipher_log")[0].get(0, as: String.self) == "sqlcipher_export(x)")
     }
 
+    /// The text check once looked for a call only after a symbol or one of ten expression
+    /// keywords: after IS, LIKE, GLOB, BETWEEN, CASE, ESCAPE or FROM a DEFAULT's call was not seen,
+    /// and `DEFAULT (1 IS sqlcipher_export('b'))` ran the export into b at the next INSERT (on
+    /// 3.4.1, the CASE form then crashed the process with SIGSEGV). Now any `sqlcipher…(` that is
+    /// not in a name position is a call, and the names still work.
+    @Test func sqlcipherCallsAfterAnyOperatorKeywordAreRefused() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("d.db"), rawKey: rawKey())
+        try await db.execute("ATTACH '\(dir.path("b.db"))' AS b KEY 'other'")
+        let expressions = ["1 IS sqlcipher_export('b')", "'a' LIKE sqlcipher_export('b')", "'a' GLOB sqlcipher_export('b')",
+                           "CASE sqlcipher_export('b') WHEN 1 THEN 2 END", "1 BETWEEN sqlcipher_export('b') AND 2",
+                           "'a' LIKE 'b' ESCAPE sqlcipher_export('b')", "1 IS NOT DISTINCT FROM sqlcipher_export('b')",
+                           "1 IS NOT sqlcipher_export('b')", "1 MATCH sqlcipher_export('b')"]
+        for (index, expression) in expressions.enumerated() {
+            let sql = "CREATE TABLE d\(index)(x, y DEFAULT (\(expression)))"
+            await #expect(throws: SqlCipherError.self, "\(sql)") { try await db.execute(sql) }
+            // Had the table been made, this INSERT would run the export.
+            _ = try? await db.execute("INSERT INTO d\(index)(x) VALUES (1)")
+        }
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'd%'").isEmpty)
+        #expect(try await db.query("SELECT count(*) FROM b.sqlite_master")[0].get(0, as: Int.self) == 0)
+        // Names before `(` stay names: a schema-qualified table, a parent table, a column's type.
+        try await db.execute("CREATE TABLE main.sqlcipher_parent(id INTEGER PRIMARY KEY)")
+        try await db.execute("CREATE TABLE IF NOT EXISTS main.sqlcipher_child(p REFERENCES sqlcipher_parent(id), "
+            + "n sqlcipher_type(10), m \"q\" sqlcipher_type(2))")
+        try await db.execute("INSERT INTO sqlcipher_child(p, n) VALUES (NULL, 1)")
+        #expect(try await db.query("SELECT count(*) FROM sqlcipher_child")[0].get(0, as: Int.self) == 1)
+    }
+
     @Test func sqlcipherExportIsRefusedInEverySpelling() async throws {
         let dir = TemporaryDirectory()
         let marker = Self.marker()
@@ -234,6 +263,38 @@ import Testing
         try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         try await plain.execute("VACUUM INTO '\(dir.path("plain-copy.db"))'")
         #expect(FileHeader(path: dir.path("plain-copy.db"))?.looksPlaintextSQLite == true)
+    }
+
+    /// `sqlite3_sql` gives a statement's text from where its compile started, empty statements
+    /// included: `;VACUUM INTO …` compiles to a VACUUM whose text starts with `;`. The text check
+    /// once read the `;` as the head, and `;VACUUM INTO 'file:…?key='` wrote the whole encrypted
+    /// database to a plaintext file on SQLCipher 4.6.1 (a plaintext `SQLite format 3` copy with
+    /// every row). The same head hid `sqlcipher_export` in a DEFAULT behind `;`. On 3.4.1 (no
+    /// VACUUM INTO) the statements fail as syntax errors, which the test accepts.
+    @Test func emptyStatementsBeforeVacuumIntoOrCreateTableDoNotHideThem() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        let copy = "file:\(dir.path("copy.db"))?key="
+        for sql in [";VACUUM INTO '\(copy)'", " ; ;\nvacuum into '\(copy)'", "/* c */ ; VACUUM INTO '\(copy)'",
+                    "SELECT 1; ;VACUUM INTO '\(copy)'", "SELECT 1;;/* c */;-- d\n;VACUUM INTO '\(copy)'"] {
+            do {
+                try await db.execute(sql)
+                Issue.record("ran: \(sql)")
+            } catch let error as SqlCipherError {
+                if isSQLCipher4() { #expect(error == .unsafeVacuumInto(sql: SQLRedaction.text(of: sql)), "\(sql)") }
+            }
+            #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")), "\(sql)")
+        }
+        for sql in [";CREATE TABLE d(x, y DEFAULT (sqlcipher_export('main')))",
+                    "SELECT 1; ;CREATE TABLE d(x, y DEFAULT (sqlcipher_export('main')))",
+                    "; /* c */ ;CREATE TEMP TABLE d(x DEFAULT (sqlcipher_export('main')))"] {
+            await #expect(throws: SqlCipherError.unsafeFunction(name: "sqlcipher_export", sql: sql), "\(sql)") {
+                try await db.execute(sql)
+            }
+        }
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'd'").isEmpty)
+        #expect(try await db.query("SELECT count(*) FROM secrets")[0].get(0, as: Int.self) == 20)
     }
 
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func vacuumIntoIsRefusedWhenTheCopyWouldGetOtherSettings() async throws {

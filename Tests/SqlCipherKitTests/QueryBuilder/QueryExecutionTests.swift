@@ -85,6 +85,35 @@ import Testing
         #expect(try await db.query(Select(col("name")).from(products).where(col("name").like("%EE%"))).count == 1)
     }
 
+    /// SQLite's bare "too many SQL variables" said neither the limit nor what to do; an `in([...])`
+    /// of 1,000 values meets it on SQLCipher 3.4.1 (SQLite 3.15.2, limit 999). The message now
+    /// names the limit, the loaded SQLite and the ways to bind fewer, in the builder's error and in
+    /// raw SQL's alike.
+    @Test func tooManyValuesSaysHowToBindFewer() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await makeProducts(dir)
+        let count = 40_000
+        let values = (0..<count).map { SQLExpression.value($0) }
+        let placeholders = Array(repeating: "?", count: count).joined(separator: ",")
+        let failures: [(any Error)?] = [
+            await #expect(throws: SqlCipherError.self) {
+                try await db.query(Select(.all).from(products).where(col("id").in(values)))
+            },
+            await #expect(throws: SqlCipherError.self) {
+                try await db.query("SELECT 1 WHERE 1 IN (\(placeholders))", arguments: StatementArguments(Array(repeating: 1, count: count)))
+            },
+        ]
+        for failure in failures {
+            guard case .sqlite(1, _, let message, _)? = failure as? SqlCipherError else {
+                Issue.record("\(String(describing: failure))")
+                continue
+            }
+            #expect(message.hasPrefix("too many SQL variables: "))
+            #expect(message.contains("split a long IN list"))
+            #expect(message.contains(try SqlCipherLibrary.shared.sqliteVersion))
+        }
+    }
+
     @Test func unboundUnknownAndDuplicateParameters() async throws {
         let dir = TemporaryDirectory()
         let db = try await makeProducts(dir)

@@ -26,6 +26,12 @@ import Testing
         ("pragma HexReKey = \"Zq7SecretPass\";", "PRAGMA HexReKey = '***';"),
         ("EXPLAIN PRAGMA textkey = 'Zq7SecretPass'", "EXPLAIN PRAGMA textkey = '***'"),
         ("SELECT 1;; PRAGMA rekey = Zq7SecretPass", "SELECT 1;; PRAGMA rekey = '***'"),
+        // SQLite reads `==` as `=`, and a value without `=` is a syntax error that still holds the key.
+        ("PRAGMA key == 'Zq7SecretPass'", "PRAGMA key = '***'"),
+        ("PRAGMA main.hexrekey == \"x'5a71375365637265745061737300'\";", "PRAGMA main.hexrekey = '***';"),
+        ("PRAGMA key 'Zq7SecretPass'", "PRAGMA key = '***'"),
+        ("PRAGMA textkey Zq7SecretPass; SELECT 1", "PRAGMA textkey = '***'; SELECT 1"),
+        ("PRAGMA key = 'Zq7SecretPass' Zq7SecretPass", "PRAGMA key = '***'"),
         ("VACUUM main INTO 'file:b.db?hexkey=Zq7SecretPass'", "VACUUM main INTO '***'"),
         ("EXPLAIN VACUUM INTO 'file:b.db?key=Zq7SecretPass'", "EXPLAIN VACUUM INTO '***'"),
         ("CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 'file:x?key=Zq7SecretPass'; SELECT CASE WHEN 1 THEN 2 END; END; "
@@ -40,6 +46,25 @@ import Testing
         // Redacting again changes nothing: errors made from errors stay readable.
         #expect(SQLRedaction.text(of: redacted) == redacted)
         #expect(SQLRedaction.hidesArguments(of: sql))
+    }
+
+    /// A key in a comment of a statement that needs no other redaction (commented-out code) was
+    /// shown as written: such text is now rebuilt from its tokens, without its comments. Text whose
+    /// comments name no key keeps its comments and spacing.
+    @Test(arguments: [
+        ("SELECT 1 -- PRAGMA key = 'Zq7SecretPass'", "SELECT 1"),
+        ("SELECT /* ATTACH 'a' AS b KEY 'Zq7SecretPass' */ 2", "SELECT 2"),
+        ("/* old: PRAGMA rekey = Zq7SecretPass */\nSELECT key FROM t", "SELECT key FROM t"),
+        ("SELECT key FROM t -- VACUUM INTO 'file:x?key=Zq7SecretPass'", "SELECT key FROM t"),
+        ("SELECT  key  FROM t -- plain comment", "SELECT  key  FROM t -- plain comment"),
+    ])
+    func commentsThatNameAKeyAreDropped(_ sql: String, _ shown: String) {
+        let redacted = SQLRedaction.text(of: sql)
+        #expect(redacted == shown)
+        #expect(!redacted.contains(Self.secret))
+        #expect(SQLRedaction.text(of: redacted) == redacted)
+        #expect(!SQLRedaction.message("near \"Zq7SecretPass\": syntax error", of: sql).contains(Self.secret)
+                || redacted == sql)
     }
 
     @Test func sqliteMessagesThatEchoTheKeyAreMasked() {
@@ -58,6 +83,55 @@ import Testing
         dump(error, to: &dumped)
         return [String(describing: error), String(reflecting: error), "\(error)", error.localizedDescription, dumped]
             .joined(separator: "\n")
+    }
+
+    /// Errors made outside the statement path: the refusal of a write to the plaintext file that
+    /// importPlaintext attached (once made without the redaction: `PRAGMA plain.key = '…'` and a
+    /// `key=` literal showed in its `sql`), a key-family pragma spelled `==` or without `=` (the
+    /// redaction masked only what followed `=` or `(`), and SQL too long for SQLite.
+    @Test func errorsMadeOffTheStatementPathHoldOnlyRedactedSQL() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE pt(x)")
+        await plain.close()
+        var errors: [SqlCipherError] = try await db.importPlaintext(from: dir.path("plain.db")) { conn in
+            var refused: [SqlCipherError] = []
+            for sql in ["PRAGMA plain.key = '\(Self.secret)'", "INSERT INTO plain.pt VALUES ('file:a?key=\(Self.secret)')"] {
+                do {
+                    _ = try conn.execute(sql)
+                    Issue.record("\(sql) did not fail")
+                } catch let error as SqlCipherError {
+                    refused.append(error)
+                }
+            }
+            return refused
+        }
+        #expect(errors.count == 2)
+        #expect(errors.allSatisfy { if case .plaintextAttachmentWrite = $0 { return true } else { return false } })
+        for sql in ["PRAGMA key == '\(Self.secret)'", "PRAGMA main.rekey == '\(Self.secret)'", "PRAGMA key '\(Self.secret)'",
+                    "PRAGMA hexkey \(Self.secret)"] {
+            do {
+                _ = try await db.execute(sql)
+                Issue.record("\(sql) did not fail")
+            } catch let error as SqlCipherError {
+                errors.append(error)
+            }
+        }
+        // Text over Int32.max bytes (not built here: the check runs on the count before the text
+        // is read), and a bound value as large.
+        do {
+            _ = try CLength.sql(Int(Int32.max) + 1, sql: "ATTACH 'a.db' AS x KEY '\(Self.secret)'")
+        } catch let error as SqlCipherError { errors.append(error) }
+        do {
+            _ = try CLength.value(Int(Int32.max) + 1, kind: "a blob", sql: "ATTACH ? AS x KEY '\(Self.secret)'")
+        } catch let error as SqlCipherError { errors.append(error) }
+        #expect(errors.count == 8)
+        for error in errors {
+            let shown = Self.everyRendering(error)
+            #expect(!shown.contains(Self.secret), "\(shown)")
+        }
+        await db.close()
     }
 
     @Test func errorsHoldOnlyRedactedSQL() async throws {
