@@ -331,18 +331,19 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "`try await db.execute(\"PRAGMA journal_mode = WAL\")` and close it (the mode is stored in the "
                 + "file), then open the pool; or use Database, which works in either mode. Nothing was changed."
         case let .sqlite(code, extended, message, sql):
-            let statement = sql.map { " in `\($0)`" } ?? ""
+            let statement = sql.map { " in \(Self.quoted($0))" } ?? ""
             return "SQLite error \(code) (extended \(extended)): \(Self.clause(message))\(statement)."
         case let .argumentCountMismatch(expected, given, sql):
-            return "`\(sql)` has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
+            return "\(Self.quoted(sql)) has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
         case let .multipleStatements(sql):
-            return "`\(sql)` holds several statements; arguments can only be bound to a single statement. "
-                + "Run the statements one by one."
+            return "\(Self.quoted(sql)) holds several statements where one is expected: a query returns the rows of "
+                + "one statement, and arguments bind to one statement. Run the statements one by one (text of several "
+                + "statements runs only through execute without arguments)."
         case let .emptyStatement(sql):
-            return "`\(sql)` holds no SQL statement."
+            return "\(Self.quoted(sql)) holds no SQL statement."
         case let .nulCharacterInSQL(sql, offset):
             let shown = sql.replacingOccurrences(of: "\u{0}", with: "\\0")
-            return "`\(shown)` contains a NUL character (U+0000) at byte \(offset). SQLite would read the SQL only up "
+            return "\(Self.quoted(shown)) contains a NUL character (U+0000) at byte \(offset). SQLite would read the SQL only up "
                 + "to it and silently ignore the rest, so nothing was run. Pass values as ? arguments instead of "
                 + "putting them into the SQL text, or remove the NUL."
         case let .unsafePragma(name, value, sql)
@@ -350,55 +351,55 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             let effect = name.lowercased() == "temp_store_directory"
                 ? "choose a folder for SQLite's temporary files, which SQLCipher does not encrypt"
                 : "send temporary tables, indices and sort runs to temporary files, which SQLCipher does not encrypt"
-            return "`\(sql)` sets PRAGMA \(name) = \(value), which would \(effect). SqlCipherKit keeps temporary data "
+            return "\(Self.quoted(sql)) sets PRAGMA \(name) = \(value), which would \(effect). SqlCipherKit keeps temporary data "
                 + "in memory (temp_store = MEMORY), so the statement was not run. Remove it; reading PRAGMA \(name) "
                 + "is allowed, and PRAGMA temp_store = MEMORY is accepted."
         case let .unsafePragma(name, value, sql) where name.lowercased() == "writable_schema":
-            return "`\(sql)` sets PRAGMA writable_schema = \(value), which lets statements edit sqlite_master directly: "
+            return "\(Self.quoted(sql)) sets PRAGMA writable_schema = \(value), which lets statements edit sqlite_master directly: "
                 + "one malformed entry and no key opens the file again, losing every row. The statement was not run. "
                 + "Change the schema with CREATE, ALTER and DROP (or migrations); reading the pragma and turning it off "
                 + "are allowed."
         case let .unsafePragma(name, value, sql):
             return CipherPragmaRule.refusalDescription(name: name, value: value, sql: sql)
         case let .perConnectionPragma(name, sql):
-            return "`\(sql)` sets PRAGMA \(name) on one connection of a DatabasePool, which runs each call on whichever "
+            return "\(Self.quoted(sql)) sets PRAGMA \(name) on one connection of a DatabasePool, which runs each call on whichever "
                 + "of its connections routing picks (the writer or a reader), so the setting would apply to that one "
                 + "only; it was not run. Set it for every connection when the pool opens: DatabasePool(path:..., "
                 + "configuration:) with DatabaseConfiguration's synchronous, pageCacheKiB or busyTimeout, or the "
                 + "statement in its prepareConnection closure. Reading PRAGMA \(name) is allowed."
         case let .unsafeFunction(name, sql):
-            return "`\(sql)` calls \(name)(), which copies every row of a database into another one, encrypted or "
+            return "\(Self.quoted(sql)) calls \(name)(), which copies every row of a database into another one, encrypted or "
                 + "in the clear, without the checks of the package's conversions, so the statement was not run. Use "
                 + "Database.export(to:key:cipher:) for an encrypted copy, exportDecrypted(to:) for a plaintext one, "
                 + "Database.encrypt(plaintextAt:to:key:) to encrypt a plaintext file, and "
                 + "Database.upgradeFromSqlCipher3(path:key:) to move a SQLCipher 3 file to SQLCipher 4."
         case let .unsafeAttach(schema, path, encrypted, sql):
             if encrypted {
-                return "`\(sql)` attached the encrypted database \(path) as \(schema) to a plaintext Database, "
+                return "\(Self.quoted(sql)) attached the encrypted database \(path) as \(schema) to a plaintext Database, "
                     + "where its rows could be copied in the clear; it was detached again. Open the encrypted file with "
                     + "Database(path:key:) (or rawKey:), and copy it with exportDecrypted(to:) if a plaintext copy is "
                     + "really needed; to encrypt this plaintext database use Database.encrypt(plaintextAt:to:key:)."
             }
-            return "`\(sql)` attached \(path) as \(schema) without encryption (an empty KEY), so anything copied into "
+            return "\(Self.quoted(sql)) attached \(path) as \(schema) without encryption (an empty KEY), so anything copied into "
                 + "it would be written in the clear; it was detached again and nothing was written to it. To read "
                 + "rows from a plaintext database into this one, use db.importPlaintext(from:) { conn in ... }, which "
                 + "attaches it for reading only. Leave the KEY clause out to attach an encrypted database with this "
                 + "database's key, or give a non-empty key; for a plaintext copy use exportDecrypted(to:)."
         case let .plaintextAttachmentWrite(schema, sql):
-            return "`\(sql)` would change \(schema), the plaintext database attached for reading by "
+            return "\(Self.quoted(sql)) would change \(schema), the plaintext database attached for reading by "
                 + "importPlaintext(from:), so it was not run: nothing of the encrypted database may be written in the "
                 + "clear. Read from \(schema) and write into main (INSERT INTO main.t SELECT ... FROM \(schema).t)."
         case let .unsafeVacuumInto(sql):
-            return "`\(sql)` would write a copy of this encrypted database whose key comes from the target (a "
+            return "\(Self.quoted(sql)) would write a copy of this encrypted database whose key comes from the target (a "
                 + "`file:...?key=` URI writes it in plaintext) and whose settings are SQLCipher's defaults, neither of "
                 + "which can be checked before it runs; the statement was not run. Use Database.export(to:key:cipher:), "
                 + "which writes the copy with the key and settings you give and verifies it."
         case let .transactionRolledBack(sql):
             return "SQLite rolled back this body's transaction after an earlier error in it (an interrupted or "
-                + "failed write, or a full disk), so `\(sql)` was not run and nothing of the body is committed. "
+                + "failed write, or a full disk), so \(Self.quoted(sql)) was not run and nothing of the body is committed. "
                 + "Let that first error propagate out of the body, then run the transaction again."
         case let .transactionControlInBody(sql):
-            return "`\(sql)` would end or change the transaction that transaction { } or savepoint { } manages (the "
+            return "\(Self.quoted(sql)) would end or change the transaction that transaction { } or savepoint { } manages (the "
                 + "change could be committed while the call reports a failure), so it was not run. Return from the "
                 + "body to commit, throw to roll back, and nest savepoint { } to undo part of the work. BEGIN, COMMIT "
                 + "and ROLLBACK written by hand work outside these bodies."
@@ -412,7 +413,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "This Connection, cursor or prepared statement belongs to a transaction, savepoint or read body that "
                 + "has ended; use it only inside the body. To read rows from outside a body, use db.stream(...)."
         case let .readOnlyViolation(sql):
-            return "`\(sql)` writes, but it ran inside a read-only body (db.read { ... }), so it was not run. "
+            return "\(Self.quoted(sql)) writes, but it ran inside a read-only body (db.read { ... }), so it was not run. "
                 + "Use db.transaction { ... } or db.savepoint { ... } (on a Database or a DatabasePool) for statements "
                 + "that change the database."
         case let .unboundParameter(name):
@@ -465,13 +466,13 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "32 bytes with rawKey: (Database(path:rawKey:), Database(path:rawKey:salt:), DatabaseKey.rawKey(_:), "
                 + "or rekey(rawKey:)); otherwise choose another passphrase."
         case let .functionFailed(name, message, sql):
-            return "The SQL function \(name)() failed while `\(sql)` ran: \(Self.clause(message)). SQLite stopped the statement "
+            return "The SQL function \(name)() failed while \(Self.quoted(sql)) ran: \(Self.clause(message)). SQLite stopped the statement "
                 + "and undid its changes. Check the values the statement passes to \(name)(), or make the function "
                 + "handle them."
         case let .registrationFailed(name, reason):
             return "The SQL function or collation \"\(name)\" was not added or removed: \(Self.clause(reason)). Nothing changed."
         case let .functionNotAllowedInSchema(name, sql):
-            return "`\(sql)` would make the database's schema (a trigger, view, CHECK or DEFAULT expression, or an "
+            return "\(Self.quoted(sql)) would make the database's schema (a trigger, view, CHECK or DEFAULT expression, or an "
                 + "index on an expression) call \(name)(), which may only be called from SQL you run yourself, so it "
                 + "was not run. If \(name)() has no side effects and reveals nothing beyond its result, add it again "
                 + "with DatabaseFunction(..., allowedInSchema: true); otherwise do not use it in the schema (the "
@@ -493,6 +494,18 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
     /// `text` without its closing period, for a message that goes on after it: reasons come from
     /// SQLite, from callers' own errors (a migration's) and from other descriptions, which may
     /// already end a sentence, and a message must not end in "..".
+    /// SQL text in backquotes, as every description shows it: cut after
+    /// ``descriptionSQLLimit`` characters, so that an error about a statement of thousands of
+    /// parameters or a long script stays a readable line (the error's `sql` keeps it whole).
+    static func quoted(_ sql: String) -> String {
+        guard sql.count > descriptionSQLLimit else { return "`\(sql)`" }
+        let shown = sql.prefix(descriptionSQLLimit)
+        return "`\(shown)…` (\(sql.count - descriptionSQLLimit) more characters)"
+    }
+
+    /// The most characters of SQL a description shows.
+    static let descriptionSQLLimit = 1_000
+
     static func clause(_ text: String) -> String {
         var trimmed = Substring(text)
         while let last = trimmed.last, last.isWhitespace { trimmed.removeLast() }

@@ -20,6 +20,44 @@ import Testing
         #expect(try await db.query("SELECT count(*) FROM t WHERE name = ?", arguments: ["C"])[0].get(0, as: Int.self) == 1)
     }
 
+    /// A query of several statements is refused, and the message says why without claiming that
+    /// arguments were given (it blamed binding, with none passed).
+    @Test func aQueryOfSeveralStatementsSaysAQueryRunsOne() async throws {
+        let db = try memory()
+        do {
+            _ = try await db.query("SELECT 1; SELECT 2")
+            Issue.record("a query of two statements ran")
+        } catch let error as SqlCipherError {
+            guard case .multipleStatements(let sql) = error else { throw error }
+            #expect(sql == "SELECT 1; SELECT 2")
+            #expect(error.description.contains("a query returns the rows of one statement"))
+            #expect(error.description.contains("one by one"))
+        }
+    }
+
+    /// A description shows at most a thousand characters of SQL, whatever the statement: an error
+    /// about a statement of 40,000 parameters was a line of several hundred kilobytes. The error's
+    /// `sql` keeps the whole (redacted) text.
+    @Test func aDescriptionCutsLongSQL() async throws {
+        let db = try memory()
+        try await db.execute("CREATE TABLE t(x)")
+        let sql = "SELECT x FROM t WHERE x IN (" + Array(repeating: "?", count: 40_000).joined(separator: ", ") + ")"
+        do {
+            _ = try await db.query(sql, 1)
+            Issue.record("40,000 parameters with one argument ran")
+        } catch let error as SqlCipherError {
+            #expect(error.description.count < 2_000, "\(error.description.count) characters")
+            #expect(error.description.contains("more characters)"))
+            if case .argumentCountMismatch(_, _, let kept) = error {
+                #expect(kept.count == sql.count)
+            } else if case .sqlite(_, _, _, let kept?) = error {
+                #expect(kept.count > SqlCipherError.descriptionSQLLimit)
+            }
+        }
+        let short = SqlCipherError.emptyStatement(sql: String(repeating: "-", count: 1_000))
+        #expect(!short.description.contains("more characters"))
+    }
+
     @Test func emptyResultStillKnowsItsColumns() async throws {
         let db = try memory()
         try await db.execute("CREATE TABLE t(a, b)")
