@@ -124,7 +124,7 @@ struct Exporter {
         } catch {
             // Only what this export created (CreationClaim): a file another process put at the
             // path stays.
-            for file in claim?.removableFiles ?? [] { try? FileManager.default.removeItem(atPath: file) }
+            for file in claim?.removableFiles ?? [] { try? FileReplacement.removeFile(file) }
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
