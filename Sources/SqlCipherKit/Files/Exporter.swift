@@ -261,7 +261,18 @@ struct Exporter {
     /// and of ``InPlaceEncryption``.
     static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
         guard let header = FileHeader(path: path), header.fileSize > 0 else {
-            throw SqlCipherError.cannotOpen(path: path, reason: "there is no database file there")
+            var info = stat()
+            let reason: String
+            if stat(path, &info) != 0 {
+                reason = errno == ELOOP
+                    ? "it is a symbolic link that leads through too many links (a loop?); point it at the database file"
+                    : "there is no database file there (\(String(cString: strerror(errno))))"
+            } else if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
+                reason = "it is \(kind), not a database file; give the path of a plaintext SQLite database"
+            } else {
+                reason = "the file is empty: there is no database to convert"
+            }
+            throw SqlCipherError.cannotOpen(path: path, reason: reason)
         }
         return try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
     }
