@@ -230,9 +230,21 @@ struct Exporter {
                 path: target, reason: "a name ending in \(suffix) is the companion file SQLite keeps beside a database "
                     + "and may delete; choose a name without that ending")
         }
-        for file in [target, target + "-wal", target + "-journal"] where FileManager.default.fileExists(atPath: file) {
+        if target.hasSuffix("/") {
             throw SqlCipherError.cannotOpen(
-                path: target, reason: "\(file) already exists; an export only writes a new file, so remove it or choose another path")
+                path: target, reason: "the path ends in \"/\", which names a folder; give the path of the new file")
+        }
+        // lstat, not stat: a symbolic link there, even one that points nowhere, is an entry too.
+        // SQLite would create and write the companions through it (SQLCipher 3.4.1 overwrote the
+        // file a linked -shm pointed to, and left a linked -journal's pages where it pointed) and
+        // then remove only the link.
+        for file in [target, target + "-wal", target + "-shm", target + "-journal"] {
+            var info = stat()
+            guard lstat(file, &info) == 0 else { continue }
+            let what = (info.st_mode & S_IFMT) == S_IFLNK ? "\(file) is a symbolic link" : "\(file) already exists"
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "\(what); an export only writes a new file, with companion files of its own, so "
+                    + "remove it or choose another path")
         }
         let parent = (target as NSString).deletingLastPathComponent
         let folder = parent.isEmpty ? "." : parent
