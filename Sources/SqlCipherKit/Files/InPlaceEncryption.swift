@@ -24,6 +24,10 @@ enum InPlaceEncryption {
                 source: path, target: path,
                 reason: "a backup already exists at \(backup); move it away first")
         }
+        // Before anything is removed or opened: a second conversion of the file waits for nothing
+        // and removes nothing of this one's (ConversionLock).
+        let lock = try ConversionLock(path: path)
+        defer { lock.release() }
         try refuseOtherNames(path)
         try FileReplacement.removeDatabaseFiles(temporary)
 
