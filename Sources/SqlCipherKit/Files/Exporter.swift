@@ -156,7 +156,7 @@ struct Exporter {
     private func attach(_ target: String, key: KeyMaterial?) throws {
         let statement = try source.uncachedStatement("ATTACH DATABASE ? AS \(Self.schema) KEY ?")
         defer { statement.reset() }
-        try statement.bind(.text(target), at: 1)
+        try statement.bind(.text(SQLiteConnection.fileName(target)), at: 1)
         if let key {
             try key.withBytes { try statement.bindBlob($0, at: 2) }
         } else {

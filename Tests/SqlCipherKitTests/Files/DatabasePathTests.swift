@@ -44,6 +44,39 @@ import Testing
         await linkedPool.close()
     }
 
+    /// A relative path that starts with `file:` names a file of that name, never a URI. SQLCipher
+    /// 4.6.1 (Debian) reads such names as URIs: `file:rel.db` wrote `rel.db` beside an empty
+    /// `file:rel.db` (plaintext), or failed the creation proof and left `rel.db` behind
+    /// (encrypted); `?mode=memory` in the name kept nothing. Run in a child whose working folder
+    /// is the temporary one (the path must be relative), with both libraries.
+    @Test(arguments: ["none", "pass:k", "raw:" + String(repeating: "ab", count: 32)])
+    func aRelativePathStartingWithFileIsThatFile(key: String) async throws {
+        let dir = TemporaryDirectory()
+        for name in ["file:rel.db", "file:mem.db?mode=memory"] {
+            func helper(_ arguments: [String]) throws -> ChildResult {
+                try runChild("/usr/bin/env", ["-C", dir.url.path, productPath("sqlcipherkit-test-helper"), "open-database"]
+                    + arguments)
+            }
+            let created = try helper([name, key, "CREATE TABLE t(x); INSERT INTO t VALUES ('REL-MARKER')"])
+            #expect(created.stdout.contains("executed"), "\(name) \(key): \(created.stdout) \(created.stderr)")
+            let read = try helper(["--read-only", name, key, "SELECT x FROM t"])
+            #expect(read.stdout.contains("executed"), "\(name) \(key): \(read.stdout) \(read.stderr)")
+            // The rows are in the file of that name (an absolute path is never a URI).
+            let db: Database
+            switch key {
+            case "none": db = try Database(unencryptedPath: dir.path(name), readOnly: true)
+            case "pass:k": db = try Database(path: dir.path(name), key: "k", readOnly: true)
+            default: db = try Database(path: dir.path(name), rawKey: Data(repeating: 0xAB, count: 32), readOnly: true)
+            }
+            #expect(try await db.query("SELECT x FROM t").map { $0.get(0, as: String.self) } == ["REL-MARKER"])
+            await db.close()
+        }
+        // (A child ends without closing: a WAL file's -wal and -shm may stay beside it.)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(files.filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.sorted()
+                == ["file:mem.db?mode=memory", "file:rel.db"], "\(files)")
+    }
+
     @Test func aLoopOfSymlinksIsATypedError() throws {
         let folder = TemporaryDirectory()
         try FileManager.default.createSymbolicLink(atPath: folder.path("a.db"), withDestinationPath: "b.db")
