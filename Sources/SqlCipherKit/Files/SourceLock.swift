@@ -87,7 +87,8 @@ final class ConversionLock {
     /// nothing to lock, and the caller's own checks name what is there.
     ///
     /// - Throws: ``SqlCipherError/conversionFailed(source:target:reason:)`` when another
-    ///   conversion of the file is running, or the file was replaced while the lock was taken.
+    ///   conversion of the file is running, the file was replaced while the lock was taken, or
+    ///   this process may not write the file.
     init(path: String) throws {
         descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
@@ -106,6 +107,17 @@ final class ConversionLock {
                 source: path, target: path,
                 reason: "another conversion of this file (encryptInPlace or upgradeFromSqlCipher3, in this process or "
                     + "another) is running; wait for it to end, then look at the file again")
+        }
+        // Replacing a file needs only a writable folder, so a file this process may not write
+        // (mode 0444, or another user's) would be replaced, and change owner, without a word.
+        guard access(path, W_OK) == 0 else {
+            let reason = String(cString: strerror(errno))
+            release()
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: "the file is not writable by this process (\(reason); mode "
+                    + "\(String(opened.st_mode & 0o7777, radix: 8))), and converting it in place would replace it. Make it "
+                    + "writable first (chmod u+w) if it is meant to change, or write a converted copy elsewhere")
         }
         var named = stat()
         guard stat(path, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else {

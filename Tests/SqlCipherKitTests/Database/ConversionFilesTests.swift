@@ -146,6 +146,24 @@ import Testing
         #expect(try plaintextLeft(in: [dir], "PLAIN-MARKER").isEmpty)
     }
 
+    /// A file the caller may not write (mode 0444, another user's) was replaced anyway, since a
+    /// rename needs only a writable folder: an unprivileged process encrypted root's read-only
+    /// file in a shared folder and became its owner. Now refused, the file unchanged. The helper
+    /// runs as `nobody` when the tests run as root.
+    @Test func encryptInPlaceRefusesAFileThisProcessMayNotWrite() async throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dir.url.path)
+        let path = dir.path("notes.db")
+        try await ConversionTests().makePlaintext(path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = try runHelperUnprivileged(["encrypt-in-place", path, "pass:secret"])
+        #expect(result.stdout.contains("start") && !result.stdout.contains("done"), "\(result.stdout) \(result.stderr)")
+        #expect((result.stdout + result.stderr).contains("not writable by this process"), "\(result.stdout)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.db"])
+    }
+
     /// What is at the path is named when it is no plaintext database, rather than "no file there".
     @Test func encryptInPlaceNamesWhatIsAtThePath() throws {
         let dir = TemporaryDirectory()
