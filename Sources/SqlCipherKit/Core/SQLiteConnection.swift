@@ -74,6 +74,22 @@ final class SQLiteConnection {
         path.hasPrefix("file:") ? "./" + path : path
     }
 
+    /// SQLite's unix VFS takes full paths of at most this many bytes (`SQLITE_MAX_PATHNAME`, the
+    /// default of both Debian builds): a longer one fails with a bare "unable to open database file".
+    static let maximumPathBytes = 512
+
+    /// Why `path` is too long for SQLite, or nil: its full form (a relative path after the working
+    /// folder) is longer than ``maximumPathBytes``. Said before SQLite's bare error is, and by the
+    /// copies before they write anything.
+    static func pathTooLong(_ path: String) -> String? {
+        guard path != ":memory:", !path.isEmpty else { return nil }
+        let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let bytes = full.utf8.count
+        guard bytes > maximumPathBytes else { return nil }
+        return "its full path is \(bytes) bytes long, and SQLite opens paths of at most \(maximumPathBytes) bytes; "
+            + "move the database (or the copy) to a folder with a shorter path"
+    }
+
     /// Opens `path` with the loaded library. Throws ``SqlCipherError/cannotOpen(path:reason:)``.
     init(path: String, flags: Int32 = readWrite | create | noMutex) throws {
         let scope = ConnectionScope()
@@ -84,7 +100,7 @@ final class SQLiteConnection {
         guard rc == 0, let db else {
             let message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
             if let db { scb_close_v2(db) }
-            throw SqlCipherError.cannotOpen(path: path, reason: message)
+            throw SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message)
         }
         handle = db
         self.path = path

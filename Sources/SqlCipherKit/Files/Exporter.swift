@@ -230,6 +230,9 @@ struct Exporter {
                 path: target, reason: "a name ending in \(suffix) is the companion file SQLite keeps beside a database "
                     + "and may delete; choose a name without that ending")
         }
+        if let tooLong = SQLiteConnection.pathTooLong(target) {
+            throw SqlCipherError.cannotOpen(path: target, reason: tooLong)
+        }
         if target.hasSuffix("/") {
             throw SqlCipherError.cannotOpen(
                 path: target, reason: "the path ends in \"/\", which names a folder; give the path of the new file")

@@ -77,6 +77,50 @@ import Testing
                 == ["file:mem.db?mode=memory", "file:rel.db"], "\(files)")
     }
 
+    /// SQLite opens full paths of at most 512 bytes; a longer one was a bare "unable to open
+    /// database file", and a conversion found out only when it attached its work file. Now the
+    /// error says why and what to do, and the copies say it before writing anything.
+    @Test func aPathLongerThanSQLiteTakesIsNamedAsSuch() async throws {
+        let dir = TemporaryDirectory()
+        // A folder whose full path leaves room for "notes.db" (under 512 bytes) but not for the
+        // work file of encryptInPlace beside it.
+        var folder = dir.url.path
+        while folder.utf8.count < 480 { folder += "/" + String(repeating: "d", count: min(100, 480 - folder.utf8.count)) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let fits = folder + "/notes.db"
+        #expect(fits.utf8.count <= 512)
+        let tooLong = folder + "/" + String(repeating: "n", count: 60) + ".db"
+        #expect(tooLong.utf8.count > 512)
+
+        for open in [{ _ = try Database(path: tooLong, rawKey: rawKey()) }, { _ = try Database(unencryptedPath: tooLong) },
+                     { _ = try DatabasePool(path: tooLong, rawKey: rawKey()) }] as [() throws -> Void] {
+            #expect {
+                try open()
+            } throws: { error in
+                guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                return reason.contains("at most 512 bytes")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: tooLong))
+
+        let plain = try Database(unencryptedPath: fits)
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        await #expect(performing: { try await plain.export(to: tooLong, key: "k") }, throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("at most 512 bytes")
+        })
+        await plain.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: fits))
+        #expect {
+            try Database.encryptInPlace(path: fits, key: "k")
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("at most 512 bytes")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fits)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.db"])
+    }
+
     @Test func aLoopOfSymlinksIsATypedError() throws {
         let folder = TemporaryDirectory()
         try FileManager.default.createSymbolicLink(atPath: folder.path("a.db"), withDestinationPath: "b.db")
