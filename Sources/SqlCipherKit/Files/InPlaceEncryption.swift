@@ -19,7 +19,9 @@ enum InPlaceEncryption {
         let path = SnapshotFiles.resolvedPath(path)
         let temporary = path + ".sqlcipherkit-encrypting"
         let backup = path + ".plaintext-backup"
-        if keepBackup && FileManager.default.fileExists(atPath: backup) {
+        // lstat: a link there, even a dangling one, takes the name (link(2) would fail at the end).
+        var existing = stat()
+        if keepBackup && lstat(backup, &existing) == 0 {
             throw SqlCipherError.conversionFailed(
                 source: path, target: path,
                 reason: "a backup already exists at \(backup); move it away first")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import SqlCipherKit
 
@@ -162,6 +163,26 @@ import Testing
         #expect((result.stdout + result.stderr).contains("not writable by this process"), "\(result.stdout)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.db"])
+    }
+
+    /// A dangling link at the backup's name was taken for a free name: the whole export ran and
+    /// the call failed at the last step. Now refused first, nothing written.
+    @Test func aDanglingLinkAtTheBackupsNameIsRefusedFirst() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await ConversionTests().makePlaintext(path)
+        #expect(symlink(dir.path("nowhere"), path + ".plaintext-backup") == 0)
+        let reports = Mutex(0)
+        #expect {
+            try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher, keepBackup: true) { _ in
+                reports.withLock { $0 += 1 }
+            }
+        } throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("a backup already exists")
+        }
+        #expect(reports.withLock { $0 } == 0, "refused before the export began")
+        #expect(FileHeader(path: path)?.looksPlaintextSQLite == true)
     }
 
     /// What is at the path is named when it is no plaintext database, rather than "no file there".
