@@ -64,9 +64,9 @@ import Testing
         try await ConversionTests().makePlaintext(path, mode: mode, rows: 2000)
         let work = path + ".sqlcipherkit-encrypting"
         // Paused once the first call's work file exists (a report during or right after the export).
-        let first = PausedConversion(pauseWhen: { FileManager.default.fileExists(atPath: work) }) { progress in
-            try Database.encryptInPlace(path: path, key: "first", cipher: fastCipher, progress: progress)
-        }
+        let first = PausedConversion(
+            pauseWhen: { FileManager.default.fileExists(atPath: work) },
+            { progress in try Database.encryptInPlace(path: path, key: "first", cipher: fastCipher, progress: progress) })
         #expect(first.waitUntilPaused())
         #expect(FileManager.default.fileExists(atPath: work), "paused with its work file written")
 
@@ -89,9 +89,8 @@ import Testing
         try await old.execute("CREATE TABLE t(v); INSERT INTO t VALUES (1), (2), (3)")
         await old.close()
         // Paused at its first report (0 pages), before it copies the file.
-        let first = PausedConversion(pauseWhen: { true }) { progress in
-            try Database.upgradeFromSqlCipher3(path: path, key: "legacy", progress: progress)
-        }
+        let first = PausedConversion(
+            pauseWhen: { true }, { progress in try Database.upgradeFromSqlCipher3(path: path, key: "legacy", progress: progress) })
         #expect(first.waitUntilPaused())
 
         #expect(performing: { try Database.upgradeFromSqlCipher3(path: path, key: "legacy") },

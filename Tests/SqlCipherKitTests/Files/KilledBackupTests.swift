@@ -1,6 +1,6 @@
 import Foundation
-@testable import SqlCipherKit
 import Testing
+@testable import SqlCipherKit
 
 /// A backup killed (SIGKILL) halfway through its copy, in a child process paused inside its
 /// progress closure (a handshake: the parent kills it once it says `paused`): the target's name
