@@ -24,6 +24,7 @@ let helperCommands: [HelperCommand] = [
     createDatabaseCommand,
     createRaceCommand,
     nestedLocksCommand,
+    backupPauseCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -65,7 +65,7 @@ extension SQLiteConnection {
             throw SqlCipherError.notPlaintextDatabase(path: path)
         }
         let quoted = try SQLRenderer.quoteIdentifier(schema)
-        try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(path)]) }
+        try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(SQLiteConnection.fileName(path))]) }
         gate.readOnlySchema = schema
         defer {
             let detached = asPackage { (try? execute("DETACH DATABASE \(quoted)")) != nil }

@@ -59,17 +59,48 @@ final class SQLiteConnection {
         #endif
     }
 
+    /// The name to hand SQLite for the file at `path`, so that it opens that file and no other:
+    /// `path` itself, except that a relative path starting with `file:` gets `./` in front.
+    ///
+    /// SQLite reads a name starting with `file:` as a URI (https://sqlite.org/uri.html) when URIs
+    /// are enabled for the process, and Debian's SQLCipher 4.6.1 enables them by default (3.4.1
+    /// does not): `Database(unencryptedPath: "file:notes.db")` wrote `notes.db` and left an empty
+    /// `file:notes.db`, `"file:notes.db?mode=memory"` kept nothing, and an `ATTACH` of such a name
+    /// read or wrote another file than the one the package had checked. `./file:notes.db` is the
+    /// same file for the system and never a URI. The package's own URIs (read-only openings) are
+    /// built from a path already, and pass ``uri`` explicitly. Every `sqlite3_open_v2` without
+    /// ``uri`` and every `ATTACH` of a path the package checked goes through this.
+    static func fileName(_ path: String) -> String {
+        path.hasPrefix("file:") ? "./" + path : path
+    }
+
+    /// SQLite's unix VFS takes full paths of at most this many bytes (`SQLITE_MAX_PATHNAME`, the
+    /// default of both Debian builds): a longer one fails with a bare "unable to open database file".
+    static let maximumPathBytes = 512
+
+    /// Why `path` is too long for SQLite, or nil: its full form (a relative path after the working
+    /// folder) is longer than ``maximumPathBytes``. Said before SQLite's bare error is, and by the
+    /// copies before they write anything.
+    static func pathTooLong(_ path: String) -> String? {
+        guard path != ":memory:", !path.isEmpty else { return nil }
+        let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let bytes = full.utf8.count
+        guard bytes > maximumPathBytes else { return nil }
+        return "its full path is \(bytes) bytes long, and SQLite opens paths of at most \(maximumPathBytes) bytes; "
+            + "move the database (or the copy) to a folder with a shorter path"
+    }
+
     /// Opens `path` with the loaded library. Throws ``SqlCipherError/cannotOpen(path:reason:)``.
     init(path: String, flags: Int32 = readWrite | create | noMutex) throws {
         let scope = ConnectionScope()
         self.scope = scope
         statementGate = StatementGate(scope: scope)
         var db: OpaquePointer?
-        let rc = scb_open_v2(path, &db, flags, nil)
+        let rc = scb_open_v2(flags & Self.uri == 0 ? Self.fileName(path) : path, &db, flags, nil)
         guard rc == 0, let db else {
             let message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
             if let db { scb_close_v2(db) }
-            throw SqlCipherError.cannotOpen(path: path, reason: message)
+            throw SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message)
         }
         handle = db
         self.path = path

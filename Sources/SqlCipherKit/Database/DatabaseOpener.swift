@@ -82,7 +82,7 @@ enum DatabaseOpener {
                     // caller's was written yet.
                     wipeRefusedCreation(path: path, created: claim.removableFiles)
                 }
-                for file in claim.removableFiles { try? FileManager.default.removeItem(atPath: file) }
+                for file in claim.removableFiles { try? FileReplacement.removeFile(file) }
             }
             throw error
         }
@@ -480,7 +480,7 @@ enum DatabaseOpener {
             try? handle.truncate(atOffset: 0)
             try? handle.synchronize()
             try? handle.close()
-            if created.contains(file) { try? FileManager.default.removeItem(atPath: file) }
+            if created.contains(file) { try? FileReplacement.removeFile(file) }
         }
     }
 }

@@ -124,7 +124,7 @@ struct Exporter {
         } catch {
             // Only what this export created (CreationClaim): a file another process put at the
             // path stays.
-            for file in claim?.removableFiles ?? [] { try? FileManager.default.removeItem(atPath: file) }
+            for file in claim?.removableFiles ?? [] { try? FileReplacement.removeFile(file) }
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
@@ -156,7 +156,7 @@ struct Exporter {
     private func attach(_ target: String, key: KeyMaterial?) throws {
         let statement = try source.uncachedStatement("ATTACH DATABASE ? AS \(Self.schema) KEY ?")
         defer { statement.reset() }
-        try statement.bind(.text(target), at: 1)
+        try statement.bind(.text(SQLiteConnection.fileName(target)), at: 1)
         if let key {
             try key.withBytes { try statement.bindBlob($0, at: 2) }
         } else {
@@ -230,9 +230,24 @@ struct Exporter {
                 path: target, reason: "a name ending in \(suffix) is the companion file SQLite keeps beside a database "
                     + "and may delete; choose a name without that ending")
         }
-        for file in [target, target + "-wal", target + "-journal"] where FileManager.default.fileExists(atPath: file) {
+        if let tooLong = SQLiteConnection.pathTooLong(target) {
+            throw SqlCipherError.cannotOpen(path: target, reason: tooLong)
+        }
+        if target.hasSuffix("/") {
             throw SqlCipherError.cannotOpen(
-                path: target, reason: "\(file) already exists; an export only writes a new file, so remove it or choose another path")
+                path: target, reason: "the path ends in \"/\", which names a folder; give the path of the new file")
+        }
+        // lstat, not stat: a symbolic link there, even one that points nowhere, is an entry too.
+        // SQLite would create and write the companions through it (SQLCipher 3.4.1 overwrote the
+        // file a linked -shm pointed to, and left a linked -journal's pages where it pointed) and
+        // then remove only the link.
+        for file in [target, target + "-wal", target + "-shm", target + "-journal"] {
+            var info = stat()
+            guard lstat(file, &info) == 0 else { continue }
+            let what = (info.st_mode & S_IFMT) == S_IFLNK ? "\(file) is a symbolic link" : "\(file) already exists"
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "\(what); an export only writes a new file, with companion files of its own, so "
+                    + "remove it or choose another path")
         }
         let parent = (target as NSString).deletingLastPathComponent
         let folder = parent.isEmpty ? "." : parent
@@ -261,7 +276,18 @@ struct Exporter {
     /// and of ``InPlaceEncryption``.
     static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
         guard let header = FileHeader(path: path), header.fileSize > 0 else {
-            throw SqlCipherError.cannotOpen(path: path, reason: "there is no database file there")
+            var info = stat()
+            let reason: String
+            if stat(path, &info) != 0 {
+                reason = errno == ELOOP
+                    ? "it is a symbolic link that leads through too many links (a loop?); point it at the database file"
+                    : "there is no database file there (\(String(cString: strerror(errno))))"
+            } else if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
+                reason = "it is \(kind), not a database file; give the path of a plaintext SQLite database"
+            } else {
+                reason = "the file is empty: there is no database to convert"
+            }
+            throw SqlCipherError.cannotOpen(path: path, reason: reason)
         }
         return try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
     }

@@ -10,11 +10,37 @@ import Darwin
 /// durably (`fsync` of the file and of its folder) and atomically (one `rename`), so that a crash
 /// leaves either the old file or the complete new one.
 enum FileReplacement {
-    /// Removes a database file and its journal files, when they exist.
+    /// Removes a database file and its journal files, when they exist: the leftovers of a work
+    /// file (a conversion killed before its rename) or a partial copy.
+    ///
+    /// Only files and links are removed, never what they point to: a directory (or pipe, socket,
+    /// device) under one of these names is someone else's and stays, with a typed error naming it,
+    /// because removing a directory recursively under a name the package merely expects to be its
+    /// own would lose data.
     static func removeDatabaseFiles(_ path: String) throws {
-        for file in [path, path + "-wal", path + "-shm", path + "-journal"]
-        where FileManager.default.fileExists(atPath: file) {
-            try FileManager.default.removeItem(atPath: file)
+        var refusal: Error?
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            do { try removeFile(file) } catch { refusal = refusal ?? error }
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Removes one regular file or symbolic link (the link, not its target) when it exists; throws
+    /// ``SqlCipherError/cannotOpen(path:reason:)`` for anything else there, which is left as it is.
+    /// The package's one way to remove a file it wrote, so that no clean-up can take a directory.
+    static func removeFile(_ file: String) throws {
+        var info = stat()
+        guard lstat(file, &info) == 0 else { return }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG || type == S_IFLNK else {
+            throw SqlCipherError.cannotOpen(
+                path: file, reason: "it is \(SnapshotFiles.specialKind(mode: info.st_mode) ?? "not a regular file"), "
+                    + "where SqlCipherKit keeps a work file of its own; it was left as it is. Move it away and try again")
+        }
+        guard unlink(file) == 0 || errno == ENOENT else {
+            throw SqlCipherError.cannotOpen(
+                path: file, reason: "the leftover file cannot be removed (\(String(cString: strerror(errno)))); "
+                    + "remove it, or make its folder writable")
         }
     }
 

@@ -130,9 +130,7 @@ final class HotBackup: @unchecked Sendable {
     }
 
     private func removeTemporary() {
-        for file in claim.removableFiles + [temporary, temporary + "-journal"] where FileManager.default.fileExists(atPath: file) {
-            try? FileManager.default.removeItem(atPath: file)
-        }
+        for file in claim.removableFiles + [temporary, temporary + "-journal"] { try? FileReplacement.removeFile(file) }
     }
 
     private func fail(_ reason: String) -> SqlCipherError {

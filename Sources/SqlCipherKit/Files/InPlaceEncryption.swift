@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)-(_,DatabaseKey,_,_,_)``: export
 /// beside the original, verify, `fsync`, optionally keep the original as a hard link, then one
 /// `rename` over the original (the contract and its crash guarantees are documented there).
@@ -13,11 +19,18 @@ enum InPlaceEncryption {
         let path = SnapshotFiles.resolvedPath(path)
         let temporary = path + ".sqlcipherkit-encrypting"
         let backup = path + ".plaintext-backup"
-        if keepBackup && FileManager.default.fileExists(atPath: backup) {
+        // lstat: a link there, even a dangling one, takes the name (link(2) would fail at the end).
+        var existing = stat()
+        if keepBackup && lstat(backup, &existing) == 0 {
             throw SqlCipherError.conversionFailed(
                 source: path, target: path,
                 reason: "a backup already exists at \(backup); move it away first")
         }
+        // Before anything is removed or opened: a second conversion of the file waits for nothing
+        // and removes nothing of this one's (ConversionLock).
+        let lock = try ConversionLock(path: path)
+        defer { lock.release() }
+        try refuseOtherNames(path)
         try FileReplacement.removeDatabaseFiles(temporary)
 
         let opened = try Exporter.openPlaintextSource(path)
@@ -51,5 +64,19 @@ enum InPlaceEncryption {
         }
         reporter?.finish()
         return keepBackup ? backup : nil
+    }
+
+    /// Refuses a file that has other names (hard links): the rename replaces one name only, and
+    /// the plaintext would stay readable under the others, as it would under a symbolic link's
+    /// target if the link were replaced. Nothing has been changed when this throws.
+    static func refuseOtherNames(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        throw SqlCipherError.conversionFailed(
+            source: path, target: path,
+            reason: "the file has \(info.st_nlink) names (hard links), and encrypting it under one name would leave the "
+                + "plaintext readable under the others. Remove the other links first (`find / -samefile \(path)` "
+                + "lists them), or make an encrypted copy with Database.encrypt(plaintextAt:to:key:) and delete "
+                + "every name of the original yourself")
     }
 }

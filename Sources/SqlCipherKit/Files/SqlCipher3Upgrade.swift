@@ -12,6 +12,8 @@ enum SqlCipher3Upgrade {
         // Through a symbolic link, the file to upgrade is its target (see encryptInPlace).
         let path = SnapshotFiles.resolvedPath(path)
         let temporary = path + ".sqlcipherkit-upgrading"
+        let lock = try ConversionLock(path: path)
+        defer { lock.release() }
         try FileReplacement.removeDatabaseFiles(temporary)
 
         // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import SqlCipherKit
 
@@ -80,6 +81,125 @@ import Testing
         let db = try Database(path: link, key: "legacy")
         #expect(try await db.query("PRAGMA application_id")[0].get(0, as: Int.self) == 77)
         await db.close()
+    }
+
+    /// A directory where a conversion keeps its work file (or one of the work file's companions)
+    /// is someone else's: it used to be removed recursively, with everything in it, as the
+    /// "leftover of a killed conversion". Now it stays, the conversion stops with a typed error
+    /// naming it, and the original is untouched.
+    @Test(arguments: ["", "-wal", "-shm", "-journal"])
+    func aDirectoryAtTheWorkFilesNameIsNeverRemoved(companion: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await ConversionTests().makePlaintext(path)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        let work = path + ".sqlcipherkit-encrypting" + companion
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: work + "/precious.txt", contents: Data("keep".utf8)))
+
+        #expect {
+            try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher)
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(let named, let reason) = error else { return false }
+            return named == work && reason.contains("directory") && reason.contains("Move it away")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work + "/precious.txt")) == Data("keep".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original)
+    }
+
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeLeavesADirectoryAtItsWorkFilesName() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db")
+        let old = try Database(path: path, key: "legacy", cipher: .sqlcipher3)
+        try await old.execute("CREATE TABLE t(v); INSERT INTO t VALUES (1)")
+        await old.close()
+        let work = path + ".sqlcipherkit-upgrading"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: work + "/precious.txt", contents: Data("keep".utf8)))
+        #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: "legacy") }
+        #expect(FileManager.default.fileExists(atPath: work + "/precious.txt"))
+        let db = try Database(path: path, key: "legacy", cipher: .sqlcipher3)
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await db.close()
+    }
+
+    /// A plaintext file with a second name (a hard link) used to be encrypted under the name given
+    /// only: the other name kept every row in the clear. Now it is refused before anything
+    /// changes, as a symbolic link's target is converted rather than left behind.
+    @Test(arguments: [false, true]) func encryptInPlaceRefusesAFileWithAnotherName(keepBackup: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db"), other = dir.path("copy-by-link.db")
+        try await ConversionTests().makePlaintext(path)
+        #expect(link(path, other) == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+
+        #expect {
+            try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher, keepBackup: keepBackup)
+        } throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("2 names (hard links)") && reason.contains("Remove the other links")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == before)
+        #expect(FileHeader(path: path)?.looksPlaintextSQLite == true)
+        // Once the other name is gone, the same call encrypts the file, and no name holds plaintext.
+        #expect(unlink(other) == 0)
+        try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher)
+        #expect(try plaintextLeft(in: [dir], "PLAIN-MARKER").isEmpty)
+    }
+
+    /// A file the caller may not write (mode 0444, another user's) was replaced anyway, since a
+    /// rename needs only a writable folder: an unprivileged process encrypted root's read-only
+    /// file in a shared folder and became its owner. Now refused, the file unchanged. The helper
+    /// runs as `nobody` when the tests run as root.
+    @Test func encryptInPlaceRefusesAFileThisProcessMayNotWrite() async throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dir.url.path)
+        let path = dir.path("notes.db")
+        try await ConversionTests().makePlaintext(path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = try runHelperUnprivileged(["encrypt-in-place", path, "pass:secret"])
+        #expect(result.stdout.contains("start") && !result.stdout.contains("done"), "\(result.stdout) \(result.stderr)")
+        #expect((result.stdout + result.stderr).contains("not writable by this process"), "\(result.stdout)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.db"])
+    }
+
+    /// A dangling link at the backup's name was taken for a free name: the whole export ran and
+    /// the call failed at the last step. Now refused first, nothing written.
+    @Test func aDanglingLinkAtTheBackupsNameIsRefusedFirst() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await ConversionTests().makePlaintext(path)
+        #expect(symlink(dir.path("nowhere"), path + ".plaintext-backup") == 0)
+        let reports = Mutex(0)
+        #expect {
+            try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher, keepBackup: true) { _ in
+                reports.withLock { $0 += 1 }
+            }
+        } throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("a backup already exists")
+        }
+        #expect(reports.withLock { $0 } == 0, "refused before the export began")
+        #expect(FileHeader(path: path)?.looksPlaintextSQLite == true)
+    }
+
+    /// What is at the path is named when it is no plaintext database, rather than "no file there".
+    @Test func encryptInPlaceNamesWhatIsAtThePath() throws {
+        let dir = TemporaryDirectory()
+        #expect(symlink(dir.path("loop-b"), dir.path("loop-a")) == 0)
+        #expect(symlink(dir.path("loop-a"), dir.path("loop-b")) == 0)
+        #expect(FileManager.default.createFile(atPath: dir.path("empty.db"), contents: Data()))
+        for (path, words) in [(dir.url.path, "a directory"), ("/dev/null", "a device"), (dir.path("loop-a"), "loop"),
+                              (dir.path("empty.db"), "empty"), (dir.path("missing.db"), "no database file")] {
+            #expect {
+                try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher)
+            } throws: { error in
+                guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                return reason.contains(words)
+            }
+        }
     }
 
     /// A failed verification says what differs, in words, rather than dumping two structs.

@@ -44,6 +44,83 @@ import Testing
         await linkedPool.close()
     }
 
+    /// A relative path that starts with `file:` names a file of that name, never a URI. SQLCipher
+    /// 4.6.1 (Debian) reads such names as URIs: `file:rel.db` wrote `rel.db` beside an empty
+    /// `file:rel.db` (plaintext), or failed the creation proof and left `rel.db` behind
+    /// (encrypted); `?mode=memory` in the name kept nothing. Run in a child whose working folder
+    /// is the temporary one (the path must be relative), with both libraries.
+    @Test(arguments: ["none", "pass:k", "raw:" + String(repeating: "ab", count: 32)])
+    func aRelativePathStartingWithFileIsThatFile(key: String) async throws {
+        let dir = TemporaryDirectory()
+        for name in ["file:rel.db", "file:mem.db?mode=memory"] {
+            func helper(_ arguments: [String]) throws -> ChildResult {
+                try runChild("/usr/bin/env", ["-C", dir.url.path, productPath("sqlcipherkit-test-helper"), "open-database"]
+                    + arguments)
+            }
+            let created = try helper([name, key, "CREATE TABLE t(x); INSERT INTO t VALUES ('REL-MARKER')"])
+            #expect(created.stdout.contains("executed"), "\(name) \(key): \(created.stdout) \(created.stderr)")
+            let read = try helper(["--read-only", name, key, "SELECT x FROM t"])
+            #expect(read.stdout.contains("executed"), "\(name) \(key): \(read.stdout) \(read.stderr)")
+            // The rows are in the file of that name (an absolute path is never a URI).
+            let db: Database
+            switch key {
+            case "none": db = try Database(unencryptedPath: dir.path(name), readOnly: true)
+            case "pass:k": db = try Database(path: dir.path(name), key: "k", readOnly: true)
+            default: db = try Database(path: dir.path(name), rawKey: Data(repeating: 0xAB, count: 32), readOnly: true)
+            }
+            #expect(try await db.query("SELECT x FROM t").map { $0.get(0, as: String.self) } == ["REL-MARKER"])
+            await db.close()
+        }
+        // (A child ends without closing: a WAL file's -wal and -shm may stay beside it.)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(files.filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.sorted()
+                == ["file:mem.db?mode=memory", "file:rel.db"], "\(files)")
+    }
+
+    /// SQLite opens full paths of at most 512 bytes; a longer one was a bare "unable to open
+    /// database file", and a conversion found out only when it attached its work file. Now the
+    /// error says why and what to do, and the copies say it before writing anything.
+    @Test func aPathLongerThanSQLiteTakesIsNamedAsSuch() async throws {
+        let dir = TemporaryDirectory()
+        // A folder whose full path leaves room for "notes.db" (under 512 bytes) but not for the
+        // work file of encryptInPlace beside it.
+        var folder = dir.url.path
+        while folder.utf8.count < 480 { folder += "/" + String(repeating: "d", count: min(100, 480 - folder.utf8.count)) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let fits = folder + "/notes.db"
+        #expect(fits.utf8.count <= 512)
+        let tooLong = folder + "/" + String(repeating: "n", count: 60) + ".db"
+        #expect(tooLong.utf8.count > 512)
+
+        for open in [{ _ = try Database(path: tooLong, rawKey: rawKey()) }, { _ = try Database(unencryptedPath: tooLong) },
+                     { _ = try DatabasePool(path: tooLong, rawKey: rawKey()) }] as [() throws -> Void] {
+            #expect {
+                try open()
+            } throws: { error in
+                guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                return reason.contains("at most 512 bytes")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: tooLong))
+
+        let plain = try Database(unencryptedPath: fits)
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        await #expect(performing: { try await plain.export(to: tooLong, key: "k") }, throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("at most 512 bytes")
+        })
+        await plain.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: fits))
+        #expect {
+            try Database.encryptInPlace(path: fits, key: "k")
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("at most 512 bytes")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fits)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.db"])
+    }
+
     @Test func aLoopOfSymlinksIsATypedError() throws {
         let folder = TemporaryDirectory()
         try FileManager.default.createSymbolicLink(atPath: folder.path("a.db"), withDestinationPath: "b.db")

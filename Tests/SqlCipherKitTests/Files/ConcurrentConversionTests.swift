@@ -1,0 +1,104 @@
+import Dispatch
+import Foundation
+import SqlCipherKit
+import Testing
+
+/// Two in-place conversions of one file at once: the second is refused at once and touches
+/// nothing of the first, which completes.
+///
+/// Before, a second `encryptInPlace` removed the first one's work file as a "leftover" (the first
+/// then failed its verification), and a second `upgradeFromSqlCipher3` started while the first
+/// was paused ran to the end and renamed its copy over the file the first was converting. The
+/// first call is paused inside its progress closure (a handshake, not a sleep) while the second
+/// runs; `flock`, which the conversions take, excludes two calls of one process as it does two
+/// processes.
+@Suite struct ConcurrentConversionTests {
+    /// A conversion running on its own thread, paused at the first progress report for which
+    /// `pauseWhen` holds, until `resume()`.
+    final class PausedConversion: @unchecked Sendable {
+        let paused = DispatchSemaphore(value: 0)
+        let resumed = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var hasPaused = false
+        private var outcome: Result<Void, any Error>?
+
+        init(pauseWhen: @escaping @Sendable () -> Bool,
+             _ body: @escaping @Sendable (@escaping @Sendable (DatabaseProgress) -> Void) throws -> Void) {
+            let progress: @Sendable (DatabaseProgress) -> Void = { [self] _ in
+                let first = lock.withLock { () -> Bool in
+                    guard !hasPaused, pauseWhen() else { return false }
+                    hasPaused = true
+                    return true
+                }
+                guard first else { return }
+                paused.signal()
+                _ = resumed.wait(timeout: .now() + 120)
+            }
+            Thread.detachNewThread { [self] in
+                let result = Result { try body(progress) }
+                lock.withLock { outcome = result }
+                if !lock.withLock({ hasPaused }) { paused.signal() }
+                ended.signal()
+            }
+        }
+
+        func waitUntilPaused() -> Bool { paused.wait(timeout: .now() + 120) == .success }
+
+        func resumeAndWait() throws {
+            resumed.signal()
+            #expect(ended.wait(timeout: .now() + 120) == .success, "the first conversion did not end")
+            try lock.withLock { outcome }?.get()
+        }
+    }
+
+    private static func isRefusedAsRunning(_ error: any Error) -> Bool {
+        guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+        return reason.contains("another conversion of this file")
+    }
+
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func aSecondEncryptInPlaceIsRefusedAndTheFirstCompletes(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db")
+        try await ConversionTests().makePlaintext(path, mode: mode, rows: 2000)
+        let work = path + ".sqlcipherkit-encrypting"
+        // Paused once the first call's work file exists (a report during or right after the export).
+        let first = PausedConversion(
+            pauseWhen: { FileManager.default.fileExists(atPath: work) },
+            { progress in try Database.encryptInPlace(path: path, key: "first", cipher: fastCipher, progress: progress) })
+        #expect(first.waitUntilPaused())
+        #expect(FileManager.default.fileExists(atPath: work), "paused with its work file written")
+
+        #expect(performing: { try Database.encryptInPlace(path: path, key: "second", cipher: fastCipher) },
+                throws: Self.isRefusedAsRunning)
+        #expect(FileManager.default.fileExists(atPath: work), "the second call left the first one's work file alone")
+
+        try first.resumeAndWait()
+        let db = try Database(path: path, key: "first", cipher: fastCipher)
+        try await ConversionTests().checkContents(db, rows: 2000)
+        await db.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { !$0.hasPrefix("notes.db-") }
+                == ["notes.db"])
+    }
+
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func aSecondUpgradeIsRefusedAndTheFirstCompletes() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db")
+        let old = try Database(path: path, key: "legacy", cipher: .sqlcipher3)
+        try await old.execute("CREATE TABLE t(v); INSERT INTO t VALUES (1), (2), (3)")
+        await old.close()
+        // Paused at its first report (0 pages), before it copies the file.
+        let first = PausedConversion(
+            pauseWhen: { true }, { progress in try Database.upgradeFromSqlCipher3(path: path, key: "legacy", progress: progress) })
+        #expect(first.waitUntilPaused())
+
+        #expect(performing: { try Database.upgradeFromSqlCipher3(path: path, key: "legacy") },
+                throws: Self.isRefusedAsRunning)
+
+        try first.resumeAndWait()
+        let db = try Database(path: path, key: "legacy")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 3)
+        await db.close()
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+@testable import SqlCipherKit
+
+/// A backup killed (SIGKILL) halfway through its copy, in a child process paused inside its
+/// progress closure (a handshake: the parent kills it once it says `paused`): the target's name
+/// holds nothing, the source opens with its key and holds every row, the hidden partial copy left
+/// beside the target holds no plaintext, and the next backup to the same target succeeds.
+@Suite struct KilledBackupTests {
+    @Test(arguments: ["database", "pool"])
+    func aBackupKilledHalfwayLeavesNoTargetAndAWholeSource(kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("store.db"), target = dir.path("backup.db")
+        let source = try Database(path: path, rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
+        try await source.execute("""
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 400)
+            INSERT INTO t SELECT i, 'KILLED-BACKUP-MARKER ' || hex(randomblob(400)) FROM c
+            """)
+        await source.close()
+
+        let child = try KillableChild(helperArguments: ["backup-pause", path, kind, "raw:" + hex(rawKey()), target])
+        let paused = child.waitForLine(startingWith: "paused", timeout: 120)
+        #expect(paused != nil, "the child never paused: \(child.lines)")
+        #expect(child.killAndCollect(), "the child was killed, not finished")
+
+        #expect(!FileManager.default.fileExists(atPath: target), "no partial copy under the target's name")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".backup.db.backup-") }
+        #expect(!leftovers.isEmpty, "the killed backup's hidden file stays (documented)")
+        #expect(filesContain(leftovers.map { dir.path($0) }, "KILLED-BACKUP-MARKER").isEmpty)
+        #expect(leftovers.allSatisfy { FileHeader(path: dir.path($0))?.hasPlaintextMagic != true })
+
+        let reopened = try Database(path: path, rawKey: rawKey())
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 400)
+        #expect(try await reopened.verifyIntegrity().isOK)
+        try await reopened.backup(to: target, key: .rawKey(rawKey()))
+        await reopened.close()
+        let copy = try Database(path: target, rawKey: rawKey(), readOnly: true)
+        #expect(try await copy.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 400)
+        await copy.close()
+    }
+}
