@@ -330,6 +330,7 @@ do {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-top-level", "verifyIntegrity \(report) \(integrityLog.steps)")
+
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -384,6 +385,7 @@ do {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-pool-top-level", "verifyIntegrity \(report) \(integrityLog.steps)")
+
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -610,6 +612,17 @@ do {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-top-level", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-top-level", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-top-level", "values(of:) \(observed)")
             await db.close()
             print("ok statements-top-level")
         }
@@ -660,6 +673,17 @@ do {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-pool-top-level", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-pool-top-level", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-pool-top-level", "values(of:) \(observed)")
             await db.close()
             print("ok statements-pool-top-level")
         }

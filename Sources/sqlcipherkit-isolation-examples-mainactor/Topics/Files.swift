@@ -8,6 +8,7 @@ import SqlCipherKit
 final class FilesModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -52,6 +53,12 @@ final class FilesModel {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-default-main-actor-class", "verifyIntegrity \(report) \(integrityLog.steps)")
+            // A progress closure that updates the model: it hops to the main actor in a task of its own.
+            fraction = 0
+            _ = try await db.verifyIntegrity(progress: { progress in
+                Task { @MainActor in self.fraction = progress.fraction }
+            })
+            try await waitUntil("files-default-main-actor-class", "the progress on the model") { self.fraction == 1 }
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -107,6 +114,12 @@ final class FilesModel {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-default-main-actor-class-pool", "verifyIntegrity \(report) \(integrityLog.steps)")
+            // A progress closure that updates the model: it hops to the main actor in a task of its own.
+            fraction = 0
+            _ = try await db.verifyIntegrity(progress: { progress in
+                Task { @MainActor in self.fraction = progress.fraction }
+            })
+            try await waitUntil("files-default-main-actor-class-pool", "the progress on the model") { self.fraction == 1 }
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)

@@ -8,6 +8,7 @@ import SqlCipherKit
 final class LiveQueriesModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database

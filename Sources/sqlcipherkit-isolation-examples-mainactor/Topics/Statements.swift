@@ -8,6 +8,7 @@ import SqlCipherKit
 final class StatementsModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -57,6 +58,17 @@ final class StatementsModel {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-default-main-actor-class", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-default-main-actor-class", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-default-main-actor-class", "values(of:) \(observed)")
             await db.close()
             finished.append("statements-default-main-actor-class")
             print("ok statements-default-main-actor-class")
@@ -108,6 +120,17 @@ final class StatementsModel {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-default-main-actor-class-pool", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-default-main-actor-class-pool", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-default-main-actor-class-pool", "values(of:) \(observed)")
             await db.close()
             finished.append("statements-default-main-actor-class-pool")
             print("ok statements-default-main-actor-class-pool")

@@ -10,6 +10,7 @@ import SqlCipherKit
 final class FilesModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -54,6 +55,12 @@ final class FilesModel {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-main-actor", "verifyIntegrity \(report) \(integrityLog.steps)")
+            // A progress closure that updates the model: it hops to the main actor in a task of its own.
+            fraction = 0
+            _ = try await db.verifyIntegrity(progress: { progress in
+                Task { @MainActor in self.fraction = progress.fraction }
+            })
+            try await waitUntil("files-main-actor", "the progress on the model") { self.fraction == 1 }
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -109,6 +116,12 @@ final class FilesModel {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-pool-main-actor", "verifyIntegrity \(report) \(integrityLog.steps)")
+            // A progress closure that updates the model: it hops to the main actor in a task of its own.
+            fraction = 0
+            _ = try await db.verifyIntegrity(progress: { progress in
+                Task { @MainActor in self.fraction = progress.fraction }
+            })
+            try await waitUntil("files-pool-main-actor", "the progress on the model") { self.fraction == 1 }
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -128,6 +141,7 @@ final class FilesModel {
 actor FilesService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -172,6 +186,16 @@ actor FilesService {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-actor", "verifyIntegrity \(report) \(integrityLog.steps)")
+            // A progress closure that updates the actor: it hops to it in a task of its own.
+            fraction = 0
+            _ = try await db.verifyIntegrity(progress: { progress in
+                Task { await self.report(progress.fraction) }
+            })
+            let waitingSince = ContinuousClock.now
+            while fraction != 1 {
+                try expect(ContinuousClock.now - waitingSince < .seconds(20), "files-actor", "no progress on the actor")
+                try await Task.sleep(for: .milliseconds(5))
+            }
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -227,6 +251,16 @@ actor FilesService {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-pool-actor", "verifyIntegrity \(report) \(integrityLog.steps)")
+            // A progress closure that updates the actor: it hops to it in a task of its own.
+            fraction = 0
+            _ = try await db.verifyIntegrity(progress: { progress in
+                Task { await self.report(progress.fraction) }
+            })
+            let waitingSince = ContinuousClock.now
+            while fraction != 1 {
+                try expect(ContinuousClock.now - waitingSince < .seconds(20), "files-pool-actor", "no progress on the actor")
+                try await Task.sleep(for: .milliseconds(5))
+            }
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -240,6 +274,10 @@ actor FilesService {
             finished.append("files-pool-actor")
             print("ok files-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 
@@ -287,6 +325,7 @@ func filesDetached(directory: String) async throws {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-detached", "verifyIntegrity \(report) \(integrityLog.steps)")
+
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)
@@ -341,6 +380,7 @@ func filesDetached(directory: String) async throws {
             let integrityLog = ProgressLog()
             let report = try await db.verifyIntegrity(progress: { integrityLog.record($0) })
             try expect(report.isOK && integrityLog.reachedTheEnd, "files-pool-detached", "verifyIntegrity \(report) \(integrityLog.steps)")
+
             let rekeyLog = ProgressLog()
             try await db.rekey("new-passphrase\(marker)", progress: { rekeyLog.record($0) })
             let rawKey = Data(repeating: 0x2a, count: 32)

@@ -10,6 +10,7 @@ import SqlCipherKit
 final class FunctionsModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -98,6 +99,7 @@ final class FunctionsModel {
 actor FunctionsService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -180,6 +182,10 @@ actor FunctionsService {
             finished.append("functions-pool-actor")
             print("ok functions-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 

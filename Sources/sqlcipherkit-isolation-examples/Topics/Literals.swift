@@ -10,6 +10,7 @@ import SqlCipherKit
 final class LiteralsModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -134,6 +135,7 @@ final class LiteralsModel {
 actor LiteralsService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -252,6 +254,10 @@ actor LiteralsService {
             finished.append("literals-pool-actor")
             print("ok literals-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 

@@ -10,6 +10,7 @@ import SqlCipherKit
 final class SchemaModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -108,6 +109,7 @@ final class SchemaModel {
 actor SchemaService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -200,6 +202,10 @@ actor SchemaService {
             finished.append("schema-pool-actor")
             print("ok schema-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 

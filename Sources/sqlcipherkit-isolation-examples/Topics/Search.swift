@@ -10,6 +10,7 @@ import SqlCipherKit
 final class SearchModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -196,6 +197,7 @@ final class SearchModel {
 actor SearchService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -376,6 +378,10 @@ actor SearchService {
             finished.append("search-pool-actor")
             print("ok search-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 

@@ -10,6 +10,7 @@ import SqlCipherKit
 final class StatementsModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -59,6 +60,17 @@ final class StatementsModel {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-main-actor", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-main-actor", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-main-actor", "values(of:) \(observed)")
             await db.close()
             finished.append("statements-main-actor")
             print("ok statements-main-actor")
@@ -110,6 +122,17 @@ final class StatementsModel {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-pool-main-actor", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-pool-main-actor", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-pool-main-actor", "values(of:) \(observed)")
             await db.close()
             finished.append("statements-pool-main-actor")
             print("ok statements-pool-main-actor")
@@ -120,6 +143,7 @@ final class StatementsModel {
 actor StatementsService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -169,6 +193,17 @@ actor StatementsService {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-actor", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-actor", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-actor", "values(of:) \(observed)")
             await db.close()
             finished.append("statements-actor")
             print("ok statements-actor")
@@ -220,10 +255,25 @@ actor StatementsService {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-pool-actor", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-pool-actor", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-pool-actor", "values(of:) \(observed)")
             await db.close()
             finished.append("statements-pool-actor")
             print("ok statements-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 
@@ -276,6 +326,17 @@ func statementsDetached(directory: String) async throws {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-detached", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-detached", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-detached", "values(of:) \(observed)")
             await db.close()
             print("ok statements-detached")
         }
@@ -326,6 +387,17 @@ func statementsDetached(directory: String) async throws {
             try expect(quantities == [1, 2, 3, 10] && decoded == [1, 2, 3, 10], "statements-pool-detached", "cursors \(quantities) \(decoded)")
             let writerTriggers = try await db.transaction { conn in try conn.query("PRAGMA recursive_triggers")[0].get(0, as: Int.self) }
             try expect(triggers == 1 && writerTriggers == 1, "statements-pool-detached", "prepareConnection: read \(String(describing: triggers)), write \(String(describing: writerTriggers))")
+            let minimum = 2
+            let request = LiveRequest(placeholder: [String]()) { conn in
+                try conn.query("SELECT name FROM items WHERE qty >= ? ORDER BY id", minimum).compactMap { $0.get(0, as: String.self) }
+            }
+            var observed: [[String]] = []
+            for try await names in db.values(of: request) {
+                observed.append(names)
+                if names.count == 4 { break }
+                try await db.execute("INSERT INTO items(name, qty) VALUES (?, ?)", "fig", 5)
+            }
+            try expect(observed == [["pear", "plum", kept], ["pear", "plum", kept, "fig"]], "statements-pool-detached", "values(of:) \(observed)")
             await db.close()
             print("ok statements-pool-detached")
         }

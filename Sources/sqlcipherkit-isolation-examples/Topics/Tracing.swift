@@ -10,6 +10,7 @@ import SqlCipherKit
 final class TracingModel {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -88,6 +89,7 @@ final class TracingModel {
 actor TracingService {
     let marker = "!"
     var finished: [String] = []
+    var fraction = 0.0
 
     func run(directory: String) async throws {
         // a Database
@@ -160,6 +162,10 @@ actor TracingService {
             finished.append("tracing-pool-actor")
             print("ok tracing-pool-actor")
         }
+    }
+
+    func report(_ fraction: Double) {
+        self.fraction = fraction
     }
 }
 
