@@ -1,5 +1,6 @@
-// The seed's examples in a module built with Swift 6.2's `.defaultIsolation(MainActor.self)`, as
-// new app templates are: top-level code, a class and a free async function are all main-actor
+// The seed's examples, then every other API family (section 4, and Topics/*.swift), in a module
+// built with Swift 6.2's `.defaultIsolation(MainActor.self)` and the rest of "Approachable
+// Concurrency", as new app templates are: top-level code, a class and a free async function are all main-actor
 // isolated without saying so. Models.swift shows what the types need (`nonisolated`). Compiled by
 // the package build (a compile error fails the suite) and run by IsolationContextTests against
 // each SQLCipher library.

@@ -1,5 +1,6 @@
-// The seed's examples for transactions, savepoints, live queries and migrations, written as a
-// user writes them in each isolation context a Swift program has. This file is top-level code:
+// The seed's examples for transactions, savepoints, live queries and migrations, then every other
+// API family (section 9, and Topics/*.swift for the other contexts), written as a user writes them
+// in each isolation context a Swift program has; a wrong result exits 1 with what differed. This file is top-level code:
 // its closures are formed main-actor isolated, which is where a non-Sendable body used to trap at
 // run time as soon as it held a nested closure. Compiled by the package build (a compile error
 // fails the suite) and run by IsolationContextTests against each SQLCipher library.
