@@ -933,6 +933,12 @@ do {
             try await waitUntil("live-default-main-actor", "the first value") { !titles.phase.isLoading && titles.phase.error == nil && titles.value.isEmpty }
             try await db.execute("INSERT INTO tasks(title) VALUES (?)", "write")
             try await waitUntil("live-default-main-actor", "the committed row") { titles.value == ["write\(marker)"] }
+            // Another request: the current value stays until the new one's first result.
+            let excluded = "write"
+            titles.request = LiveRequest(placeholder: ["loading"]) { conn in
+                try conn.query("SELECT title FROM tasks WHERE title <> ? ORDER BY id", excluded).compactMap { $0.get(0, as: String.self) }
+            }
+            try await waitUntil("live-default-main-actor", "the new request's value") { titles.value.isEmpty }
             let done = LiveQuery(.count(Product.self), database: nil)
             try await waitUntil("live-default-main-actor", "missingDatabase") { done.phase.error is LiveError }
             done.database = db
@@ -953,6 +959,12 @@ do {
             try await waitUntil("live-default-main-actor-pool", "the first value") { !titles.phase.isLoading && titles.phase.error == nil && titles.value.isEmpty }
             try await db.execute("INSERT INTO tasks(title) VALUES (?)", "write")
             try await waitUntil("live-default-main-actor-pool", "the committed row") { titles.value == ["write\(marker)"] }
+            // Another request: the current value stays until the new one's first result.
+            let excluded = "write"
+            titles.request = LiveRequest(placeholder: ["loading"]) { conn in
+                try conn.query("SELECT title FROM tasks WHERE title <> ? ORDER BY id", excluded).compactMap { $0.get(0, as: String.self) }
+            }
+            try await waitUntil("live-default-main-actor-pool", "the new request's value") { titles.value.isEmpty }
             let done = LiveQuery(.count(Product.self), database: nil)
             try await waitUntil("live-default-main-actor-pool", "missingDatabase") { done.phase.error is LiveError }
             done.database = db

@@ -984,6 +984,12 @@ do {
             try await waitUntil("live-top-level", "the first value") { !titles.phase.isLoading && titles.phase.error == nil && titles.value.isEmpty }
             try await db.execute("INSERT INTO tasks(title) VALUES (?)", "write")
             try await waitUntil("live-top-level", "the committed row") { titles.value == ["write\(marker)"] }
+            // Another request: the current value stays until the new one's first result.
+            let excluded = "write"
+            titles.request = LiveRequest(placeholder: ["loading"]) { conn in
+                try conn.query("SELECT title FROM tasks WHERE title <> ? ORDER BY id", excluded).compactMap { $0.get(0, as: String.self) }
+            }
+            try await waitUntil("live-top-level", "the new request's value") { titles.value.isEmpty }
             let done = LiveQuery(.count(Product.self), database: nil)
             try await waitUntil("live-top-level", "missingDatabase") { done.phase.error is LiveError }
             done.database = db
@@ -1004,6 +1010,12 @@ do {
             try await waitUntil("live-pool-top-level", "the first value") { !titles.phase.isLoading && titles.phase.error == nil && titles.value.isEmpty }
             try await db.execute("INSERT INTO tasks(title) VALUES (?)", "write")
             try await waitUntil("live-pool-top-level", "the committed row") { titles.value == ["write\(marker)"] }
+            // Another request: the current value stays until the new one's first result.
+            let excluded = "write"
+            titles.request = LiveRequest(placeholder: ["loading"]) { conn in
+                try conn.query("SELECT title FROM tasks WHERE title <> ? ORDER BY id", excluded).compactMap { $0.get(0, as: String.self) }
+            }
+            try await waitUntil("live-pool-top-level", "the new request's value") { titles.value.isEmpty }
             let done = LiveQuery(.count(Product.self), database: nil)
             try await waitUntil("live-pool-top-level", "missingDatabase") { done.phase.error is LiveError }
             done.database = db

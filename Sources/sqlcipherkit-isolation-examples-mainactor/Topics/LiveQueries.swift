@@ -22,6 +22,12 @@ final class LiveQueriesModel {
             try await waitUntil("live-default-main-actor-class", "the first value") { !titles.phase.isLoading && titles.phase.error == nil && titles.value.isEmpty }
             try await db.execute("INSERT INTO tasks(title) VALUES (?)", "write")
             try await waitUntil("live-default-main-actor-class", "the committed row") { titles.value == ["write\(marker)"] }
+            // Another request: the current value stays until the new one's first result.
+            let excluded = "write"
+            titles.request = LiveRequest(placeholder: ["loading"]) { conn in
+                try conn.query("SELECT title FROM tasks WHERE title <> ? ORDER BY id", excluded).compactMap { $0.get(0, as: String.self) }
+            }
+            try await waitUntil("live-default-main-actor-class", "the new request's value") { titles.value.isEmpty }
             let done = LiveQuery(.count(Product.self), database: nil)
             try await waitUntil("live-default-main-actor-class", "missingDatabase") { done.phase.error is LiveError }
             done.database = db
@@ -43,6 +49,12 @@ final class LiveQueriesModel {
             try await waitUntil("live-default-main-actor-class-pool", "the first value") { !titles.phase.isLoading && titles.phase.error == nil && titles.value.isEmpty }
             try await db.execute("INSERT INTO tasks(title) VALUES (?)", "write")
             try await waitUntil("live-default-main-actor-class-pool", "the committed row") { titles.value == ["write\(marker)"] }
+            // Another request: the current value stays until the new one's first result.
+            let excluded = "write"
+            titles.request = LiveRequest(placeholder: ["loading"]) { conn in
+                try conn.query("SELECT title FROM tasks WHERE title <> ? ORDER BY id", excluded).compactMap { $0.get(0, as: String.self) }
+            }
+            try await waitUntil("live-default-main-actor-class-pool", "the new request's value") { titles.value.isEmpty }
             let done = LiveQuery(.count(Product.self), database: nil)
             try await waitUntil("live-default-main-actor-class-pool", "missingDatabase") { done.phase.error is LiveError }
             done.database = db
