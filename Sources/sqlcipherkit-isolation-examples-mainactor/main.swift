@@ -258,25 +258,26 @@ do {
             try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
             let expected: [String] = ["a", "b", "c"].map { $0 + marker }
             try await db.execute("INSERT INTO notes(body) VALUES (?), (?), (?)", expected[0], expected[1], expected[2])
+            // The copies take a raw key: no key derivation, which keeps the example quick.
+            let copyKey = Data(repeating: 0x11, count: 32)
             let backupLog = ProgressLog()
-            try await db.backup(to: base + "-backup.db", key: .passphrase("backup-passphrase"), pagesPerStep: 1, progress: { progress in
+            try await db.backup(to: base + "-backup.db", key: .rawKey(copyKey), pagesPerStep: 1, progress: { progress in
                 backupLog.record(progress)
             })
             let exportLog = ProgressLog()
-            try await db.export(to: base + "-export.db", key: "export-passphrase", progress: { exportLog.record($0) })
+            try await db.export(to: base + "-export.db", key: .rawKey(copyKey), progress: { exportLog.record($0) })
             let decryptLog = ProgressLog()
             try await db.exportDecrypted(to: base + "-plain.db", progress: { decryptLog.record($0) })
             let header = FileManager.default.contents(atPath: base + "-plain.db")?.prefix(16)
             try expect(header == Data("SQLite format 3\0".utf8), "files-default-main-actor", "exportDecrypted's header")
             let encryptLog = ProgressLog()
-            try Database.encrypt(plaintextAt: base + "-plain.db", to: base + "-encrypted.db", key: "encrypt-passphrase",
+            try Database.encrypt(plaintextAt: base + "-plain.db", to: base + "-encrypted.db", key: .rawKey(copyKey),
                                  progress: { encryptLog.record($0) })
             try await db.exportDecrypted(to: base + "-in-place.db")
             let inPlaceLog = ProgressLog()
-            try Database.encryptInPlace(path: base + "-in-place.db", key: "in-place-passphrase", progress: { inPlaceLog.record($0) })
-            for (suffix, key) in [("-backup.db", "backup-passphrase"), ("-export.db", "export-passphrase"),
-                                  ("-encrypted.db", "encrypt-passphrase"), ("-in-place.db", "in-place-passphrase")] {
-                let copy = try Database(path: base + suffix, key: key)
+            try Database.encryptInPlace(path: base + "-in-place.db", key: .rawKey(copyKey), progress: { inPlaceLog.record($0) })
+            for suffix in ["-backup.db", "-export.db", "-encrypted.db", "-in-place.db"] {
+                let copy = try Database(path: base + suffix, rawKey: copyKey)
                 let bodies = try await copy.query("SELECT body FROM notes ORDER BY id").map { $0.get(0, as: String.self) }
                 await copy.close()
                 try expect(bodies == expected, "files-default-main-actor", "rows of \(suffix): \(bodies)")
@@ -313,25 +314,26 @@ do {
             try await db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
             let expected: [String] = ["a", "b", "c"].map { $0 + marker }
             try await db.execute("INSERT INTO notes(body) VALUES (?), (?), (?)", expected[0], expected[1], expected[2])
+            // The copies take a raw key: no key derivation, which keeps the example quick.
+            let copyKey = Data(repeating: 0x11, count: 32)
             let backupLog = ProgressLog()
-            try await db.backup(to: base + "-backup.db", key: .passphrase("backup-passphrase"), pagesPerStep: 1, progress: { progress in
+            try await db.backup(to: base + "-backup.db", key: .rawKey(copyKey), pagesPerStep: 1, progress: { progress in
                 backupLog.record(progress)
             })
             let exportLog = ProgressLog()
-            try await db.export(to: base + "-export.db", key: "export-passphrase", progress: { exportLog.record($0) })
+            try await db.export(to: base + "-export.db", key: .rawKey(copyKey), progress: { exportLog.record($0) })
             let decryptLog = ProgressLog()
             try await db.exportDecrypted(to: base + "-plain.db", progress: { decryptLog.record($0) })
             let header = FileManager.default.contents(atPath: base + "-plain.db")?.prefix(16)
             try expect(header == Data("SQLite format 3\0".utf8), "files-default-main-actor-pool", "exportDecrypted's header")
             let encryptLog = ProgressLog()
-            try Database.encrypt(plaintextAt: base + "-plain.db", to: base + "-encrypted.db", key: "encrypt-passphrase",
+            try Database.encrypt(plaintextAt: base + "-plain.db", to: base + "-encrypted.db", key: .rawKey(copyKey),
                                  progress: { encryptLog.record($0) })
             try await db.exportDecrypted(to: base + "-in-place.db")
             let inPlaceLog = ProgressLog()
-            try Database.encryptInPlace(path: base + "-in-place.db", key: "in-place-passphrase", progress: { inPlaceLog.record($0) })
-            for (suffix, key) in [("-backup.db", "backup-passphrase"), ("-export.db", "export-passphrase"),
-                                  ("-encrypted.db", "encrypt-passphrase"), ("-in-place.db", "in-place-passphrase")] {
-                let copy = try Database(path: base + suffix, key: key)
+            try Database.encryptInPlace(path: base + "-in-place.db", key: .rawKey(copyKey), progress: { inPlaceLog.record($0) })
+            for suffix in ["-backup.db", "-export.db", "-encrypted.db", "-in-place.db"] {
+                let copy = try Database(path: base + suffix, rawKey: copyKey)
                 let bodies = try await copy.query("SELECT body FROM notes ORDER BY id").map { $0.get(0, as: String.self) }
                 await copy.close()
                 try expect(bodies == expected, "files-default-main-actor-pool", "rows of \(suffix): \(bodies)")
