@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// Functions and collations: a scalar function and a collation whose closures are formed here, an aggregate, removal, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// Functions and collations: a scalar function and a collation whose closures are formed here, an
+// aggregate, removal, in a class without annotation of a module whose default isolation is the main
+// actor (top-level code is in main.swift). Written out in full on purpose: the closures must be
+// formed in the context under test.
 
 final class FunctionsModel {
     let marker = "!"

@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// SQL literals (`SQL` interpolation): every entry point, with interpolated values, identifiers and lists, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// SQL literals (`SQL` interpolation): every entry point, with interpolated values, identifiers and
+// lists, in a class without annotation of a module whose default isolation is the main actor (top-
+// level code is in main.swift). Written out in full on purpose: the closures must be formed in the
+// context under test.
 
 final class LiteralsModel {
     let marker = "!"

@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// LiveQuery, the main-actor observable wrapper, with a request whose closure is formed here, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// LiveQuery, the main-actor observable wrapper, with a request whose closure is formed here, in a
+// class without annotation of a module whose default isolation is the main actor (top-level code is
+// in main.swift). Written out in full on purpose: the closures must be formed in the context under
+// test.
 
 final class LiveQueriesModel {
     let marker = "!"

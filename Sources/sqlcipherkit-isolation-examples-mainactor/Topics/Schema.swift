@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// Schema introspection and the entity counts, existence checks and deletes, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// Schema introspection and the entity counts, existence checks and deletes, in a class without
+// annotation of a module whose default isolation is the main actor (top-level code is in
+// main.swift). Written out in full on purpose: the closures must be formed in the context under
+// test.
 
 final class SchemaModel {
     let marker = "!"

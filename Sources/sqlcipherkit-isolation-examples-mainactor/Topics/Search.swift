@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// FTS5 (a CreateFTS5Table migration, match, bm25, snippet, highlight) and the JSON builder, or their typed refusal where the library lacks the capability, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// FTS5 (a CreateFTS5Table migration, match, bm25, snippet, highlight) and the JSON builder, or
+// their typed refusal where the library lacks the capability, in a class without annotation of a
+// module whose default isolation is the main actor (top-level code is in main.swift). Written out
+// in full on purpose: the closures must be formed in the context under test.
 
 final class SearchModel {
     let marker = "!"

@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// Cursors, prepared statements, nested savepoints, read { }, and a prepareConnection closure formed here, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// Cursors, prepared statements, nested savepoints, read { }, and a prepareConnection closure formed
+// here, in a class without annotation of a module whose default isolation is the main actor (top-
+// level code is in main.swift). Written out in full on purpose: the closures must be formed in the
+// context under test.
 
 final class StatementsModel {
     let marker = "!"

@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// Tracing: a trace closure formed here, a TraceToken cancelled, traceEvents read by a task of this context, stopTracing, in a class without annotation of a module whose default
-// isolation is the main actor (top-level code is in main.swift). Written out in full on purpose:
-// the closures must be formed in the context under test.
+// Tracing: a trace closure formed here, a TraceToken cancelled, traceEvents read by a task of this
+// context, stopTracing, in a class without annotation of a module whose default isolation is the
+// main actor (top-level code is in main.swift). Written out in full on purpose: the closures must
+// be formed in the context under test.
 
 final class TracingModel {
     let marker = "!"

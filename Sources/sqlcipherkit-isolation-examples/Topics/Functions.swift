@@ -1,10 +1,11 @@
 import Foundation
 import SqlCipherKit
 
-// Functions and collations: a scalar function and a collation whose closures are formed here, an aggregate, removal, written as a user writes them in each isolation context:
-// top-level code is in main.swift; here a @MainActor class, the caller's own actor and
-// Task.detached. Each is written out in full on purpose: the closures must be formed in
-// the context under test, so no shared helper can stand in for them.
+// Functions and collations: a scalar function and a collation whose closures are formed here, an
+// aggregate, removal, written as a user writes them in each isolation context: top-level code is in
+// main.swift; here a @MainActor class, the caller's own actor and Task.detached. Each is written
+// out in full on purpose: the closures must be formed in the context under test, so no shared
+// helper can stand in for them.
 
 @MainActor
 final class FunctionsModel {

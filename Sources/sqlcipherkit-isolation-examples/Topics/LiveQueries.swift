@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// LiveQuery, the main-actor observable wrapper, with a request whose closure is formed here, written as a user writes them in each isolation context:
-// top-level code is in main.swift; here a @MainActor class. Each is written out in full on purpose: the closures must be formed in
-// the context under test, so no shared helper can stand in for them.
+// LiveQuery, the main-actor observable wrapper, with a request whose closure is formed here,
+// written as a user writes them in each isolation context: top-level code is in main.swift; here a
+// @MainActor class. Each is written out in full on purpose: the closures must be formed in the
+// context under test, so no shared helper can stand in for them.
 
 @MainActor
 final class LiveQueriesModel {

@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-// FTS5 (a CreateFTS5Table migration, match, bm25, snippet, highlight) and the JSON builder, or their typed refusal where the library lacks the capability, written as a user writes them in each isolation context:
-// top-level code is in main.swift; here a @MainActor class, the caller's own actor and
-// Task.detached. Each is written out in full on purpose: the closures must be formed in
+// FTS5 (a CreateFTS5Table migration, match, bm25, snippet, highlight) and the JSON builder, or
+// their typed refusal where the library lacks the capability, written as a user writes them in each
+// isolation context: top-level code is in main.swift; here a @MainActor class, the caller's own
+// actor and Task.detached. Each is written out in full on purpose: the closures must be formed in
 // the context under test, so no shared helper can stand in for them.
 
 @MainActor
