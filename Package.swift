@@ -53,11 +53,16 @@ let package = Package(
             dependencies: ["SqlCipherKit"]
         ),
         // The same examples in a module whose default isolation is the main actor (Swift 6.2, as
-        // new app templates set it), which needs the 6.2 tools version above.
+        // new app templates set it), which needs the 6.2 tools version above. The two upcoming
+        // features are the rest of what those templates' "Approachable Concurrency" turns on (the
+        // others are already part of Swift 6): nonisolated async functions run on the caller's
+        // actor, and conformances of main-actor types are main-actor isolated where they can be.
         .executableTarget(
             name: "sqlcipherkit-isolation-examples-mainactor",
             dependencies: ["SqlCipherKit"],
-            swiftSettings: [.defaultIsolation(MainActor.self)]
+            swiftSettings: [.defaultIsolation(MainActor.self),
+                            .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+                            .enableUpcomingFeature("InferIsolatedConformances")]
         ),
         .testTarget(
             name: "SqlCipherKitTests",

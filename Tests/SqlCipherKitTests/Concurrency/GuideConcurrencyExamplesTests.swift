@@ -24,6 +24,20 @@ import Testing
         }
     }
 
+    @MainActor
+    final class BackupModel {
+        let db: Database
+        var fraction = 0.0
+
+        init(db: Database) { self.db = db }
+
+        func backUp(to path: String, key: DatabaseKey) async throws {
+            try await db.backup(to: path, key: key, progress: { progress in
+                Task { @MainActor in self.fraction = progress.fraction }
+            })
+        }
+    }
+
     func database() async throws -> Database {
         let db = try Database(path: ":memory:", rawKey: rawKey())
         try await db.execute("""
@@ -46,6 +60,21 @@ import Testing
         try await model.placeOrder(skus: ["A-1", "B-2"])
         #expect(model.lastOrderID == 1)
         #expect(try await db.count(LineItem.self) == 2)
+    }
+
+    /// The progress of a backup reaches a @MainActor model through a task of the closure's own.
+    @MainActor @Test func progressOnAMainActorModel() async throws {
+        let directory = TemporaryDirectory()
+        let db = try Database(path: directory.path("source.db"), key: "source-passphrase")
+        try await db.execute("CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('first')")
+        let model = BackupModel(db: db)
+        try await model.backUp(to: directory.path("copy.db"), key: .passphrase("copy-passphrase"))
+        // The last report is a task on this actor, queued before backUp returned.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while model.fraction != 1, ContinuousClock.now < deadline { await Task.yield() }
+        #expect(model.fraction == 1)
+        let copy = try Database(path: directory.path("copy.db"), key: "copy-passphrase")
+        #expect(try await copy.query("SELECT body FROM notes")[0].get(0, as: String.self) == "first")
     }
 
     @Test func cancellation() async throws {

@@ -1,0 +1,1 @@
+../sqlcipherkit-isolation-examples/TopicTypes.swift
