@@ -7,11 +7,11 @@ extension IsolationContextTests {
     /// as new app templates are): Sources/sqlcipherkit-isolation-examples-mainactor. Its types
     /// are declared as the article "Isolation and cancellation" says ("Which isolation context"); that it builds is half of
     /// the test, that every context runs to the end against the loaded library is the other.
-    @Test func theSeedsExamplesRunInADefaultMainActorModule() throws {
+    @Test func theSeedsExamplesRunInADefaultMainActorModule() async throws {
         let directory = TemporaryDirectory()
         let library = try loadedLibrary().path
-        let result = try runChild(productPath("sqlcipherkit-isolation-examples-mainactor"), [directory.url.path],
-                                  environment: ["SQLCIPHERKIT_LIBRARY": library])
+        let result = try await runChildOffThePool(productPath("sqlcipherkit-isolation-examples-mainactor"), [directory.url.path],
+                                            environment: ["SQLCIPHERKIT_LIBRARY": library])
         #expect(!result.signaled, "the examples crashed: \(result.stderr)")
         #expect(result.status == 0, "\(result.stderr)")
         let seed = ["default-main-actor", "default-main-actor-class", "default-main-actor-pool"]

@@ -10,11 +10,11 @@ import Testing
 /// function can show. The executable is part of the build, so a context in which the examples do
 /// not compile fails the build and with it the suite.
 @Suite struct IsolationContextTests {
-    @Test func theSeedsExamplesRunInEveryContext() throws {
+    @Test func theSeedsExamplesRunInEveryContext() async throws {
         let directory = TemporaryDirectory()
         let library = try loadedLibrary().path
-        let result = try runChild(productPath("sqlcipherkit-isolation-examples"), [directory.url.path],
-                                  environment: ["SQLCIPHERKIT_LIBRARY": library])
+        let result = try await runChildOffThePool(productPath("sqlcipherkit-isolation-examples"), [directory.url.path],
+                                            environment: ["SQLCIPHERKIT_LIBRARY": library])
         #expect(!result.signaled, "the examples crashed: \(result.stderr)")
         #expect(result.status == 0, "\(result.stderr)")
         let contexts = ["top-level", "main-actor", "actor", "async-function", "detached", "route-handler",

@@ -65,6 +65,19 @@ func runChild(_ executable: String, _ arguments: [String], environment: [String:
         signaled: process.terminationReason == .uncaughtSignal)
 }
 
+/// Runs an executable to completion like ``runChild(_:_:environment:input:)``, waiting on a thread
+/// of its own: for children that run for many seconds, so that the wait does not hold one of the
+/// few threads of Swift's cooperative pool (two on a two-core machine) from the other tests.
+func runChildOffThePool(_ executable: String, _ arguments: [String],
+                        environment: [String: String?] = [:]) async throws -> ChildResult {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try runChild(executable, arguments, environment: environment) })
+        }
+        thread.start()
+    }
+}
+
 /// Runs the test helper with a command.
 @discardableResult
 func runHelper(_ arguments: [String], environment: [String: String?] = [:]) throws -> ChildResult {
