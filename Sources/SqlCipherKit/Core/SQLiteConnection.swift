@@ -104,6 +104,7 @@ final class SQLiteConnection {
         }
         handle = db
         self.path = path
+        openFile = OpenFiles.connectionOpened(db)
         scb_extended_result_codes(db, 1)
         installStatementGate()
         installChangeTracking()
@@ -129,7 +130,13 @@ final class SQLiteConnection {
         isClosed = true
         cache.removeAll()
         scb_close_v2(handle)
+        // After SQLite let its locks go: the package's descriptors of the file may close now.
+        OpenFiles.connectionClosed(openFile)
+        openFile = nil
     }
+
+    /// The database file this connection has open, as noted in ``OpenFiles``.
+    private var openFile: OpenFiles.Identity?
 
     // MARK: Errors
 
@@ -146,8 +153,19 @@ final class SQLiteConnection {
         let extended = scb_extended_errcode(handle)
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
+        if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
     }
+
+    /// `SQLITE_READONLY_DBMOVED`: the file this connection opened is no longer at its path
+    /// (https://sqlite.org/rescode.html#readonly_dbmoved).
+    static let readOnlyDatabaseMoved: Int32 = 1032
+
+    /// What follows SQLite's bare "attempt to write a readonly database" when the file moved: the
+    /// usual cause is an in-place conversion or a rename while this connection stayed open.
+    static let databaseMovedAdvice = ": the database file was replaced or moved since this connection opened it "
+        + "(by encryptInPlace, upgradeFromSqlCipher3, a restore or a rename over its path), so nothing was written "
+        + "to it. Close this connection and open the file at the path again, with the key it has now"
 
     /// What follows SQLite's bare "too many SQL variables", which says neither the limit nor what to
     /// do: a query builder `in([...])` of a few thousand values, or a long `?` list, meets it on

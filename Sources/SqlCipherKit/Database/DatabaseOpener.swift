@@ -431,7 +431,7 @@ enum DatabaseOpener {
         // The -wal first: a checkpoint by another connection in between moves pages from it into
         // the database file, read second, so no committed page can be missed between the reads.
         let wal = FileManager.default.contents(atPath: path + "-wal") ?? Data()
-        let main = FileManager.default.contents(atPath: path) ?? Data()
+        let main = OpenFiles.contents(of: path)  // the connection has the file open: keep its locks
         let journal = FileManager.default.contents(atPath: path + "-journal") ?? Data()
         if main.isEmpty && wal.isEmpty {
             throw refuse("nothing was written to the file or its -wal after the first write")

@@ -62,20 +62,24 @@ public enum DatabaseFileInspector {
             return make(path, .empty, "0 bytes: SQLite and SQLCipher treat it as a new, empty database"
                 + companionSentence(companions), size: 0, companions: companions)
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        // Through OpenFiles: an inspection must not take the locks of this process's connections.
+        let inspected = OpenFiles.withReadDescriptor(path) { descriptor, _ -> DatabaseFileInspection in
+            guard let first = OpenFiles.read(descriptor, offset: 0, count: min(size, sampleSize)) else {
+                return make(path, .notADatabase, "reading it failed, so it cannot be identified", size: size,
+                            companions: companions)
+            }
+            // Page 1 whole, not only its first 100 bytes: a plaintext header may reach past them.
+            let header = FileHeader(bytes: FileHeader.readPageOne(descriptor) ?? first, fileSize: size)
+            if header.hasPlaintextMagic {
+                return inspectReadableHeader(path, header: header, companions: companions)
+            }
+            return inspectUnreadableHeader(path, descriptor: descriptor, first: first, size: size, companions: companions)
+        }
+        guard let inspected else {
             return make(path, .notADatabase, "cannot be read (\(String(cString: strerror(errno)))), so it cannot be "
                 + "identified; run as a user who can read it", size: size, companions: companions)
         }
-        defer { try? handle.close() }
-        guard let first = read(handle, offset: 0, count: min(size, sampleSize)) else {
-            return make(path, .notADatabase, "reading it failed, so it cannot be identified", size: size, companions: companions)
-        }
-        // Page 1 whole, not only its first 100 bytes: a plaintext header may reach past them.
-        let header = FileHeader(bytes: FileHeader.readPageOne(handle) ?? first, fileSize: size)
-        if header.hasPlaintextMagic {
-            return inspectReadableHeader(path, header: header, companions: companions)
-        }
-        return inspectUnreadableHeader(path, handle: handle, first: first, size: size, companions: companions)
+        return inspected
     }
 
     /// Inspects every path, in order.
@@ -147,7 +151,7 @@ public enum DatabaseFileInspector {
 
     // MARK: Files without a readable header
 
-    private static func inspectUnreadableHeader(_ path: String, handle: FileHandle, first: [UInt8], size: Int,
+    private static func inspectUnreadableHeader(_ path: String, descriptor: Int32, first: [UInt8], size: Int,
                                                 companions: [DatabaseFileInspection.CompanionFile]) -> DatabaseFileInspection {
         if let format = sqliteSideFileDescription(first, size: size, path: path) {
             return make(path, .notADatabase, format, size: size, companions: companions)
@@ -164,7 +168,7 @@ public enum DatabaseFileInspector {
             let middle = (size / 2) / 512 * 512
             let last = max(0, size - sampleSize)
             for offset in [middle, last] where offset >= sampleSize {
-                if let sample = read(handle, offset: offset, count: min(sampleSize, size - offset)) { samples.append(sample) }
+                if let sample = OpenFiles.read(descriptor, offset: offset, count: min(sampleSize, size - offset)) { samples.append(sample) }
             }
         }
         if first.allSatisfy({ $0 == 0 }) {

@@ -139,7 +139,7 @@ extension DatabaseVerifier {
                let (descriptor, _) = try SnapshotFiles.openRegular(journal.path, database: path) {
                 var first: UInt8 = 0
                 hot = pread(descriptor, &first, 1, 0) == 1 && first != 0
-                close(descriptor)
+                OpenFiles.release(descriptor)
             }
             journalIsHot = hot
             sizes = sources.values.map(\.copyLength)

@@ -33,36 +33,28 @@ struct FileHeader {
     private var pageOneIsPlain = false
 
     /// Reads the header and page 1 of `path`, or nil when the file does not exist or cannot be read.
+    /// The read goes through ``OpenFiles``, so that it leaves the locks of this process's
+    /// connections to the file in place.
     init?(path: String) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let size = try? handle.seekToEnd() else {
-            if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-               let size = attributes[.size] as? Int, size == 0 {
-                self.init(bytes: [], fileSize: 0)
-                return
-            }
-            return nil
-        }
-        guard let read = Self.readPageOne(handle) else { return nil }
-        self.init(bytes: read, fileSize: Int(clamping: size))
+        guard let read = OpenFiles.withReadDescriptor(path, { descriptor, size in
+            Self.readPageOne(descriptor).map { (bytes: $0, size: size) }
+        }), let read else { return nil }
+        self.init(bytes: read.bytes, fileSize: read.size)
     }
 
     /// Reads the first 101 bytes of an open file and, when they start a readable header with a
     /// valid page size, the rest of page 1 (at most 64 KiB): the one way page 1 is read for
-    /// classifying a file, by ``init(path:)`` and ``DatabaseFileInspector``.
-    static func readPageOne(_ handle: FileHandle) -> [UInt8]? {
-        do {
-            try handle.seek(toOffset: 0)
-            var bytes = [UInt8](try handle.read(upToCount: length + 1) ?? Data())
-            let probe = FileHeader(headerOnly: bytes)
-            if probe.hasValidPageSize, let pageSize = probe.pageSize, pageSize > bytes.count {
-                bytes += [UInt8](try handle.read(upToCount: min(pageSize, maximumPageLength) - bytes.count) ?? Data())
-            }
-            return bytes
-        } catch {
-            return nil
+    /// classifying a file, by ``init(path:)`` and ``DatabaseFileInspector``. Positional reads:
+    /// the descriptor may be shared (``OpenFiles``).
+    static func readPageOne(_ descriptor: Int32) -> [UInt8]? {
+        guard var bytes = OpenFiles.read(descriptor, offset: 0, count: length + 1) else { return nil }
+        let probe = FileHeader(headerOnly: bytes)
+        if probe.hasValidPageSize, let pageSize = probe.pageSize, pageSize > bytes.count {
+            guard let rest = OpenFiles.read(descriptor, offset: bytes.count,
+                                            count: min(pageSize, maximumPageLength) - bytes.count) else { return nil }
+            bytes += rest
         }
+        return bytes
     }
 
     /// A header made of bytes already read from the start of the file: the first 100 are kept as

@@ -93,16 +93,9 @@ enum FileReplacement {
     static func fsyncPath(_ path: String, directory: Bool) throws {
         let fd = open(path, directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY)
         guard fd >= 0 else { throw posixError("open \(path) for fsync") }
-        defer { closeDescriptor(fd) }
+        // Given back through OpenFiles: a connection of this process may have the file open.
+        defer { OpenFiles.release(fd) }
         guard fsync(fd) == 0 else { throw posixError("fsync \(path)") }
-    }
-
-    private static func closeDescriptor(_ fd: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(fd)
-        #else
-        _ = Darwin.close(fd)
-        #endif
     }
 
     private static func posixError(_ what: String) -> SqlCipherError {

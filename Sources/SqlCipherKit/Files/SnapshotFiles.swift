@@ -78,6 +78,8 @@ enum SnapshotFiles {
 
     /// Opens `path` for reading without following it into a wait: `O_NONBLOCK` (a named pipe
     /// opens at once), then `fstat` of the descriptor; returns nil when the file does not exist.
+    /// The caller gives the descriptor back with ``OpenFiles/release(_:)``, never `close`: this
+    /// process's connections may have the file open, and a close would drop their locks.
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` for anything but a regular file.
     static func openRegular(_ path: String, database: String) throws -> (descriptor: Int32, size: Int)? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
@@ -89,11 +91,11 @@ enum SnapshotFiles {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             let reason = String(cString: strerror(errno))
-            close(descriptor)
+            OpenFiles.release(descriptor)
             throw SqlCipherError.cannotOpen(path: database, reason: "\(path) cannot be examined: \(reason)")
         }
         if let kind = specialKind(mode: info.st_mode) {
-            close(descriptor)
+            OpenFiles.release(descriptor)
             throw notRegular(path, database: database, kind: kind)
         }
         return (descriptor, Int(info.st_size))
@@ -139,7 +141,7 @@ enum SnapshotFiles {
         for suffix in ["", "-wal", "-journal"] {
             let path = database + suffix
             guard let (descriptor, size) = try openRegular(path, database: database) else { continue }
-            defer { close(descriptor) }
+            defer { OpenFiles.release(descriptor) }
             let length = suffix == "-wal" ? validWALLength(descriptor: descriptor, size: size) : size
             found[suffix] = Source(path: path, size: size, copyLength: length)
         }
@@ -163,7 +165,7 @@ enum SnapshotFiles {
         guard let (descriptor, size) = try openRegular(source, database: source) else {
             throw SqlCipherError.cannotOpen(path: source, reason: "there is no file there")
         }
-        close(descriptor)
+        OpenFiles.release(descriptor)
         try copyBytes(source, to: target, length: size, database: source)
     }
 
@@ -172,7 +174,7 @@ enum SnapshotFiles {
         guard let (input, _) = try openRegular(source, database: database) else {
             throw SqlCipherError.cannotOpen(path: database, reason: "\(source) disappeared while it was copied")
         }
-        defer { close(input) }
+        defer { OpenFiles.release(input) }
         let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard output >= 0 else {
             throw SqlCipherError.cannotOpen(path: database, reason: "cannot create \(target): " + String(cString: strerror(errno)))

@@ -69,73 +69,106 @@ enum SourceLock {
 }
 
 /// The right to convert a file in place (`encryptInPlace`, `upgradeFromSqlCipher3`): an
-/// exclusive `flock` on the file itself, taken before anything is removed or opened and kept
-/// until the new file has replaced it.
+/// exclusive `flock` on a lock file beside it (`<path>.sqlcipherkit-converting`), taken before
+/// anything is removed or opened and kept until the new file has replaced the old one.
 ///
 /// SQLite's own lock keeps a second conversion from copying the file meanwhile, but not from
 /// what happens around the copy: a second call removed the first one's work file as a "leftover"
 /// (the first then failed its verification), and a call started while the first was under way
 /// could copy the file and rename its copy over it, so that the first failed or converted a file
 /// that was no longer there. `flock` belongs to the open file description, so it excludes two
-/// calls of one process as it does two processes, and it is independent of SQLite's POSIX locks.
-/// A call that finds the lock taken fails at once; one that gets it checks that the path still
-/// names the file it locked.
+/// calls of one process as it does two processes. A call that finds the lock taken fails at once.
+///
+/// The lock is on a file of its own, never on the database: closing any descriptor of the
+/// database's file drops every POSIX lock this process holds on it
+/// (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_),
+/// so a descriptor opened and closed here would silently take the locks of another `Database` of
+/// this process on the same file, and another process could then delete a WAL still in use.
+///
+/// The lock file is removed when the lock is released, and a call that locked a lock file
+/// checks that the name still leads to it (a call that finished meanwhile removed it), so that
+/// two calls never hold locks on two different lock files. One left by a killed process is
+/// taken over: a `flock` dies with its process.
 final class ConversionLock {
-    private var descriptor: Int32
+    private var descriptor: Int32 = -1
+    private let lockPath: String
 
-    /// Locks the regular file at `path` (resolved). Where there is no regular file there is
-    /// nothing to lock, and the caller's own checks name what is there.
+    /// How many times a lock file removed under the call is opened again before giving up.
+    private static let attempts = 8
+
+    /// Locks the conversion of the regular file at `path` (resolved). Where there is no regular
+    /// file there is nothing to convert, and the caller's own checks name what is there.
     ///
     /// - Throws: ``SqlCipherError/conversionFailed(source:target:reason:)`` when another
-    ///   conversion of the file is running, the file was replaced while the lock was taken, or
+    ///   conversion of the file is running, the lock file's name is taken by something else, or
     ///   this process may not write the file.
     init(path: String) throws {
-        descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        var opened = stat()
-        guard fstat(descriptor, &opened) == 0, (opened.st_mode & S_IFMT) == S_IFREG else {
-            release()
-            return
-        }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let error = errno
-            if error == EINTR { continue }
-            // A file system without flock: SQLite's exclusive lock still keeps two copies apart.
-            guard error == EWOULDBLOCK else { return }
-            release()
-            throw SqlCipherError.conversionFailed(
-                source: path, target: path,
-                reason: "another conversion of this file (encryptInPlace or upgradeFromSqlCipher3, in this process or "
-                    + "another) is running; wait for it to end, then look at the file again")
-        }
+        lockPath = path + ".sqlcipherkit-converting"
+        var file = stat()
+        guard lstat(path, &file) == 0, (file.st_mode & S_IFMT) == S_IFREG else { return }
         // Replacing a file needs only a writable folder, so a file this process may not write
         // (mode 0444, or another user's) would be replaced, and change owner, without a word.
         guard access(path, W_OK) == 0 else {
             let reason = String(cString: strerror(errno))
-            release()
             throw SqlCipherError.conversionFailed(
                 source: path, target: path,
                 reason: "the file is not writable by this process (\(reason); mode "
-                    + "\(String(opened.st_mode & 0o7777, radix: 8))), and converting it in place would replace it. Make it "
+                    + "\(String(file.st_mode & 0o7777, radix: 8))), and converting it in place would replace it. Make it "
                     + "writable first (chmod u+w) if it is meant to change, or write a converted copy elsewhere")
         }
-        var named = stat()
-        guard stat(path, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else {
-            release()
-            throw SqlCipherError.conversionFailed(
-                source: path, target: path,
-                reason: "the file was replaced while the conversion started (another conversion finished meanwhile); "
-                    + "look at the file again before converting it")
+        for _ in 0..<Self.attempts {
+            let opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            guard opened >= 0 else {
+                let error = errno
+                // A folder this process may not write cannot take the converted file either; the
+                // conversion says so in its own words when it writes there.
+                if error == EACCES || error == EROFS || error == EPERM { return }
+                throw SqlCipherError.conversionFailed(
+                    source: path, target: path,
+                    reason: "the name of its lock file, \(lockPath), is taken (\(String(cString: strerror(error)))); "
+                        + "remove what is there, then convert again")
+            }
+            var locked = stat(), named = stat()
+            guard fstat(opened, &locked) == 0, (locked.st_mode & S_IFMT) == S_IFREG else {
+                _ = close(opened)
+                throw SqlCipherError.conversionFailed(
+                    source: path, target: path,
+                    reason: "the name of its lock file, \(lockPath), is taken by something that is not a file; "
+                        + "remove what is there, then convert again")
+            }
+            var result = flock(opened, LOCK_EX | LOCK_NB)
+            while result != 0 && errno == EINTR { result = flock(opened, LOCK_EX | LOCK_NB) }
+            if result != 0 {
+                let error = errno
+                _ = close(opened)
+                // A file system without flock: SQLite's exclusive lock still keeps two copies apart.
+                guard error == EWOULDBLOCK else { return }
+                throw SqlCipherError.conversionFailed(
+                    source: path, target: path,
+                    reason: "another conversion of this file (encryptInPlace or upgradeFromSqlCipher3, in this process or "
+                        + "another) is running; wait for it to end, then look at the file again")
+            }
+            // The lock file this call locked must still be the one the name leads to: a call that
+            // finished meanwhile removed it, and a third may have made a new one.
+            if lstat(lockPath, &named) == 0, named.st_dev == locked.st_dev, named.st_ino == locked.st_ino {
+                descriptor = opened
+                return
+            }
+            _ = close(opened)
         }
+        throw SqlCipherError.conversionFailed(
+            source: path, target: path,
+            reason: "its lock file, \(lockPath), kept being replaced while this call took it; another conversion of this "
+                + "file is running: wait for it to end, then look at the file again")
     }
 
     deinit { release() }
 
-    /// Lets the file go: once the new file is in place, or the conversion failed. Closing this
-    /// descriptor also drops POSIX locks this process holds on the file, so it happens only after
-    /// the conversion's own connections are closed.
+    /// Lets the conversion go: once the new file is in place, or the conversion failed. The
+    /// lock file is removed while it is still locked, so that the next call makes its own.
     func release() {
         guard descriptor >= 0 else { return }
+        _ = unlink(lockPath)
         _ = close(descriptor)
         descriptor = -1
     }

@@ -188,6 +188,61 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-encrypting"))
     }
 
+    /// Opening a file the process already has open leaves the first connection's POSIX locks
+    /// alone: otherwise another process can take the file from under it (here, switch it out of
+    /// WAL mode and delete its `-wal`), as SQLite's "How to corrupt" (2.2.1) describes.
+    ///
+    /// The package reads a file's header (and the inspector and the conversions read the file)
+    /// through descriptors of its own, and closing one dropped every lock the process held on the
+    /// file, its SQLite connections' included: all three cases below failed. Those descriptors
+    /// now go through `OpenFiles`, which keeps them open while a connection has the file open.
+    @Test(arguments: ["open", "inspect", "encryptInPlace"])
+    func anotherOpeningLeavesTheFirstConnectionsLocks(_ how: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("held.db")
+        try await makePlaintext(path, mode: .wal)
+        let holder = try Database(unencryptedPath: path)
+        _ = try await holder.query("SELECT count(*) FROM items")
+        // Another process cannot leave WAL mode while the holder is open, to begin with (the CLI
+        // answers "database is locked").
+        #expect((try? SqlcipherCLI.run(SqlcipherCLI.version4, path, ["PRAGMA journal_mode = DELETE"])) != ["delete"])
+        switch how {
+        case "open":
+            let second = try Database(unencryptedPath: path)
+            _ = try await second.query("SELECT count(*) FROM items")
+            await second.close()
+        case "inspect":
+            _ = DatabaseFileInspector.inspect(path)
+        default:
+            #expect(throws: SqlCipherError.self) { try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher) }
+            #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-converting"))
+        }
+        let answer = try? SqlcipherCLI.run(SqlcipherCLI.version4, path, ["PRAGMA journal_mode = DELETE"])
+        #expect(answer != ["delete"], "another process took the file from an open connection (\(how))")
+        try await holder.execute("INSERT INTO items(name) VALUES ('after')")
+        await holder.close()
+    }
+
+    /// An idle connection in rollback mode holds no lock, so a conversion cannot see it; once the
+    /// file is replaced, its writes fail (nothing goes to the old file) with a message that says
+    /// what happened and what to do, not SQLite's bare "attempt to write a readonly database".
+    @Test func aConnectionLeftOpenAcrossAConversionIsToldTheFileMoved() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("moved.db")
+        try await makePlaintext(path, rows: 3)
+        let stale = try Database(unencryptedPath: path, journalMode: .rollback)
+        _ = try await stale.query("SELECT count(*) FROM items")
+        try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher)
+        do {
+            try await stale.execute("INSERT INTO items(name) VALUES ('lost?')")
+            Issue.record("a write to the replaced file succeeded")
+        } catch let error as SqlCipherError {
+            #expect(error.description.contains("replaced or moved since this connection opened it"), "\(error)")
+        }
+        await stale.close()
+        try await checkContents(try Database(path: path, key: "k", cipher: fastCipher), rows: 3)
+    }
+
     @Test func encryptInPlaceRemovesAStaleTemporaryFile() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("notes.db")
