@@ -17,7 +17,7 @@ let createDatabaseCommand = HelperCommand(
     let cipher = header > 0 ? CipherSettings(plaintextHeaderSize: header) : .default
     do {
         let readBack: String = try runBlocking {
-            let db = try Database(path: path, rawKey: key, salt: salt, journalMode: mode, cipher: cipher)
+            let db = try Database(path: path, key: .rawKey(key, salt: salt), journalMode: mode, cipher: cipher)
             do {
                 try await db.execute("CREATE TABLE t(v TEXT)")
                 try await db.execute("INSERT INTO t VALUES (?)", value)

@@ -103,15 +103,15 @@ enum HostileCases {
             var passphrase = Data(count: 16 * 1024 * 1024)
             for index in stride(from: 0, to: passphrase.count, by: 511) { passphrase[index] = UInt8(truncatingIfNeeded: index | 1) }
             let cipher = CipherSettings(kdfIterations: 10)
-            let db = try Database(path: path, key: passphrase, cipher: cipher)
+            let db = try Database(path: path, key: .passphrase(passphrase), cipher: cipher)
             try await db.execute("CREATE TABLE t(v)")
             await db.close()
-            let again = try Database(path: path, key: passphrase, cipher: cipher)
+            let again = try Database(path: path, key: .passphrase(passphrase), cipher: cipher)
             _ = try await again.query("SELECT * FROM t")
             var other = passphrase
             other[other.count - 1] ^= 1
             do {
-                _ = try Database(path: path, key: other, cipher: cipher)
+                _ = try Database(path: path, key: .passphrase(other), cipher: cipher)
                 return "ANOTHER PASSPHRASE OPENED IT"
             } catch SqlCipherError.keyFailed {
                 return "opens with the \(passphrase.count)-byte passphrase, not with one byte changed"

@@ -26,7 +26,7 @@ let rekeyLoopCommand = HelperCommand(
         let next = keys[(round + 1) % 2]
         try waitForDatabaseWork {
             switch next {
-            case .passphrase(let text): try await db.rekey(text)
+            case .passphrase(let text): try await db.rekey(.passphrase(text))
             case .raw(let bytes): try await db.rekey(rawKey: bytes)
             case .none: throw DatabaseHelperError(message: "rekey-loop needs keys")
             }

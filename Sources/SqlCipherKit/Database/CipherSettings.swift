@@ -32,7 +32,7 @@ public struct CipherSettings: Sendable, Hashable {
     /// Bytes of the file header left unencrypted (`PRAGMA cipher_plaintext_header_size`, SQLCipher
     /// 4 only): 0, or 32, 48, 64, 80 or 96, usually 32 (SQLCipher's value for iOS shared
     /// containers). The salt is then not stored in the file; pass it with
-    /// ``Database/init(path:rawKey:salt:journalMode:cipher:readOnly:configuration:)``.
+    /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)`` with ``DatabaseKey/rawKey(_:salt:)``.
     ///
     /// The limit keeps the schema encrypted: the first page holds SQLite's 100-byte file header and
     /// then `sqlite_schema`, whose cells grow from the end of the page towards its start, so with a

@@ -43,14 +43,6 @@ extension Database {
             .finish()
     }
 
-    /// Writes an encrypted copy of a plaintext database with a passphrase. See
-    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
-    public static func encrypt(plaintextAt source: String, to target: String, key: String,
-                               cipher: CipherSettings = .default,
-                               progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        try encrypt(plaintextAt: source, to: target, key: .passphrase(key), cipher: cipher, progress: progress)
-    }
-
     /// Encrypts a plaintext database file where it is: the safe form of "export, then delete the
     /// plaintext".
     ///
@@ -60,7 +52,7 @@ extension Database {
     /// ```
     ///
     /// The steps: export to `<path>.sqlcipherkit-encrypting` beside the original, verify it (see
-    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``), `fsync` it, optionally keep
+    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``), `fsync` it, optionally keep
     /// the original under `<path>.plaintext-backup` (a hard link, made before the switch), then
     /// `rename` the new file over the original and `fsync` the folder. A crash or power loss at any
     /// moment leaves at `path` either the complete plaintext original or the complete encrypted
@@ -98,15 +90,6 @@ extension Database {
         try InPlaceEncryption.run(path: path, key: key, cipher: cipher, keepBackup: keepBackup, progress: progress)
     }
 
-    /// Encrypts a plaintext database file where it is, with a passphrase. See
-    /// ``encryptInPlace(path:key:cipher:keepBackup:progress:)-(_,DatabaseKey,_,_,_)``.
-    @discardableResult
-    public static func encryptInPlace(path: String, key: String, cipher: CipherSettings = .default,
-                                      keepBackup: Bool = false,
-                                      progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> String? {
-        try encryptInPlace(path: path, key: .passphrase(key), cipher: cipher, keepBackup: keepBackup, progress: progress)
-    }
-
     // MARK: SQLCipher 3 to 4
 
     /// Upgrades a SQLCipher 1.x-3.x file made with that version's default settings to SQLCipher 4's
@@ -122,7 +105,7 @@ extension Database {
     /// settings (same tables, same row counts, same `user_version`), synced and renamed over the
     /// original, so a crash leaves the old or the new file. Close every connection first. A file
     /// made with non-default settings (page size, KDF iterations) cannot be migrated this way: open
-    /// it with those settings and use ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
+    /// it with those settings and use ``export(to:key:cipher:progress:)``.
     ///
     /// `progress` hears the file's pages: 0 at the start, the total once the new file is in place
     /// (`cipher_migrate` says nothing on the way). Cancelling the calling task before the new file
@@ -136,11 +119,6 @@ extension Database {
         try SqlCipher3Upgrade.run(path: path, key: key, progress: progress)
     }
 
-    /// Upgrades a SQLCipher 3 file with a passphrase. See ``upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``.
-    public static func upgradeFromSqlCipher3(path: String, key: String,
-                                             progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        try upgradeFromSqlCipher3(path: path, key: .passphrase(key), progress: progress)
-    }
 }
 
 extension DatabaseAccess {
@@ -152,7 +130,7 @@ extension DatabaseAccess {
     /// try await db.exportDecrypted(to: "/tmp/inspect.db")   // readable by any SQLite tool
     /// ```
     ///
-    /// The copy is verified like ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``.
+    /// The copy is verified like ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``.
     /// It holds every row in the clear: keep it only as long as needed. Cancelling the calling
     /// task stops the copy and removes the partial target.
     ///
@@ -181,7 +159,7 @@ extension DatabaseAccess {
     /// ```
     ///
     /// Works from a plaintext database too. The copy is verified like
-    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``. Cancelling the
+    /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``. Cancelling the
     /// calling task stops the copy and removes the partial target.
     ///
     /// - Parameters:
@@ -202,12 +180,6 @@ extension DatabaseAccess {
                 .export(to: target, key: material, cipher: cipher, journalMode: journalMode, progress: progress)?
                 .finish()
         }
-    }
-
-    /// Writes an encrypted copy with a passphrase. See ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
-    public func export(to target: String, key: String, cipher: CipherSettings = .default,
-                       progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await export(to: target, key: .passphrase(key), cipher: cipher, progress: progress)
     }
 
     /// The journal mode an exported copy gets: the source's, WAL for an in-memory source.

@@ -3,13 +3,18 @@ import Foundation
 import Synchronization
 
 extension Database {
-    /// Re-encrypts the database with a new passphrase (`sqlite3_rekey`).
+    /// Re-encrypts the database with a new key (`sqlite3_rekey`): a passphrase (a string literal
+    /// is one), a passphrase given as bytes, or a raw key.
     ///
     /// ```swift
     /// let db = try Database(path: path, key: "old passphrase")
     /// try await db.rekey("new passphrase")
     /// // From now on: Database(path: path, key: "new passphrase")
+    /// try await db.rekey(.passphrase(passphraseBytes))   // any bytes
     /// ```
+    ///
+    /// A rekey keeps the file's salt: a ``DatabaseKey/rawKey(_:salt:)`` whose salt is not the
+    /// file's is refused.
     ///
     /// Every page is rewritten in one write transaction, so the call takes time in proportion to
     /// the file's size. SQLCipher can report success for a rekey that did not happen (a read-only
@@ -39,7 +44,7 @@ extension Database {
     /// `DELETE`, and gets its mode back afterwards.
     ///
     /// - Parameters:
-    ///   - passphrase: The new passphrase.
+    ///   - key: The new key.
     ///   - progress: Called with the pages rewritten (see ``DatabaseProgress``); it must return quickly.
     /// - Throws: ``SqlCipherError/notEncrypted`` for a database opened with
     ///   ``init(unencryptedPath:journalMode:readOnly:configuration:)``; ``SqlCipherError/emptyKey``;
@@ -49,36 +54,34 @@ extension Database {
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
     ///   transaction, or the new key does not open it afterwards; `CancellationError` (see above).
     ///   After any failure the file opens with the old key.
-    public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        try performRekey(.passphrase(passphrase), progress: progress)
-    }
-
-    /// Re-encrypts the database with a new passphrase given as bytes (any bytes). See ``rekey(_:progress:)-(String,_)``.
-    public func rekey(_ passphrase: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        try performRekey(.passphrase(passphrase), progress: progress)
+    public func rekey(_ key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
+        try performRekey(key, checkingSalt: true, progress: progress)
     }
 
     /// Re-encrypts the database with a new raw 32-byte key (no key derivation). A database opened
-    /// with a passphrase can move to a raw key and back. See ``rekey(_:progress:)-(String,_)``.
+    /// with a passphrase can move to a raw key and back. See ``rekey(_:progress:)``.
     ///
     /// - Throws: ``SqlCipherError/invalidRawKey(byteCount:)`` unless the key has 32 bytes, and the
-    ///   errors of ``rekey(_:progress:)-(String,_)``.
+    ///   errors of ``rekey(_:progress:)``.
     public func rekey(rawKey: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        try performRekey(.rawKey(rawKey), progress: progress)
+        try performRekey(.rawKey(rawKey), checkingSalt: true, progress: progress)
     }
 
     /// Changes the key; every statement of the change is the package's own, marked internal in
     /// traces (``TraceEvent``).
     /// `afterwards` runs on the actor once the rekey succeeded, before any other call (a pool
     /// wakes its observers there).
-    func performRekey(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?,
+    /// `checkingSalt` when `newKey` is the caller's: a salt it names must be the file's. A pool's
+    /// own derived key names the salt it read from the file, which SQLCipher 3 cannot report.
+    func performRekey(_ newKey: DatabaseKey, checkingSalt: Bool, progress: (@Sendable (DatabaseProgress) -> Void)?,
                       afterwards: (@Sendable () -> Void)? = nil) throws {
         guard let core = connection else { throw SqlCipherError.databaseClosed }
-        try core.asInternal { try rekeyBody(newKey, progress: progress) }
+        try core.asInternal { try rekeyBody(newKey, checkingSalt: checkingSalt, progress: progress) }
         afterwards?()
     }
 
-    private func rekeyBody(_ newKey: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+    private func rekeyBody(_ newKey: DatabaseKey, checkingSalt: Bool,
+                           progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         guard isEncrypted else { throw SqlCipherError.notEncrypted }
         let core = try liveConnection()
         let material = try newKey.material()
@@ -93,6 +96,16 @@ extension Database {
             throw SqlCipherError.rekeyFailed(path: path, reason: "the file is read-only")
         }
 
+        // A rekey rewrites the pages under the file's own salt: a key that names another salt
+        // would describe a file that does not exist.
+        if checkingSalt, let salt = newKey.salt {
+            let current = try? core.scalar("PRAGMA cipher_salt").flatMap { String.fromDatabaseValue($0) }
+            guard let current, Data(hexString: current) == salt else {
+                throw SqlCipherError.rekeyFailed(
+                    path: path, reason: "a rekey keeps the file's salt, and the key gives another one (or this "
+                        + "SQLCipher does not report the file's); pass the new raw key without a salt")
+            }
+        }
         // A file with a plaintext header does not store its salt, so the verifying connection
         // needs it from this one; only a raw key can be combined with a salt.
         var verifyMaterial = material

@@ -80,19 +80,6 @@ public actor Database {
                       configuration: configuration)
     }
 
-    /// Opens or creates an encrypted database with a passphrase given as bytes.
-    ///
-    /// Any bytes are allowed, including NUL and invalid UTF-8, except the raw-key literal forms
-    /// that ``init(path:key:journalMode:cipher:readOnly:configuration:)-(_,String,_,_,_,_)`` refuses
-    /// (``SqlCipherError/passphraseLooksLikeRawKey``). SqlCipherKit zeroes its own copy once the
-    /// key is applied; zero yours when you are done with it
-    /// (`passphrase.resetBytes(in: 0..<passphrase.count)`). `readOnly` as for a `String` passphrase.
-    public init(path: String, key: Data, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
-                readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, key: .passphrase(key), journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      configuration: configuration)
-    }
-
     /// Opens or creates an encrypted database with a raw 32-byte key: no key derivation runs.
     ///
     /// ```swift
@@ -109,22 +96,25 @@ public actor Database {
                       configuration: configuration)
     }
 
-    /// Opens or creates an encrypted database with a raw key and an explicit 16-byte salt.
+    /// Opens or creates an encrypted database with any ``DatabaseKey``: a passphrase given as
+    /// bytes, a raw key with the salt of a file that has a plaintext header, or a string literal.
     ///
-    /// Needed for files with a plaintext header (``CipherSettings/plaintextHeaderSize``), which do
-    /// not store their salt: the caller keeps it with the key. `readOnly` opens an existing
-    /// database without ever writing to it or to its folder.
-    public init(path: String, rawKey: Data, salt: Data, journalMode: JournalMode = .wal,
-                cipher: CipherSettings = .default, readOnly: Bool = false,
-                configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, key: .rawKey(rawKey, salt: salt), journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      configuration: configuration)
-    }
-
-    /// The one entry of every keyed `Database`: the key, made at the public entry point from what
-    /// the caller passed, is checked and converted once (``DatabaseKey/material()``).
-    init(path: String, key: DatabaseKey, journalMode: JournalMode, cipher: CipherSettings, readOnly: Bool,
-         configuration: DatabaseConfiguration) throws {
+    /// ```swift
+    /// let db = try Database(path: "/path/to/store.db", key: .passphrase(passphraseBytes))
+    /// let headed = try Database(path: "/path/to/headed.db", key: .rawKey(keyBytes, salt: saltBytes),
+    ///                           cipher: CipherSettings(plaintextHeaderSize: 32))
+    /// ```
+    ///
+    /// This is the one keyed initialiser; the `String` and `rawKey:` forms make a ``DatabaseKey``
+    /// and come here. A file with a plaintext header (``CipherSettings/plaintextHeaderSize``)
+    /// does not store its salt, so it opens only with ``DatabaseKey/rawKey(_:salt:)`` and the salt
+    /// kept when it was created. `readOnly` opens an existing database without ever writing to
+    /// it or to its folder.
+    /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
+    ///   ``SqlCipherError/invalidRawKey(byteCount:)``, ``SqlCipherError/keyFailed(path:reason:)``
+    ///   and the other opening errors.
+    public init(path: String, key: DatabaseKey, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
+                readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         let material = try key.material()
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
                       setup: ConnectionSetup(configuration: configuration))

@@ -9,12 +9,12 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The operations that take one (``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``,
-/// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)-(_,DatabaseKey,_,_,_)``,
-/// ``Database/export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``,
+/// The operations that take one (``Database/encrypt(plaintextAt:to:key:cipher:progress:)``,
+/// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)``,
+/// ``Database/export(to:key:cipher:progress:)``,
 /// ``Database/exportDecrypted(to:progress:)``,
-/// ``Database/upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``,
-/// ``Database/rekey(_:progress:)-(String,_)`` and ``Database/verifyIntegrity(progress:)``) call the
+/// ``Database/upgradeFromSqlCipher3(path:key:progress:)``,
+/// ``Database/rekey(_:progress:)`` and ``Database/verifyIntegrity(progress:)``) call the
 /// closure first with `completed == 0`, then soon after the work starts and at most about every
 /// 50 ms while it goes on, and last
 /// with `completed == total` when the work succeeded. The values never go down, and `total` does

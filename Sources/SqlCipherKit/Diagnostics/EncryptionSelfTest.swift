@@ -201,7 +201,7 @@ private struct Runner {
     private func open(with key: Data) throws -> Database {
         switch keyKind {
         case .rawKey: return try Database(path: path, rawKey: key, journalMode: .wal)
-        case .passphrase: return try Database(path: path, key: key, journalMode: .wal)
+        case .passphrase: return try Database(path: path, key: .passphrase(key), journalMode: .wal)
         }
     }
 

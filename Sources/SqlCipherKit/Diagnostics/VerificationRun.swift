@@ -63,7 +63,7 @@ struct VerificationRun {
                 + "an encrypted copy with Database.encrypt(plaintextAt:to:key:), or open it with Database(unencryptedPath:)")
         case .plaintextHeader:
             return fail(.notVerifiable, "It is a SQLCipher database with a plaintext header, whose salt is not stored "
-                + "in the file, so verify cannot derive its key. Open it with Database(path:rawKey:salt:cipher:) and "
+                + "in the file, so verify cannot derive its key. Open it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) and "
                 + "CipherSettings(plaintextHeaderSize:), then run Database.verifyIntegrity()")
         case .notADatabase:
             return fail(.notVerifiable, "It is not a database: " + inspection.detail)

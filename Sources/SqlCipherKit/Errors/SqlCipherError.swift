@@ -463,7 +463,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "This passphrase is spelled like SQLCipher's raw-key literal (x' followed by 64 or 96 hexadecimal "
                 + "digits and one more character), which SQLCipher would take as the key itself, without key "
                 + "derivation, so it was refused and nothing was opened or changed. To use a raw key, pass its "
-                + "32 bytes with rawKey: (Database(path:rawKey:), Database(path:rawKey:salt:), DatabaseKey.rawKey(_:), "
+                + "32 bytes with rawKey: (Database(path:rawKey:), DatabaseKey.rawKey(_:), "
                 + "or rekey(rawKey:)); otherwise choose another passphrase."
         case let .functionFailed(name, message, sql):
             return "The SQL function \(name)() failed while \(Self.quoted(sql)) ran: \(Self.clause(message)). SQLite stopped the statement "

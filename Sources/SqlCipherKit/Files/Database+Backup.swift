@@ -21,7 +21,7 @@ extension Database {
     /// `quick_check`, and does not start with a plaintext header. A failure or a cancellation
     /// removes the partial copy and leaves `target` absent. The copy has the source's cipher
     /// settings; `key` may differ from the source's (a passphrase, a raw key, or a raw key with
-    /// salt). For other cipher settings use ``export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``.
+    /// salt). For other cipher settings use ``export(to:key:cipher:progress:)``.
     ///
     /// - Parameters:
     ///   - target: A path where no file exists yet, in an existing folder.
@@ -29,7 +29,7 @@ extension Database {
     ///   - pagesPerStep: Pages copied per step; below 1 is taken as 1.
     ///   - progress: Called with the pages copied so far (see ``DatabaseProgress``).
     /// - Throws: ``SqlCipherError/notEncrypted`` for an unencrypted database (its pages cannot be
-    ///   copied into an encrypted file; use ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``),
+    ///   copied into an encrypted file; use ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``),
     ///   ``SqlCipherError/cannotOpen(path:reason:)`` when `target` exists,
     ///   ``SqlCipherError/conversionFailed(source:target:reason:)``, ``SqlCipherError/databaseClosed``,
     ///   `CancellationError`.

@@ -272,7 +272,7 @@ struct Exporter {
         return claim
     }
 
-    /// Opens `path` as an existing plaintext database: the source of ``Database/encrypt(plaintextAt:to:key:cipher:progress:)-(_,_,DatabaseKey,_,_)``
+    /// Opens `path` as an existing plaintext database: the source of ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``
     /// and of ``InPlaceEncryption``.
     static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
         guard let header = FileHeader(path: path), header.fileSize > 0 else {

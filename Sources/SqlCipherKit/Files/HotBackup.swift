@@ -8,7 +8,7 @@ import Foundation
 /// SQLCipher encrypts each page with the destination's key as the page is written, so the copy
 /// may have another key than the source and never holds a plaintext page. The copy has the
 /// source's cipher settings (the backup copies pages as they are laid out); a copy with other
-/// settings is ``Database/export(to:key:cipher:progress:)-(_,DatabaseKey,_,_)``'s work.
+/// settings is ``Database/export(to:key:cipher:progress:)``'s work.
 ///
 /// Used only on the source connection's executor, one call at a time: it is created, stepped and
 /// finished there (a `Database` between other calls on its actor, a pool inside one reader's

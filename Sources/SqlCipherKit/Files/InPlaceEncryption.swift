@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)-(_,DatabaseKey,_,_,_)``: export
+/// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)``: export
 /// beside the original, verify, `fsync`, optionally keep the original as a hard link, then one
 /// `rename` over the original (the contract and its crash guarantees are documented there).
 enum InPlaceEncryption {

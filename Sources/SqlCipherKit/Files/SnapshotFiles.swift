@@ -160,7 +160,7 @@ enum SnapshotFiles {
 
     /// Copies the bytes of the regular file `source` (a symbolic link is read through, never
     /// copied as a link) into a new file `target`, created with mode 0600: the copy a conversion
-    /// works on beside the original (``Database/upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``).
+    /// works on beside the original (``Database/upgradeFromSqlCipher3(path:key:progress:)``).
     static func copyFile(_ source: String, to target: String) throws {
         guard let (descriptor, size) = try openRegular(source, database: source) else {
             throw SqlCipherError.cannotOpen(path: source, reason: "there is no file there")

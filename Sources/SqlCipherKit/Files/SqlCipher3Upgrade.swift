@@ -1,6 +1,6 @@
 import CSqlCipherBridge
 
-/// ``Database/upgradeFromSqlCipher3(path:key:progress:)-(_,DatabaseKey,_)``: `PRAGMA cipher_migrate`
+/// ``Database/upgradeFromSqlCipher3(path:key:progress:)``: `PRAGMA cipher_migrate`
 /// on a copy beside the file, verified with SQLCipher 4's defaults, then renamed over the original
 /// (the contract is documented there).
 enum SqlCipher3Upgrade {

@@ -1,8 +1,8 @@
 import Foundation
 
-/// A key for the operations that take one as a value: rekey, exports and conversions. Inside the
-/// package it is the one form every key takes from the public entry point on: the initialisers and
-/// rekeys that take a `String`, `Data` or raw key make one at once.
+/// A key: what every initialiser, rekey, export, conversion and backup takes. It is the one form
+/// every key takes from the public entry point on: the initialisers that also take a `String`
+/// passphrase or a `rawKey:` (the forms of the seed's README) make one at once.
 ///
 /// ```swift
 /// try Database.encrypt(plaintextAt: "/data/public.db", to: "/data/secret.db", key: "a passphrase")
@@ -14,7 +14,7 @@ import Foundation
 /// ``SqlCipherError/invalidRawKey(byteCount:)``). The key bytes are copied at once into memory
 /// that no other value shares and that is zeroed when the last copy of this value goes away; the
 /// `String` or `Data` you passed in is yours to clear (see <doc:KeysInMemory>).
-public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
+public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
     enum Kind: Sendable {
         /// Bytes that go through SQLCipher's key derivation.
         case passphrase
@@ -62,7 +62,8 @@ public struct DatabaseKey: Sendable, ExpressibleByStringLiteral {
         DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: salt)
     }
 
-    /// A passphrase written as a string literal: `key: "secret"`.
+    /// A passphrase written as a string literal, `key: "secret"`, or built by interpolation,
+    /// `rekey("\(prefix)-2026")` (the standard library's interpolation makes the `String`).
     public init(stringLiteral passphrase: String) {
         self.init(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: nil)
     }

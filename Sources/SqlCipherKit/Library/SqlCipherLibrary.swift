@@ -47,13 +47,15 @@ public final class SqlCipherLibrary: Sendable {
     /// The result of the relocation audit made at load.
     public let bindingAudit: BindingAudit
     /// Whether `sqlite3_prepare_v3` is available (SQLite 3.20+).
-    public let hasPrepareV3: Bool
+    package let hasPrepareV3: Bool
 
-    /// The numeric parts of ``cipherVersion`` (`4.6.1 community` gives `[4, 6, 1]`).
+    /// The numeric parts of ``cipherVersion`` (`4.6.1 community` gives `[4, 6, 1]`), to compare
+    /// with `lexicographicallyPrecedes`. To stop when the library is too old, use
+    /// ``require(minimumCipherVersion:_:)``, which throws an error naming what is missing.
     public var cipherVersionComponents: [Int] { Self.versionComponents(cipherVersion) }
 
     /// SQLCipher's major version: 3 or 4 for the libraries Debian ships.
-    public var cipherMajorVersion: Int { cipherVersionComponents.first ?? 0 }
+    package var cipherMajorVersion: Int { cipherVersionComponents.first ?? 0 }
 
     private init() {
         path = String(cString: scb_library_path())
@@ -167,7 +169,7 @@ public final class SqlCipherLibrary: Sendable {
     }
 
     /// Whether the loaded SQLCipher is at least the given version.
-    public func cipherVersionIsAtLeast(_ major: Int, _ minor: Int = 0, _ patch: Int = 0) -> Bool {
+    package func cipherVersionIsAtLeast(_ major: Int, _ minor: Int = 0, _ patch: Int = 0) -> Bool {
         let parts = cipherVersionComponents + [0, 0, 0]
         return (parts[0], parts[1], parts[2]) >= (major, minor, patch)
     }

@@ -1,42 +1,37 @@
 import Foundation
 
 extension DatabasePool {
-    /// Changes the pool's passphrase: a barrier for the whole pool.
+    /// Changes the pool's key (a passphrase, a string literal, passphrase bytes or a raw key): a
+    /// barrier for the whole pool.
     ///
     /// ```swift
     /// try await pool.rekey("new passphrase")
     /// ```
     ///
     /// New reads wait; the running ones finish; every reader is closed; the writer re-encrypts
-    /// the file (``Database/rekey(_:progress:)-(String,_)``); a fresh connection proves the new
+    /// the file (``Database/rekey(_:progress:)``); a fresh connection proves the new
     /// key and becomes the first reader; then reads resume, on readers that all use the new key.
     /// Writes wait behind the rekey on the writer. With a passphrase, the new key is derived once,
     /// as when opening.
     ///
-    /// `progress` and cancellation work as for ``Database/rekey(_:progress:)-(String,_)``. When the
+    /// `progress` and cancellation work as for ``Database/rekey(_:progress:)``. When the
     /// rewrite fails or is stopped by a cancellation, the file still opens with the old key and
     /// the pool is closed (as that ``Database`` closes itself): open it again with the old key. A
     /// rekey refused before the rewrite starts leaves the pool open and its key unchanged.
     /// - Throws: ``SqlCipherError/notEncrypted``, ``SqlCipherError/rekeyFailed(path:reason:)``,
     ///   ``SqlCipherError/databaseClosed``, `CancellationError`.
-    public func rekey(_ passphrase: String, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await rekey(to: .passphrase(passphrase), progress: progress)
+    public func rekey(_ key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        try await rekey(to: key, progress: progress)
     }
 
-    /// Changes the pool's passphrase, given as bytes. See ``rekey(_:progress:)-(String,_)``.
-    public func rekey(_ passphrase: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
-        try await rekey(to: .passphrase(passphrase), progress: progress)
-    }
-
-    /// Changes the pool's key to a raw 32-byte key. See ``rekey(_:progress:)-(String,_)``.
+    /// Changes the pool's key to a raw 32-byte key. See ``rekey(_:progress:)``.
     public func rekey(rawKey: Data, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
         try await rekey(to: .rawKey(rawKey), progress: progress)
     }
 
-    /// The one path of every rekey of a pool. `requested` is the one copy of the caller's key,
-    /// made at the public entry point, and is zeroed here.
+    /// The one path of every rekey of a pool. `requested` is the caller's key, never cleared here
+    /// (it may key another database); the pool keeps a copy of its own.
     private func rekey(to requested: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
-        defer { requested.zero() }
         let material = try requested.material()
         let (newKey, secret): (DatabaseKey, DatabaseKey)
         if requested.kind == .passphrase {
@@ -46,11 +41,12 @@ extension DatabasePool {
             (newKey, secret) = (requested, DatabaseKey(kind: .raw, secret: SecretBytes(requested.secret.bytes),
                                                        salt: key?.salt))
         }
-        try await rekey(to: newKey, keeping: secret, progress: progress)
+        // A passphrase's derived key names the salt the pool read; a caller's raw key is checked.
+        try await rekey(to: newKey, keeping: secret, checkingSalt: requested.kind != .passphrase, progress: progress)
     }
 
     /// Rekeys the writer with `newKey`, then keys readers with `secret` (the pool's own copy).
-    private func rekey(to newKey: DatabaseKey, keeping secret: DatabaseKey,
+    private func rekey(to newKey: DatabaseKey, keeping secret: DatabaseKey, checkingSalt: Bool,
                        progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
         guard !isClosed else { throw SqlCipherError.databaseClosed }
         guard isEncrypted, let key else { throw SqlCipherError.notEncrypted }
@@ -59,7 +55,8 @@ extension DatabasePool {
             do {
                 // Observers are woken on the writer's executor, before its next call can commit
                 // (see _withConnection(.write)).
-                try await writer.performRekey(newKey, progress: progress, afterwards: { relay.publish() })
+                try await writer.performRekey(newKey, checkingSalt: checkingSalt, progress: progress,
+                                              afterwards: { relay.publish() })
             } catch {
                 // A writer that closed itself is in the state a failed or stopped rewrite leaves;
                 // one that refused to start (a cancelled task, an open transaction) is intact.

@@ -90,16 +90,7 @@ public final class DatabasePool: DatabaseAccess {
     public convenience init(path: String, key: String, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, key: .passphrase(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
-                      configuration: configuration)
-    }
-
-    /// Opens or creates a pool with a passphrase given as bytes (see
-    /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,Data,_,_,_,_)``).
-    public convenience init(path: String, key: Data, cipher: CipherSettings = .default,
-                            maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
-                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, key: .passphrase(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
+        try self.init(path: path, keyedBy: .passphrase(key), cipher: cipher, maximumReaderCount: maximumReaderCount,
                       configuration: configuration)
     }
 
@@ -107,16 +98,21 @@ public final class DatabasePool: DatabaseAccess {
     public convenience init(path: String, rawKey: Data, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, key: .rawKey(rawKey), cipher: cipher, maximumReaderCount: maximumReaderCount,
+        try self.init(path: path, keyedBy: .rawKey(rawKey), cipher: cipher, maximumReaderCount: maximumReaderCount,
                       configuration: configuration)
     }
 
-    /// Opens or creates a pool with a raw key and an explicit 16-byte salt, for files with a
-    /// plaintext header (``CipherSettings/plaintextHeaderSize``).
-    public convenience init(path: String, rawKey: Data, salt: Data, cipher: CipherSettings = .default,
+    /// Opens or creates a pool with any ``DatabaseKey``: a passphrase given as bytes, a raw key
+    /// with the salt of a file that has a plaintext header (``DatabaseKey/rawKey(_:salt:)``), or
+    /// a string literal (see
+    /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)``).
+    ///
+    /// A passphrase is derived once for every connection, as with a `String`; the `String` and
+    /// `rawKey:` forms make a ``DatabaseKey`` and come here.
+    public convenience init(path: String, key: DatabaseKey, cipher: CipherSettings = .default,
                             maximumReaderCount: Int = DatabasePool.defaultMaximumReaderCount,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        try self.init(path: path, key: .rawKey(rawKey, salt: salt), cipher: cipher, maximumReaderCount: maximumReaderCount,
+        try self.init(path: path, keyedBy: key, cipher: cipher, maximumReaderCount: maximumReaderCount,
                       configuration: configuration)
     }
 
@@ -135,15 +131,14 @@ public final class DatabasePool: DatabaseAccess {
     /// pool keys each connection with the passphrase instead (slower, never wrong). A wrong
     /// passphrase fails both and throws the first error.
     ///
-    /// `key` is the one copy of the caller's key, made at the public entry point, and is zeroed
-    /// here; the pool keeps a copy of its own (``PoolKey``).
+    /// `key` is the caller's: the pool keeps a copy of its own (``PoolKey``), zeroed on its own
+    /// schedule, and never clears the caller's value, which may open another database.
     ///
     /// A new file is claimed (``CreationClaim``) before its salt is chosen and until the writer
     /// has created it: another opener of the same new path waits, then finds the salt in the file,
     /// rather than choosing one of its own for a file that is not its to create.
-    private convenience init(path: String, key: DatabaseKey, cipher: CipherSettings, maximumReaderCount: Int,
+    private convenience init(path: String, keyedBy key: DatabaseKey, cipher: CipherSettings, maximumReaderCount: Int,
                              configuration: DatabaseConfiguration) throws {
-        defer { key.zero() }
         let material = try key.material()
         guard key.kind == .passphrase else {
             try self.init(path: path, secret: key.copy(), cipher: cipher, maximumReaderCount: maximumReaderCount,

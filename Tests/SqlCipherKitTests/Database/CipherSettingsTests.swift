@@ -148,7 +148,7 @@ import Testing
         let settings = CipherSettings(plaintextHeaderSize: 32)
         guard isSQLCipher4() else {
             let error = try #require(throws: SqlCipherError.self) {
-                try Database(path: path, rawKey: rawKey(), salt: salt, cipher: settings)
+                try Database(path: path, key: .rawKey(rawKey(), salt: salt), cipher: settings)
             }
             guard case .unsupported(let feature, let requires, _) = error else {
                 Issue.record("expected unsupported, got \(error)")
@@ -159,7 +159,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: path))
             return
         }
-        let db = try Database(path: path, rawKey: rawKey(), salt: salt, journalMode: .rollback, cipher: settings)
+        let db = try Database(path: path, key: .rawKey(rawKey(), salt: salt), journalMode: .rollback, cipher: settings)
         try await db.execute("CREATE TABLE t(secret TEXT)")
         try await db.execute("INSERT INTO t VALUES ('PLAINTEXT-HEADER-MARKER')")
         await db.close()
@@ -168,10 +168,10 @@ import Testing
         #expect(header.looksPlaintextHeaderSQLCipher)
         #expect(filesContain([path], "PLAINTEXT-HEADER-MARKER").isEmpty)
         // Reopens with key and salt; without the setting, or as plaintext, it is refused.
-        let again = try Database(path: path, rawKey: rawKey(), salt: salt, cipher: settings)
+        let again = try Database(path: path, key: .rawKey(rawKey(), salt: salt), cipher: settings)
         #expect(try await again.query("SELECT secret FROM t")[0].get(0, as: String.self) == "PLAINTEXT-HEADER-MARKER")
         await again.close()
-        #expect(throws: SqlCipherError.self) { try Database(path: path, rawKey: rawKey(), salt: salt) }
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: .rawKey(rawKey(), salt: salt)) }
         #expect(throws: SqlCipherError.notPlaintextDatabase(path: path)) { try Database(unencryptedPath: path) }
         // The real CLI reads it with the same key, salt and setting.
         let lines = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [

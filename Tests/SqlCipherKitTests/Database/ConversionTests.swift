@@ -313,7 +313,7 @@ import Testing
         }
         try await source.export(to: header, key: .rawKey(rawKey(), salt: salt), cipher: settings)
         #expect(try #require(FileHeader(path: header)).looksPlaintextHeaderSQLCipher)
-        try await checkContents(try Database(path: header, rawKey: rawKey(), salt: salt, cipher: settings), rows: 5)
+        try await checkContents(try Database(path: header, key: .rawKey(rawKey(), salt: salt), cipher: settings), rows: 5)
     }
 
     @Test func exportFromMemory() async throws {

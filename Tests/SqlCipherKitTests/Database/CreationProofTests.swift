@@ -28,7 +28,7 @@ import Testing
             let path = folder.path("db\(index).db"), salt = Data((0..<16).map { UInt8($0) })
             let open = { () throws -> Database in
                 cipher.plaintextHeaderSize != nil
-                    ? try Database(path: path, rawKey: rawKey(), salt: salt, journalMode: mode, cipher: cipher)
+                    ? try Database(path: path, key: .rawKey(rawKey(), salt: salt), journalMode: mode, cipher: cipher)
                     : try Database(path: path, rawKey: rawKey(), journalMode: mode, cipher: cipher)
             }
             let db = try open()

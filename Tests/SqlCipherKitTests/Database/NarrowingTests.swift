@@ -127,7 +127,7 @@ import Testing
         let dir = TemporaryDirectory()
         let huge = Data(count: Self.overLimit)
         do {
-            _ = try Database(path: dir.path("a.db"), key: huge)
+            _ = try Database(path: dir.path("a.db"), key: .passphrase(huge))
             Issue.record("a 2 GiB passphrase was used")
         } catch {
             #expect(Self.isTooBig(error), "\(error)")
@@ -137,7 +137,7 @@ import Testing
         let db = try Database(path: dir.path("b.db"), key: "old", cipher: fastCipher)
         try await db.execute("CREATE TABLE t(x)")
         do {
-            try await db.rekey(huge)
+            try await db.rekey(.passphrase(huge))
             Issue.record("a 2 GiB passphrase was used")
         } catch {
             #expect(Self.isTooBig(error), "\(error)")

@@ -20,9 +20,9 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
                 _ = try Database(path: directory.path("n.db"), key: shape)
             }
             #expect(throws: SqlCipherError.passphraseLooksLikeRawKey, "\(shape)") {
-                _ = try Database(path: directory.path("n.db"), key: Data(shape.utf8))
+                _ = try Database(path: directory.path("n.db"), key: .passphrase(Data(shape.utf8)))
             }
-            await #expect(throws: SqlCipherError.passphraseLooksLikeRawKey, "\(shape)") { try await db.rekey(shape) }
+            await #expect(throws: SqlCipherError.passphraseLooksLikeRawKey, "\(shape)") { try await db.rekey(.passphrase(shape)) }
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path("n.db")))
         // Near misses are ordinary passphrases: the file is not a raw-key file.

@@ -19,8 +19,9 @@ final class GuideProgressBar: Sendable {
         // A passphrase: SQLCipher derives the key with PBKDF2 (about 200 ms on SQLCipher 4, by design).
         let db = try Database(path: "/data/store.db", key: "my-passphrase")
 
-        // The same passphrase as bytes: any bytes, NUL and invalid UTF-8 included.
-        let same = try Database(path: "/data/store.db", key: Data("my-passphrase".utf8))
+        // The same passphrase as bytes: any bytes, NUL and invalid UTF-8 included. Every key is a
+        // DatabaseKey (.passphrase, .rawKey, or a string literal); the String and rawKey: forms make one.
+        let same = try Database(path: "/data/store.db", key: .passphrase(Data("my-passphrase".utf8)))
 
         // A raw 32-byte key (from a key store): no key derivation, opens at once.
         let fast = try Database(path: "/data/fast.db", rawKey: keyBytes)
@@ -88,7 +89,7 @@ final class GuideProgressBar: Sendable {
 
         // A plaintext 32-byte header (SQLCipher 4 only). The file then does not hold its salt: keep the
         // 16-byte salt with the key and pass both.
-        let d = try Database(path: p4, rawKey: keyBytes, salt: saltBytes,
+        let d = try Database(path: p4, key: .rawKey(keyBytes, salt: saltBytes),
                              cipher: CipherSettings(plaintextHeaderSize: 32))
         return [a, b, c, d]
     }
@@ -102,7 +103,7 @@ final class GuideProgressBar: Sendable {
         let db = try Database(path: dir.path("store.db"), key: "my-passphrase")
         try await db.execute("CREATE TABLE t(x)")
         await db.close()
-        let same = try Database(path: dir.path("store.db"), key: Data("my-passphrase".utf8))
+        let same = try Database(path: dir.path("store.db"), key: .passphrase(Data("my-passphrase".utf8)))
         #expect(try await same.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
         let fast = try Database(path: dir.path("fast.db"), rawKey: rawKey(4))
         let plain = try Database(unencryptedPath: dir.path("public.db"))
@@ -155,9 +156,9 @@ final class GuideProgressBar: Sendable {
         let newKeyBytes = rawKey(9)
         try await db.rekey("a new passphrase")
         try await db.rekey(rawKey: newKeyBytes)      // a passphrase database can move to a raw key and back
-        try await db.rekey(Data([0x00, 0xFF]))       // passphrase bytes
+        try await db.rekey(.passphrase(Data([0x00, 0xFF])))   // passphrase bytes
         await db.close()
-        let reopened = try Database(path: path, key: Data([0x00, 0xFF]), cipher: CipherSettings(kdfIterations: 2000))
+        let reopened = try Database(path: path, key: .passphrase(Data([0x00, 0xFF])), cipher: CipherSettings(kdfIterations: 2000))
         #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
     }
 

@@ -9,7 +9,7 @@ import Testing
     @Test func emptyPassphraseIsRejected() throws {
         let dir = TemporaryDirectory()
         #expect(throws: SqlCipherError.emptyKey) { try Database(path: dir.path("a.db"), key: "") }
-        #expect(throws: SqlCipherError.emptyKey) { try Database(path: dir.path("a.db"), key: Data()) }
+        #expect(throws: SqlCipherError.emptyKey) { try Database(path: dir.path("a.db"), key: .passphrase(Data())) }
         #expect(!FileManager.default.fileExists(atPath: dir.path("a.db")))
         #expect(SqlCipherError.emptyKey.description.contains("unencryptedPath"))
     }
@@ -26,7 +26,7 @@ import Testing
     @Test func saltOfWrongLengthIsRejected() throws {
         let dir = TemporaryDirectory()
         #expect(throws: SqlCipherError.self) {
-            try Database(path: dir.path("a.db"), rawKey: rawKey(), salt: Data(count: 8))
+            try Database(path: dir.path("a.db"), key: .rawKey(rawKey(), salt: Data(count: 8)))
         }
     }
 
@@ -204,13 +204,13 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("a.db")
         let key = Data([0x61, 0x00, 0x62, 0xFF, 0xFE, 0x00, 0x80])
-        let db = try Database(path: path, key: key, cipher: fastCipher)
+        let db = try Database(path: path, key: .passphrase(key), cipher: fastCipher)
         try await db.execute("CREATE TABLE t(x)")
         await db.close()
-        _ = try Database(path: path, key: key, cipher: fastCipher)
+        _ = try Database(path: path, key: .passphrase(key), cipher: fastCipher)
         // The bytes are the key, all of them: the prefix before the first NUL is a different key.
         #expect(throws: SqlCipherError.self) { try Database(path: path, key: "a", cipher: fastCipher) }
-        #expect(throws: SqlCipherError.self) { try Database(path: path, key: key.dropLast(), cipher: fastCipher) }
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: .passphrase(key.dropLast()), cipher: fastCipher) }
     }
 
     @Test func stringPassphraseEqualsItsUTF8Bytes() async throws {
@@ -221,13 +221,13 @@ import Testing
         try await db.execute("CREATE TABLE t(x)")
         try await db.execute("INSERT INTO t VALUES (42)")
         await db.close()
-        let reopened = try Database(path: path, key: Data(passphrase.utf8), cipher: fastCipher)
+        let reopened = try Database(path: path, key: .passphrase(Data(passphrase.utf8)), cipher: fastCipher)
         #expect(try await reopened.query("SELECT x FROM t")[0].get(0, as: Int.self) == 42)
         await reopened.close()
         // The bytes are the key: other bytes are another key, which the file refuses. (Not a
         // trailing NUL: PBKDF2's HMAC pads a short key with zeros, so "k" and "k\0" derive the same.)
         #expect(throws: SqlCipherError.self) {
-            try Database(path: path, key: Data((passphrase + "!").utf8), cipher: fastCipher)
+            try Database(path: path, key: .passphrase(Data((passphrase + "!").utf8)), cipher: fastCipher)
         }
     }
 
@@ -239,18 +239,18 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("a.db")
         let salt = Data("salt-for-a-test!".utf8)
-        let db = try Database(path: path, rawKey: rawKey(), salt: salt)
+        let db = try Database(path: path, key: .rawKey(rawKey(), salt: salt))
         try await db.execute("CREATE TABLE t(x)")
         try await db.execute("INSERT INTO t VALUES (42)")
         await db.close()
         let header = try #require(FileManager.default.contents(atPath: path)).prefix(16)
         #expect(Data(header) == salt)
-        for reopened in [try Database(path: path, rawKey: rawKey(), salt: salt), try Database(path: path, rawKey: rawKey())] {
+        for reopened in [try Database(path: path, key: .rawKey(rawKey(), salt: salt)), try Database(path: path, rawKey: rawKey())] {
             #expect(try await reopened.query("SELECT x FROM t")[0].get(0, as: Int.self) == 42)
             await reopened.close()
         }
         #expect(throws: SqlCipherError.self) {
-            try Database(path: path, rawKey: rawKey(), salt: Data("another-salt-16!".utf8))
+            try Database(path: path, key: .rawKey(rawKey(), salt: Data("another-salt-16!".utf8)))
         }
     }
 
@@ -259,7 +259,7 @@ import Testing
     @Test func inMemoryWorksForEveryInitializer() async throws {
         let databases = [
             try Database(path: ":memory:", key: "k"),
-            try Database(path: ":memory:", key: Data([0, 1, 2])),
+            try Database(path: ":memory:", key: .passphrase(Data([0, 1, 2]))),
             try Database(path: ":memory:", rawKey: rawKey()),
             try Database(unencryptedPath: ":memory:"),
         ]

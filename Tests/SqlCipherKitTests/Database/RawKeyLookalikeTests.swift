@@ -72,7 +72,7 @@ import Testing
 
         for (label, text) in Self.lookalikes {
             for (form, open) in [("String", { try Database(path: path, key: text) }),
-                                 ("Data", { try Database(path: path, key: Data(text.utf8)) }),
+                                 ("Data", { try Database(path: path, key: .passphrase(Data(text.utf8))) }),
                                  ("readOnly", { try Database(path: path, key: text, readOnly: true) })] {
                 do {
                     _ = try open()
@@ -110,7 +110,7 @@ import Testing
             await db.close()
             // Key derivation ran: the hex inside the passphrase is not the key.
             #expect(throws: SqlCipherError.self, "\(label)") { try Database(path: path, rawKey: Self.key) }
-            _ = try Database(path: path, key: Data(text.utf8), cipher: fastCipher)
+            _ = try Database(path: path, key: .passphrase(Data(text.utf8)), cipher: fastCipher)
         }
     }
 
@@ -121,8 +121,8 @@ import Testing
         try await db.execute("CREATE TABLE t(x)")
         try await db.execute("INSERT INTO t VALUES (1)")
         for (label, text) in Self.lookalikes {
-            for (form, rekey) in [("String", { try await db.rekey(text) }),
-                                  ("Data", { try await db.rekey(Data(text.utf8)) })] {
+            for (form, rekey) in [("String", { try await db.rekey(.passphrase(text)) }),
+                                  ("Data", { try await db.rekey(.passphrase(Data(text.utf8))) })] {
                 do {
                     try await rekey()
                     Issue.record("\(label) (\(form)): rekeyed to a raw key spelled as a passphrase")

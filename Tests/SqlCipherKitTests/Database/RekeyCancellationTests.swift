@@ -22,7 +22,7 @@ struct RekeyCancellationTests {
 
         func rekey(_ db: Database, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
             switch self {
-            case .passphrase(let text): try await db.rekey(text, progress: progress)
+            case .passphrase(let text): try await db.rekey(.passphrase(text), progress: progress)
             case .raw(let bytes): try await db.rekey(rawKey: bytes, progress: progress)
             }
         }
@@ -618,11 +618,11 @@ struct RekeyCancellationTests {
         let cipher = CipherSettings(kdfIterations: 2, plaintextHeaderSize: 32)
         let salt = Data((0..<16).map { UInt8($0 * 11 + 1) })
         let (old, new) = (rawKey(61), rawKey(62))
-        let made = try Database(path: path, rawKey: old, salt: salt, journalMode: mode, cipher: cipher)
+        let made = try Database(path: path, key: .rawKey(old, salt: salt), journalMode: mode, cipher: cipher)
         try await fill(made, rows: Self.rows)
         await made.close()
         func open(_ key: Data) throws -> Database {
-            try Database(path: path, rawKey: key, salt: salt, journalMode: mode, cipher: cipher)
+            try Database(path: path, key: .rawKey(key, salt: salt), journalMode: mode, cipher: cipher)
         }
         let db = try open(old)
         try await db.execute("PRAGMA cache_size = 10")

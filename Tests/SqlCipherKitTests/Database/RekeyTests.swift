@@ -31,10 +31,10 @@ import Testing
         await db.close()
         let raw = try Database(path: path, rawKey: rawKey(5), cipher: fastCipher)
         #expect(try await countRows(raw) == 50)
-        try await raw.rekey(Data([0, 1, 2, 0xFF]))
+        try await raw.rekey(.passphrase(Data([0, 1, 2, 0xFF])))
         await raw.close()
         #expect(throws: SqlCipherError.self) { try Database(path: path, rawKey: rawKey(5), cipher: fastCipher) }
-        let bytes = try Database(path: path, key: Data([0, 1, 2, 0xFF]), cipher: fastCipher)
+        let bytes = try Database(path: path, key: .passphrase(Data([0, 1, 2, 0xFF])), cipher: fastCipher)
         #expect(try await countRows(bytes) == 50)
     }
 
@@ -62,7 +62,7 @@ import Testing
         let db = try Database(path: path, rawKey: rawKey())
         try await fill(db, rows: 3)
         await #expect(throws: SqlCipherError.emptyKey) { try await db.rekey("") }
-        await #expect(throws: SqlCipherError.emptyKey) { try await db.rekey(Data()) }
+        await #expect(throws: SqlCipherError.emptyKey) { try await db.rekey(.passphrase(Data())) }
         await #expect(throws: SqlCipherError.invalidRawKey(byteCount: 5)) { try await db.rekey(rawKey: Data(count: 5)) }
         #expect(try await countRows(db) == 3)
     }
@@ -164,12 +164,36 @@ import Testing
         let path = dir.path("ph.db")
         let salt = Data("0123456789abcdef".utf8)
         let settings = CipherSettings(plaintextHeaderSize: 32)
-        let db = try Database(path: path, rawKey: rawKey(1), salt: salt, cipher: settings)
+        let db = try Database(path: path, key: .rawKey(rawKey(1), salt: salt), cipher: settings)
         try await fill(db, rows: 5)
         await #expect(throws: SqlCipherError.self) { try await db.rekey("a passphrase") }
         try await db.rekey(rawKey: rawKey(2))
         await db.close()
-        let again = try Database(path: path, rawKey: rawKey(2), salt: salt, cipher: settings)
+        let again = try Database(path: path, key: .rawKey(rawKey(2), salt: salt), cipher: settings)
+        #expect(try await countRows(again) == 5)
+    }
+
+    /// A rekey keeps the file's salt, so a new key that names a salt is taken only when it names
+    /// that one: any other would describe a file that does not exist, and the reopening that
+    /// follows would fail with a key that looked right.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func aNewKeyWithAnotherSaltIsRefusedBeforeAnythingChanges() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("salted.db")
+        let salt = Data("0123456789abcdef".utf8)
+        let settings = CipherSettings(plaintextHeaderSize: 32)
+        let db = try Database(path: path, key: .rawKey(rawKey(1), salt: salt), cipher: settings)
+        try await fill(db, rows: 5)
+        await #expect {
+            try await db.rekey(.rawKey(rawKey(2), salt: Data("fedcba9876543210".utf8)))
+        } throws: { error in
+            guard case let SqlCipherError.rekeyFailed(_, reason) = error else { return false }
+            return reason.contains("keeps the file's salt")
+        }
+        // Refused before the rewrite: this Database is open and the old key still reads the file.
+        #expect(try await countRows(db) == 5)
+        try await db.rekey(.rawKey(rawKey(2), salt: salt))
+        await db.close()
+        let again = try Database(path: path, key: .rawKey(rawKey(2), salt: salt), cipher: settings)
         #expect(try await countRows(again) == 5)
     }
 }

@@ -183,9 +183,9 @@ struct ValueEdgeCaseTests: OneRowDatabaseFixture {
         #expect(e1.map(isTooBig) == true, "\(String(describing: e1))")
         let e2 = await #expect(throws: SqlCipherError.self) { _ = try await db.save(Holder(id: nil, payload: big)) }
         #expect(e2.map(isTooBig) == true, "\(String(describing: e2))")
-        let e3 = await #expect(throws: SqlCipherError.self) { try await db.rekey(big) }
+        let e3 = await #expect(throws: SqlCipherError.self) { try await db.rekey(.passphrase(big)) }
         #expect(e3.map(isTooBig) == true, "\(String(describing: e3))")
-        let e4 = #expect(throws: SqlCipherError.self) { _ = try Database(path: directory.path("b.db"), key: big) }
+        let e4 = #expect(throws: SqlCipherError.self) { _ = try Database(path: directory.path("b.db"), key: .passphrase(big)) }
         #expect(e4.map(isTooBig) == true, "\(String(describing: e4))")
         #expect(try await values(db) == [1])
         #expect(try await db.query("SELECT count(*) FROM holder")[0].get(0, as: Int.self) == 0)

@@ -23,7 +23,7 @@ import Testing
     /// A database with one table and a few rows, closed (WAL checkpointed into the file).
     private func makeDatabase(_ path: String, mode: JournalMode, key: Data = rawKey(), salt: Data? = nil,
                               cipher: CipherSettings = .default) async throws {
-        let db = try salt.map { try Database(path: path, rawKey: key, salt: $0, journalMode: mode, cipher: cipher) }
+        let db = try salt.map { try Database(path: path, key: .rawKey(key, salt: $0), journalMode: mode, cipher: cipher) }
             ?? Database(path: path, rawKey: key, journalMode: mode, cipher: cipher)
         try await fill(db, rows: 20)
         await db.close()
@@ -72,20 +72,20 @@ import Testing
         let path = dir.path("header.db")
         try await makeDatabase(path, mode: mode, salt: Self.salt, cipher: Self.header)
         #expect {
-            try Database(path: path, rawKey: rawKey(), salt: Self.otherSalt, journalMode: mode, cipher: Self.header)
+            try Database(path: path, key: .rawKey(rawKey(), salt: Self.otherSalt), journalMode: mode, cipher: Self.header)
         } throws: { isKeyFailed($0, path) }
         #expect {
-            try Database(path: path, rawKey: rawKey(2), salt: Self.salt, journalMode: mode, cipher: Self.header)
+            try Database(path: path, key: .rawKey(rawKey(2), salt: Self.salt), journalMode: mode, cipher: Self.header)
         } throws: { isKeyFailed($0, path) }
         #expect {
-            try Database(path: path, rawKey: rawKey(2), salt: Self.otherSalt, cipher: Self.header, readOnly: true)
+            try Database(path: path, key: .rawKey(rawKey(2), salt: Self.otherSalt), cipher: Self.header, readOnly: true)
         } throws: { isKeyFailed($0, path) }
         if mode == .wal {
             #expect {
-                try DatabasePool(path: path, rawKey: rawKey(), salt: Self.otherSalt, cipher: Self.header)
+                try DatabasePool(path: path, key: .rawKey(rawKey(), salt: Self.otherSalt), cipher: Self.header)
             } throws: { isKeyFailed($0, path) }
         }
-        let db = try Database(path: path, rawKey: rawKey(), salt: Self.salt, journalMode: mode, cipher: Self.header)
+        let db = try Database(path: path, key: .rawKey(rawKey(), salt: Self.salt), journalMode: mode, cipher: Self.header)
         #expect(try await db.query("SELECT id FROM t").count == 20)
         await db.close()
     }
@@ -101,7 +101,7 @@ import Testing
     /// the opening's first read (the schema) fails behind a page 1 that decrypts.
     private func damagedBehindPageOne(_ path: String, salt: Data? = nil, cipher: CipherSettings = .default)
         async throws -> Int {
-        let db = try salt.map { try Database(path: path, rawKey: rawKey(), salt: $0, journalMode: .rollback, cipher: cipher) }
+        let db = try salt.map { try Database(path: path, key: .rawKey(rawKey(), salt: $0), journalMode: .rollback, cipher: cipher) }
             ?? Database(path: path, rawKey: rawKey(), journalMode: .rollback, cipher: cipher)
         try await db.transaction { conn in
             for index in 0..<80 {
@@ -140,10 +140,10 @@ import Testing
         let path = dir.path("damaged-header.db")
         _ = try await damagedBehindPageOne(path, salt: Self.salt, cipher: Self.header)
         #expect {
-            try Database(path: path, rawKey: rawKey(), salt: Self.salt, journalMode: .rollback, cipher: Self.header)
+            try Database(path: path, key: .rawKey(rawKey(), salt: Self.salt), journalMode: .rollback, cipher: Self.header)
         } throws: { isDamageNotKeyFailed($0) }
         #expect {
-            try Database(path: path, rawKey: rawKey(), salt: Self.otherSalt, journalMode: .rollback, cipher: Self.header)
+            try Database(path: path, key: .rawKey(rawKey(), salt: Self.otherSalt), journalMode: .rollback, cipher: Self.header)
         } throws: { isKeyFailed($0, path) }
     }
 
@@ -156,14 +156,14 @@ import Testing
         try await makeDatabase(path, mode: .rollback, salt: Self.salt, cipher: Self.header)
         try flip(path, at: 16, mask: 0x7F)  // the page size, bytes 16-17 of the header
         #expect {
-            try Database(path: path, rawKey: rawKey(), salt: Self.salt, journalMode: .rollback, cipher: Self.header)
+            try Database(path: path, key: .rawKey(rawKey(), salt: Self.salt), journalMode: .rollback, cipher: Self.header)
         } throws: { error in
             if case SqlCipherError.keyFailed = error { return false }
             if case SqlCipherError.sqlite = error { return true }
             return false
         }
         #expect {
-            try Database(path: path, rawKey: rawKey(2), salt: Self.salt, journalMode: .rollback, cipher: Self.header)
+            try Database(path: path, key: .rawKey(rawKey(2), salt: Self.salt), journalMode: .rollback, cipher: Self.header)
         } throws: { isKeyFailed($0, path) }
     }
 

@@ -26,9 +26,9 @@ import Testing
         // Refused before running; scanned all the same.
         await #expect(throws: SqlCipherError.self) { try await db.execute("PRAGMA key = '\(passphrases[5])'") }
         await #expect(throws: SqlCipherError.self) { try await db.execute("PRAGMA main.hexkey = '\(hex(rawKeys[1]))'") }
-        try await db.rekey(passphrases[3])
+        try await db.rekey(.passphrase(passphrases[3]))
         try await db.export(to: directory.path("export-raw.db"), key: .rawKey(rawKeys[1]))
-        try await db.export(to: directory.path("export-passphrase.db"), key: passphrases[4])
+        try await db.export(to: directory.path("export-passphrase.db"), key: .passphrase(passphrases[4]))
         try await db.exportDecrypted(to: directory.path("export-plain.db"))
 
         let events = recorder.events

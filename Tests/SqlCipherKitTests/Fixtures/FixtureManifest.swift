@@ -117,7 +117,7 @@ extension FixtureManifest.File {
         case "raw":
             return try Database(path: path, rawKey: rawKeyBytes ?? Data(), cipher: cipher)
         case "raw+salt":
-            return try Database(path: path, rawKey: rawKeyBytes ?? Data(), salt: saltBytes ?? Data(), cipher: cipher)
+            return try Database(path: path, key: .rawKey(rawKeyBytes ?? Data(), salt: saltBytes ?? Data()), cipher: cipher)
         default:
             return try Database(path: path, key: key ?? "", cipher: cipher)
         }
@@ -132,7 +132,7 @@ extension FixtureManifest.File {
         case "raw":
             return try Database(path: path, rawKey: Data(count: 32), cipher: cipherSettings)
         case "raw+salt":
-            return try Database(path: path, rawKey: Data(count: 32), salt: saltBytes ?? Data(), cipher: cipherSettings)
+            return try Database(path: path, key: .rawKey(Data(count: 32), salt: saltBytes ?? Data()), cipher: cipherSettings)
         default:
             return try Database(path: path, key: "wrong-passphrase", cipher: cipherSettings)
         }

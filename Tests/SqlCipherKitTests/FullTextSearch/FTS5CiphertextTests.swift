@@ -20,7 +20,7 @@ import Testing
         case .defaultSettings:
             return try Database(path: path, rawKey: rawKey(11))
         case .plaintextHeader:
-            return try Database(path: path, rawKey: rawKey(11), salt: Data("fts-header-salt!".utf8),
+            return try Database(path: path, key: .rawKey(rawKey(11), salt: Data("fts-header-salt!".utf8)),
                                 cipher: CipherSettings(plaintextHeaderSize: 32))
         case .unencrypted:
             return try Database(unencryptedPath: path)

@@ -28,7 +28,7 @@ import Testing
             // The SQLCipher 4 format named explicitly: `unsupported` on a library without the pragma.
             _ = try Database(path: ":memory:", rawKey: rawKey(), cipher: .sqlcipher4)
         case .cipherPlaintextHeader:
-            _ = try Database(path: ":memory:", rawKey: rawKey(), salt: Data(repeating: 7, count: 16),
+            _ = try Database(path: ":memory:", key: .rawKey(rawKey(), salt: Data(repeating: 7, count: 16)),
                              cipher: CipherSettings(plaintextHeaderSize: 32))
         case .cipherSettings:
             guard !(try await db.query("PRAGMA cipher_settings")).isEmpty else {

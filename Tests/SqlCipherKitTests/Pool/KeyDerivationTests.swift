@@ -204,7 +204,7 @@ import Testing
         #expect(key.salt == FileManager.default.contents(atPath: path)!.prefix(16))
         let (raw, salt) = parts(key.key)
         #expect(salt == key.salt)
-        let db = try Database(path: path, rawKey: raw, salt: salt, cipher: variant.settings)
+        let db = try Database(path: path, key: .rawKey(raw, salt: salt), cipher: variant.settings)
         #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "written by sqlcipher")
         await db.close()
 
@@ -213,7 +213,7 @@ import Testing
         #expect(wrong.salt == salt)
         #expect(wrong.key != raw)
         #expect {
-            try Database(path: path, rawKey: wrong.key, salt: wrong.salt, cipher: variant.settings)
+            try Database(path: path, key: .rawKey(wrong.key, salt: wrong.salt), cipher: variant.settings)
         } throws: { error in
             if case SqlCipherError.keyFailed = error { return true }
             return false
@@ -233,7 +233,7 @@ import Testing
         #expect(parts(first.key).key != parts(second.key).key)
 
         let (raw, salt) = parts(first.key)
-        let db = try Database(path: path, rawKey: raw, salt: salt, cipher: variant.settings)
+        let db = try Database(path: path, key: .rawKey(raw, salt: salt), cipher: variant.settings)
         try await db.execute("CREATE TABLE t(x TEXT)")
         try await db.execute("INSERT INTO t VALUES ('written with a derived key')")
         await db.close()
@@ -283,7 +283,7 @@ import Testing
         #expect(key.saltOrigin == .walFrame)
         #expect(key.salt == salt)
         let (raw, keySalt) = parts(key.key)
-        let db = try Database(path: copy, rawKey: raw, salt: keySalt, cipher: fastCipher)
+        let db = try Database(path: copy, key: .rawKey(raw, salt: keySalt), cipher: fastCipher)
         #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "only in the wal")
         await db.close()
     }
@@ -333,7 +333,7 @@ import Testing
             try derived("p", path: path, settings: settings)
         } throws: { error in
             guard case SqlCipherError.keyFailed(let failedPath, let reason) = error else { return false }
-            return failedPath == path && reason.contains("rawKey:salt:") && reason.contains("plaintext header")
+            return failedPath == path && reason.contains(".rawKey(key, salt: salt)") && reason.contains("plaintext header")
         }
         // With the salt given, the derived key creates a file the CLI opens with the passphrase
         // and that salt.
@@ -342,7 +342,7 @@ import Testing
         #expect(key.saltOrigin == .given)
         let (raw, keySalt) = parts(key.key)
         #expect(keySalt == salt)
-        let db = try Database(path: path, rawKey: raw, salt: keySalt, cipher: settings)
+        let db = try Database(path: path, key: .rawKey(raw, salt: keySalt), cipher: settings)
         try await db.execute("CREATE TABLE t(x)")
         try await db.execute("INSERT INTO t VALUES (42)")
         await db.close()

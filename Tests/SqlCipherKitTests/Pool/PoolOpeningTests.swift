@@ -138,7 +138,7 @@ struct PoolOpeningTests: PoolFixture {
         let path = dir.path("ph.db")
         let settings = CipherSettings(plaintextHeaderSize: 32)
         let salt = Data((0..<16).map { UInt8($0) &+ 100 })
-        let pool = try DatabasePool(path: path, rawKey: rawKey(), salt: salt, cipher: settings, maximumReaderCount: 3)
+        let pool = try DatabasePool(path: path, key: .rawKey(rawKey(), salt: salt), cipher: settings, maximumReaderCount: 3)
         try await pool.execute("CREATE TABLE t(a)")
         try await pool.execute("INSERT INTO t VALUES (1)")
         try await withThrowingTaskGroup(of: Int.self) { group in
@@ -150,7 +150,7 @@ struct PoolOpeningTests: PoolFixture {
         await pool.close()
         let header = try Data(FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 16) ?? Data())
         #expect(header == Data("SQLite format 3\0".utf8))
-        let db = try Database(path: path, rawKey: rawKey(2), salt: salt, cipher: settings)
+        let db = try Database(path: path, key: .rawKey(rawKey(2), salt: salt), cipher: settings)
         #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
         await db.close()
     }

@@ -39,20 +39,20 @@ import Testing
         add("passphrase in another case", "keyFailed") { try Database(path: passPath, key: "Correct Horse", cipher: Self.quickKDF) }
         add("passphrase with a trailing space", "keyFailed") { try Database(path: passPath, key: "correct horse ", cipher: Self.quickKDF) }
         add("a prefix of the passphrase", "keyFailed") { try Database(path: passPath, key: "correct", cipher: Self.quickKDF) }
-        add("the passphrase with a NUL inside", "keyFailed") { try Database(path: passPath, key: Data("correct\u{0}horse".utf8), cipher: Self.quickKDF) }
+        add("the passphrase with a NUL inside", "keyFailed") { try Database(path: passPath, key: .passphrase(Data("correct\u{0}horse".utf8)), cipher: Self.quickKDF) }
         add("right passphrase, other KDF iterations", "keyFailed") { try Database(path: passPath, key: "correct horse", cipher: CipherSettings(kdfIterations: 1001)) }
         add("right passphrase, other page size", "keyFailed") { try Database(path: passPath, key: "correct horse", cipher: CipherSettings(pageSize: 8192, kdfIterations: 1000)) }
         add("a raw key on a passphrase file", "keyFailed") { try Database(path: passPath, rawKey: key) }
         add("empty passphrase", "emptyKey") { try Database(path: passPath, key: "") }
-        add("empty passphrase bytes", "emptyKey") { try Database(path: passPath, key: Data()) }
+        add("empty passphrase bytes", "emptyKey") { try Database(path: passPath, key: .passphrase(Data())) }
         add("no key on an encrypted file", "notPlaintextDatabase") { try Database(unencryptedPath: passPath) }
         add("raw key with one bit changed", "keyFailed") { try Database(path: rawPath, rawKey: flipped) }
         add("the raw key's hex as a passphrase", "keyFailed") { try Database(path: rawPath, key: hexString(key), cipher: Self.quickKDF) }
-        add("the raw key with a salt the file does not have", "keyFailed") { try Database(path: rawPath, rawKey: key, salt: Data(repeating: 7, count: 16)) }
+        add("the raw key with a salt the file does not have", "keyFailed") { try Database(path: rawPath, key: .rawKey(key, salt: Data(repeating: 7, count: 16))) }
         add("no key on a raw-key file", "notPlaintextDatabase") { try Database(unencryptedPath: rawPath) }
         add("a passphrase on a plaintext file", "keyFailed") { try Database(path: plainPath, key: "anything", cipher: Self.quickKDF) }
         add("a raw key on a plaintext file", "keyFailed") { try Database(path: plainPath, rawKey: key) }
-        add("a salt of 15 bytes", "invalidQuery") { try Database(path: rawPath, rawKey: key, salt: Data(count: 15)) }
+        add("a salt of 15 bytes", "invalidQuery") { try Database(path: rawPath, key: .rawKey(key, salt: Data(count: 15))) }
         for count in [0, 1, 16, 31, 33, 48, 64] {
             add("a raw key of \(count) bytes", "invalidRawKey(\(count))") { try Database(path: rawPath, rawKey: Data(repeating: 1, count: count)) }
         }
@@ -61,7 +61,7 @@ import Testing
         // passphrase and the same bytes followed by NULs are one key (SQLCipher itself, measured
         // with sqlite3_key directly). Not a weakness: whoever has one has the other.
         add("the passphrase followed by NUL (HMAC zero padding: same key)", "opens") {
-            try Database(path: passPath, key: Data("correct horse\u{0}".utf8), cipher: Self.quickKDF)
+            try Database(path: passPath, key: .passphrase(Data("correct horse\u{0}".utf8)), cipher: Self.quickKDF)
         }
 
         for attempt in attempts where attempt.expected == "opens" {
@@ -139,17 +139,17 @@ import Testing
         ]
         for (index, (label, passphrase, others)) in cases.enumerated() {
             let path = dir.path("p\(index).db")
-            let db = try Database(path: path, key: passphrase, cipher: Self.quickKDF)
+            let db = try Database(path: path, key: .passphrase(passphrase), cipher: Self.quickKDF)
             try await db.execute("CREATE TABLE t(v); INSERT INTO t VALUES (1)")
             await db.close()
-            let again = try Database(path: path, key: passphrase, cipher: Self.quickKDF)
+            let again = try Database(path: path, key: .passphrase(passphrase), cipher: Self.quickKDF)
             #expect(try await again.query("SELECT v FROM t").count == 1, "\(label): does not reopen")
             await again.close()
             record.inputs += 1
             for other in others {
                 record.inputs += 1
                 let error = #expect(throws: SqlCipherError.self, "\(label): a different passphrase opened it") {
-                    _ = try Database(path: path, key: other, cipher: Self.quickKDF)
+                    _ = try Database(path: path, key: .passphrase(other), cipher: Self.quickKDF)
                 }
                 if case .keyFailed? = error { tally.add("near miss refused") } else {
                     record.failures += 1
@@ -158,10 +158,10 @@ import Testing
         }
         // Trailing NULs do not change the key (HMAC pads keys with zeros), as measured.
         let nul = dir.path("nul.db")
-        let nulDB = try Database(path: nul, key: Data([0]), cipher: Self.quickKDF)
+        let nulDB = try Database(path: nul, key: .passphrase(Data([0])), cipher: Self.quickKDF)
         try await nulDB.execute("CREATE TABLE t(v)")
         await nulDB.close()
-        #expect(throws: Never.self) { _ = try Database(path: nul, key: Data([0, 0, 0]), cipher: Self.quickKDF) }
+        #expect(throws: Never.self) { _ = try Database(path: nul, key: .passphrase(Data([0, 0, 0])), cipher: Self.quickKDF) }
         tally.add("trailing NULs are the same key (HMAC zero padding)")
         record.inputs += 1
         // A String passphrase is its UTF-8 bytes: the same text in another Unicode normalization

@@ -39,15 +39,15 @@ import Testing
     @Test func trailingNULBytesOfAShortPassphraseDeriveTheSameKey() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("nul.db")
-        let db = try Database(path: path, key: Data("short".utf8), cipher: fastCipher)
+        let db = try Database(path: path, key: .passphrase(Data("short".utf8)), cipher: fastCipher)
         try await db.execute("CREATE TABLE t(x)")
         await db.close()
-        let padded = try Database(path: path, key: Data("short".utf8) + Data(repeating: 0, count: 3), cipher: fastCipher)
+        let padded = try Database(path: path, key: .passphrase(Data("short".utf8) + Data(repeating: 0, count: 3)), cipher: fastCipher)
         #expect(try await padded.query("SELECT count(*) FROM sqlite_master")[0].get(0, as: Int.self) == 1)
         await padded.close()
         // A NUL anywhere else is a different passphrase.
         #expect(throws: SqlCipherError.self) {
-            _ = try Database(path: path, key: Data("sh\0ort".utf8), cipher: fastCipher)
+            _ = try Database(path: path, key: .passphrase(Data("sh\0ort".utf8)), cipher: fastCipher)
         }
     }
 }

@@ -27,10 +27,10 @@ import Testing
         try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
 
         var secondKey = String(decoding: second.bytes, as: UTF8.self)
-        try await db.rekey(secondKey)
+        try await db.rekey(.passphrase(secondKey))
         wipe(&secondKey)
         var thirdKey = Data(third.bytes)
-        try await db.rekey(thirdKey)
+        try await db.rekey(.passphrase(thirdKey))
         thirdKey.resetBytes(in: 0..<thirdKey.count)
         #expect(try await db.query("SELECT x FROM t").first?.get(0, as: Int.self) == 1)
         await db.close()
@@ -57,13 +57,13 @@ import Testing
         #expect(try scanner.isPresent(firstKey.hex), "\(scanner.lastScan)")
 
         var secondKey = String(decoding: second.bytes, as: UTF8.self)
-        try await pool.rekey(secondKey)
+        try await pool.rekey(.passphrase(secondKey))
         wipe(&secondKey)
         let secondDerived = try scanner.derivedKeyNeedle(second, path: path)
         #expect(try scanner.isPresent(secondDerived.hex), "\(scanner.lastScan)")
 
         var thirdKey = Data(third.bytes)
-        try await pool.rekey(thirdKey)
+        try await pool.rekey(.passphrase(thirdKey))
         thirdKey.resetBytes(in: 0..<thirdKey.count)
         let thirdDerived = try scanner.derivedKeyNeedle(third, path: path)
         #expect(try await pool.query("SELECT x FROM t").first?.get(0, as: Int.self) == 1)
@@ -93,7 +93,7 @@ import Testing
         try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         var exportKey = String(decoding: exported.bytes, as: UTF8.self)
         #expect(try scanner.isPresent(exported), "\(scanner.lastScan)")  // the scan sees the test's own copy
-        try await db.export(to: dir.path("exported.db"), key: exportKey, cipher: fastCipher)
+        try await db.export(to: dir.path("exported.db"), key: .passphrase(exportKey), cipher: fastCipher)
         wipe(&exportKey)
         await db.close()
 
@@ -101,7 +101,7 @@ import Testing
         try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         await plain.close()
         var encryptKey = String(decoding: encrypted.bytes, as: UTF8.self)
-        try Database.encrypt(plaintextAt: dir.path("plain.db"), to: dir.path("encrypted.db"), key: encryptKey,
+        try Database.encrypt(plaintextAt: dir.path("plain.db"), to: dir.path("encrypted.db"), key: .passphrase(encryptKey),
                              cipher: fastCipher)
         wipe(&encryptKey)
 

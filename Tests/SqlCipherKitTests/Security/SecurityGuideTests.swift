@@ -9,7 +9,7 @@ import Testing
     func open(typed field: String, at path: String) throws -> Database {
         var passphrase = Data(field.utf8)
         defer { passphrase.resetBytes(in: 0..<passphrase.count) }
-        let db = try Database(path: path, key: passphrase)
+        let db = try Database(path: path, key: .passphrase(passphrase))
         return db
     }
 

@@ -54,7 +54,7 @@ import Testing
         let path = dir.path("header.db")
         let salt = Data((0..<16).map { UInt8($0 &* 3) })
         let cipher = CipherSettings(pageSize: pageSize, plaintextHeaderSize: CipherSettings.largestWritablePlaintextHeader)
-        let db = try Database(path: path, rawKey: rawKey(), salt: salt, journalMode: .rollback, cipher: cipher)
+        let db = try Database(path: path, key: .rawKey(rawKey(), salt: salt), journalMode: .rollback, cipher: cipher)
         for index in 0..<40 {
             try await db.execute("CREATE TABLE schema_marker_\(index)(schema_column_marker TEXT)")
         }
@@ -64,7 +64,7 @@ import Testing
         for needle in ["CREATE", "schema_marker", "schema_column_marker"] {
             #expect(bytes.range(of: Data(needle.utf8)) == nil, "\(needle) is readable on disk")
         }
-        let again = try Database(path: path, rawKey: rawKey(), salt: salt, cipher: cipher)
+        let again = try Database(path: path, key: .rawKey(rawKey(), salt: salt), cipher: cipher)
         #expect(try await again.query("SELECT count(*) FROM sqlite_master").first?.get(0, as: Int.self) == 40)
         await again.close()
     }
@@ -75,7 +75,7 @@ import Testing
         let path = dir.path("refused.db")
         let salt = Data(count: 16)
         let error = try #require(throws: SqlCipherError.self) {
-            try Database(path: path, rawKey: rawKey(), salt: salt, cipher: CipherSettings(plaintextHeaderSize: size))
+            try Database(path: path, key: .rawKey(rawKey(), salt: salt), cipher: CipherSettings(plaintextHeaderSize: size))
         }
         #expect(!FileManager.default.fileExists(atPath: path))
         guard isSQLCipher4() else {
@@ -88,7 +88,7 @@ import Testing
         #expect(reason.contains("unencrypted on disk"))
         // A pool refuses it too.
         #expect(throws: SqlCipherError.self) {
-            try DatabasePool(path: path, rawKey: rawKey(), salt: salt, cipher: CipherSettings(plaintextHeaderSize: size))
+            try DatabasePool(path: path, key: .rawKey(rawKey(), salt: salt), cipher: CipherSettings(plaintextHeaderSize: size))
         }
     }
 
