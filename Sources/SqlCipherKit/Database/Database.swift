@@ -56,7 +56,10 @@ public actor Database {
     /// Opens or creates an encrypted database with a passphrase.
     ///
     /// SQLCipher derives the key from the passphrase with PBKDF2 (256,000 iterations of
-    /// HMAC-SHA512 on SQLCipher 4), which takes a noticeable fraction of a second by design.
+    /// HMAC-SHA512 on SQLCipher 4), which takes a noticeable fraction of a second by design. The
+    /// initialiser is synchronous and runs on the caller's thread: on the main actor, open in a
+    /// task of its own so the interface stays responsive,
+    /// `let db = try await Task.detached { try Database(path: path, key: passphrase) }.value`.
     ///
     /// - Parameters:
     ///   - path: A file path, or `":memory:"`.
