@@ -53,7 +53,18 @@ struct KeySource: Equatable {
         var sources: [KeySource] = []
         for raw in [false, true] {
             let prefix = raw ? "--raw-key" : "--key"
-            if let name = arguments.values[prefix + "-env"] { sources.append(KeySource(origin: .environment(name), raw: raw)) }
+            if let name = arguments.values[prefix + "-env"] {
+                // `--key-env DB_KEY=secret` is an assignment typed where a name belongs: whatever
+                // follows `=` is likely the key, so no message may repeat the value.
+                guard !name.contains("=") else {
+                    throw UsageError(message: "\(prefix)-env takes the name of an environment variable, and this one "
+                        + "contains '=' (not repeated here, as it may be the key): set the variable in the environment "
+                        + "and give only its name (DB_KEY=... exported, then \(prefix)-env DB_KEY). A key typed on a "
+                        + "command line can be read by other users (/proc/PID/cmdline); if that was one, change it",
+                        command: .verify)
+                }
+                sources.append(KeySource(origin: .environment(name), raw: raw))
+            }
             if let path = arguments.values[prefix + "-file"] { sources.append(KeySource(origin: .file(path), raw: raw)) }
             if arguments.flag(prefix + "-stdin") { sources.append(KeySource(origin: .standardInput, raw: raw)) }
         }
@@ -76,7 +87,7 @@ struct KeySource: Equatable {
         var bytes: [UInt8]
         switch origin {
         case let .environment(name):
-            guard !name.contains("="), let value = getenv(name) else {
+            guard let value = getenv(name) else {
                 throw failure("\(option) \(name): the environment variable \(name) is not set")
             }
             bytes = Array(UnsafeBufferPointer(start: value, count: strlen(value))).map { UInt8(bitPattern: $0) }
