@@ -53,7 +53,18 @@ struct KeySource: Equatable {
         var sources: [KeySource] = []
         for raw in [false, true] {
             let prefix = raw ? "--raw-key" : "--key"
-            if let name = arguments.values[prefix + "-env"] { sources.append(KeySource(origin: .environment(name), raw: raw)) }
+            if let name = arguments.values[prefix + "-env"] {
+                // `--key-env DB_KEY=secret` is an assignment typed where a name belongs: whatever
+                // follows `=` is likely the key, so no message may repeat the value.
+                guard !name.contains("=") else {
+                    throw UsageError(message: "\(prefix)-env takes the name of an environment variable, and this one "
+                        + "contains '=' (not repeated here, as it may be the key): set the variable in the environment "
+                        + "and give only its name (DB_KEY=... exported, then \(prefix)-env DB_KEY). A key typed on a "
+                        + "command line can be read by other users (/proc/PID/cmdline); if that was one, change it",
+                        command: .verify)
+                }
+                sources.append(KeySource(origin: .environment(name), raw: raw))
+            }
             if let path = arguments.values[prefix + "-file"] { sources.append(KeySource(origin: .file(path), raw: raw)) }
             if arguments.flag(prefix + "-stdin") { sources.append(KeySource(origin: .standardInput, raw: raw)) }
         }
@@ -76,7 +87,7 @@ struct KeySource: Equatable {
         var bytes: [UInt8]
         switch origin {
         case let .environment(name):
-            guard !name.contains("="), let value = getenv(name) else {
+            guard let value = getenv(name) else {
                 throw failure("\(option) \(name): the environment variable \(name) is not set")
             }
             bytes = Array(UnsafeBufferPointer(start: value, count: strlen(value))).map { UInt8(bitPattern: $0) }
@@ -89,7 +100,7 @@ struct KeySource: Equatable {
                 throw failure("\(option) \(path): not a regular file")
             }
             // FileHandle rather than FileManager.contents: the latter fails on a pipe (`<(...)`).
-            guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+            guard let handle = FileHandle(forReadingAtPath: path), var data = try? handle.readToEnd() ?? Data() else {
                 throw failure("\(option) \(path): the file cannot be read (check its permissions)")
             }
             try? handle.close()
@@ -98,6 +109,7 @@ struct KeySource: Equatable {
                     + String(info.st_mode & 0o777, radix: 8) + "); chmod 600 it")
             }
             bytes = [UInt8](data)
+            data.resetBytes(in: 0..<data.count)
             Self.dropFinalNewline(&bytes)
         case .standardInput:
             bytes = Self.readStandardInput(prompt: raw ? "raw key (64 hex digits)" : "passphrase")
@@ -105,8 +117,18 @@ struct KeySource: Equatable {
         }
         defer { for index in bytes.indices { bytes[index] = 0 } }
         guard !bytes.isEmpty else { throw failure("\(label): the key is empty") }
-        guard raw else { return .passphrase(Data(bytes)) }
-        return .rawKey(try Self.rawKey(bytes, option: label))
+        // The key's bytes are copied once more, into the key's own zeroed-on-release memory; every
+        // buffer of the doctor's that held them (the file's or standard input's data, `bytes`, the
+        // decoded raw key) is zeroed here rather than freed with the key in it.
+        guard raw else {
+            return bytes.withUnsafeMutableBytes { buffer in
+                guard let base = buffer.baseAddress else { return .passphrase(Data()) }
+                return .passphrase(Data(bytesNoCopy: base, count: buffer.count, deallocator: .none))
+            }
+        }
+        var key = try Self.rawKey(bytes, option: label)
+        defer { key.resetBytes(in: 0..<key.count) }
+        return .rawKey(key)
     }
 
     /// 64 hex digits (surrounding whitespace ignored, SQLCipher's `x'...'` form accepted) as 32 bytes.
@@ -126,13 +148,16 @@ struct KeySource: Equatable {
             default: return nil
             }
         }
-        let values = digits.compactMap(value)
+        var values = digits.compactMap(value)
+        defer { for index in values.indices { values[index] = 0 } }
         guard digits.count == 64, values.count == 64 else {
             throw UsageError(message: "\(option): a raw key is 64 hex digits (32 bytes, as `openssl rand -hex 32` prints "
                 + "them), but this one has \(digits.count) characters\(values.count == digits.count ? "" : ", not all hex digits")",
                 command: .verify)
         }
-        return Data(stride(from: 0, to: 64, by: 2).map { values[$0] << 4 | values[$0 + 1] })
+        var key = Data(count: 32)
+        for index in 0..<32 { key[index] = values[2 * index] << 4 | values[2 * index + 1] }
+        return key
     }
 
     /// Removes one final `\n` or `\r\n`: what `echo` and editors add to a key file.
@@ -147,7 +172,9 @@ struct KeySource: Equatable {
     /// standard error.
     static func readStandardInput(prompt: String) -> [UInt8] {
         guard isatty(STDIN_FILENO) == 1 else {
-            return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+            var data = FileHandle.standardInput.readDataToEndOfFile()
+            defer { data.resetBytes(in: 0..<data.count) }
+            return [UInt8](data)
         }
         FileHandle.standardError.write(Data("sqlcipher-doctor: \(prompt) (not echoed): ".utf8))
         var saved = termios()
@@ -162,6 +189,7 @@ struct KeySource: Equatable {
             FileHandle.standardError.write(Data("\n".utf8))
         }
         var line: [UInt8] = []
+        line.reserveCapacity(4096)   // no regrowth, which would free a copy of the key uncleared
         var byte: UInt8 = 0
         while readOneByte(STDIN_FILENO, &byte) == 1 && byte != 0x0A { line.append(byte) }
         return line

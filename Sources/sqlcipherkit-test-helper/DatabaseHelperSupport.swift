@@ -36,14 +36,14 @@ enum HelperKey {
             var index = 0
             while index < hex.count {
                 guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else {
-                    throw DatabaseHelperError(message: "not hex: \(argument)")
+                    throw DatabaseHelperError(message: "a raw: key is hex digits (the argument is not repeated: it holds a key)")
                 }
                 bytes.append(byte)
                 index += 2
             }
             self = .raw(Data(bytes))
         } else {
-            throw DatabaseHelperError(message: "a key is pass:<text>, raw:<hex> or none, not \(argument)")
+            throw DatabaseHelperError(message: "a key is pass:<text>, raw:<hex> or none (the argument is not repeated: it may be a key)")
         }
     }
 

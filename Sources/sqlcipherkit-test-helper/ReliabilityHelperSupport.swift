@@ -30,7 +30,7 @@ func helperBytes(fromHex hex: String) throws -> Data {
     }
     while let high = iterator.next() {
         guard let low = iterator.next(), let h = value(high), let l = value(low) else {
-            throw HelperUsageError(message: "not hex: \(hex)")
+            throw HelperUsageError(message: "a raw key is hex digits (the argument is not repeated: it holds a key)")
         }
         data.append(h << 4 | l)
     }

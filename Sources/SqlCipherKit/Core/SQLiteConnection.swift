@@ -244,8 +244,13 @@ final class SQLiteConnection {
     func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = cache.statement(for: sql) { return statement }
         guard let statement = try prepareFirst(sql) else { throw SqlCipherError.emptyStatement(sql: sql).redactingSQL() }
-        // A statement that compiled only because the package runs it must not serve user SQL.
-        if !statement.hasTrailingStatements && !statement.compiledUnderPackageRules { cache.insert(statement) }
+        // A statement that compiled only because the package runs it must not serve user SQL. Text
+        // that carries a key (`ATTACH ... KEY 'secret'`, a key pragma, a `key=` URI) is not kept
+        // either: the cache would hold the key, and SQLite its copy, for the connection's life.
+        if !statement.hasTrailingStatements && !statement.compiledUnderPackageRules
+            && SQLRedaction.text(of: sql) == sql {
+            cache.insert(statement)
+        }
         return statement
     }
 

@@ -200,6 +200,27 @@ import Testing
         #expect(connection.cache.misses == misses + 1)   // was evicted
     }
 
+    /// Text that carries a key is prepared for each run and finalized after it, never cached: the
+    /// cache would keep the key (and SQLite its copy of the text) for the connection's life, where
+    /// `dump(db)` showed it. Text without a key is cached as before.
+    @Test func statementsWhoseTextCarriesAKeyAreNotCached() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("db.db"), rawKey: rawKey(), cipher: fastCipher)
+        let attach = "ATTACH '\(dir.path("other.db"))' AS other KEY 'attach secret'"
+        let attachURI = "ATTACH 'file:\(dir.path("uri.db"))?key=uri%20secret' AS uri"
+        let bound = "ATTACH ? AS bound KEY ?"
+        try await db.execute(attach)
+        try await db.execute("DETACH other")
+        _ = try? await db.execute(attachURI)
+        try await db.execute(bound, dir.path("bound.db"), "bound secret")
+        try await db.execute("DETACH bound")
+        let cached = try await db.cachedTexts([attach, attachURI, bound, "DETACH other"])
+        // Whatever follows KEY counts as key material, a placeholder included (the redaction masks
+        // it): an ATTACH with a KEY clause is never cached, which costs one prepare per ATTACH.
+        #expect(cached == [false, false, false, true], "\(cached)")
+        await db.close()
+    }
+
     @Test func canonicallyEquivalentSQLIsNotTheSameStatement() async throws {
         // Swift's == says these texts are equal (canonical equivalence); SQLite compares bytes and
         // sees two tables. The cache must not hand one table's statement to the other's SQL.
@@ -244,5 +265,13 @@ import Testing
         #expect(connection.cache.count == 0)
         try connection.execute("INSERT INTO t VALUES (?)", [.integer(2)])
         #expect(connection.cache.count == 1)
+    }
+}
+
+extension Database {
+    /// Whether each text has a statement in the cache.
+    fileprivate func cachedTexts(_ texts: [String]) throws -> [Bool] {
+        let connection = try liveConnection()
+        return texts.map { connection.cache.statement(for: $0) != nil }
     }
 }

@@ -314,6 +314,9 @@ import Testing
             (["--key-env", "A", "--key-stdin", file], ["A": "x"], "verify takes one key"),
             (["--key-env", "DOCTOR_UNSET_VARIABLE", file], ["DOCTOR_UNSET_VARIABLE": nil], "is not set"),
             (["--key-env", "A", file], ["A": ""], "the key is empty"),
+            // An assignment where the variable's name belongs: the value may be the key.
+            (["--key-env", "DB_KEY=abcdef-secret", file], [:], "takes the name of an environment variable"),
+            (["--raw-key-env=DB_KEY=abcdef-secret", file], [:], "takes the name of an environment variable"),
             (["--key-file", empty, file], [:], "the key is empty"),
             (["--key-file", directory.path("nope"), file], [:], "No such file"),
             (["--raw-key-file", shortRaw, file], [:], "64 hex digits"),

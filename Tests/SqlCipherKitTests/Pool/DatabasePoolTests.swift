@@ -97,6 +97,20 @@ struct DatabasePoolTests {
         await pool.close()
     }
 
+    /// SQLCipher does not encrypt temporary files: the writer, a reader and a reader reopened after
+    /// a rekey all keep sorts and temporary tables in memory (`temp_store` 2, MEMORY), as a
+    /// `Database` does (Reliability/LeakTests watches what a `Database` writes).
+    @Test func everyConnectionKeepsTemporaryDataInMemory() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await makePool(dir, rows: 1)
+        let writer = try await pool.transaction { conn in try conn.query("PRAGMA temp_store")[0].get(0, as: Int.self) }
+        let reader = try await pool.read { conn in try conn.query("PRAGMA temp_store")[0].get(0, as: Int.self) }
+        try await pool.rekey(rawKey: rawKey(9))
+        let reopened = try await pool.read { conn in try conn.query("PRAGMA temp_store")[0].get(0, as: Int.self) }
+        #expect([writer, reader, reopened] == [2, 2, 2])
+        await pool.close()
+    }
+
     @Test func readsRunWhileTheWriterIsHeldByATransaction() async throws {
         let dir = TemporaryDirectory()
         let pool = try await makePool(dir, rows: 5)

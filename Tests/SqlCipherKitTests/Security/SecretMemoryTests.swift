@@ -108,6 +108,44 @@ import Testing
         #expect(try scanner.count(exported) == 0, "the export's passphrase is still in memory")
         #expect(try scanner.count(encrypted) == 0, "encrypt(plaintextAt:)'s passphrase is still in memory")
     }
+
+    /// An opening that fails after the key was applied (the wrong key, a `Database` and a pool), a
+    /// hot backup's key and `encryptInPlace`'s key leave nothing behind once the calls return.
+    @Test func failedOpeningsBackupsAndInPlaceConversionsLeaveNoKeyBehind() async throws {
+        let scanner = try MemoryScanner()
+        let dir = TemporaryDirectory()
+        let wrong = scanner.randomNeedle(), wrongPool = scanner.randomNeedle()
+        let backup = scanner.randomNeedle(), inPlace = scanner.randomNeedle()
+
+        let db = try Database(path: dir.path("db.db"), rawKey: rawKey(), cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        var backupKey = String(decoding: backup.bytes, as: UTF8.self)
+        #expect(try scanner.isPresent(backup), "\(scanner.lastScan)")
+        try await db.backup(to: dir.path("backup.db"), key: .passphrase(backupKey))
+        wipe(&backupKey)
+        await db.close()
+
+        var wrongKey = String(decoding: wrong.bytes, as: UTF8.self)
+        #expect(throws: SqlCipherError.self) { _ = try Database(path: dir.path("db.db"), key: wrongKey, cipher: fastCipher) }
+        wipe(&wrongKey)
+        var wrongPoolKey = String(decoding: wrongPool.bytes, as: UTF8.self)
+        #expect(throws: SqlCipherError.self) {
+            _ = try DatabasePool(path: dir.path("db.db"), key: wrongPoolKey, cipher: fastCipher)
+        }
+        wipe(&wrongPoolKey)
+
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        await plain.close()
+        var inPlaceKey = String(decoding: inPlace.bytes, as: UTF8.self)
+        try Database.encryptInPlace(path: dir.path("plain.db"), key: inPlaceKey, cipher: fastCipher)
+        wipe(&inPlaceKey)
+
+        for (name, needle) in [("wrong passphrase of a Database", wrong), ("wrong passphrase of a pool", wrongPool),
+                               ("backup's passphrase", backup), ("encryptInPlace's passphrase", inPlace)] {
+            #expect(try scanner.count(needle) == 0, "the \(name) is still in memory")
+        }
+    }
 }
 
 /// Clears a string's own storage in place: the test's copy of a passphrase, once handed over.
