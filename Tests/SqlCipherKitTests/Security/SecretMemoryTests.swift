@@ -138,7 +138,7 @@ import Testing
         try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         await plain.close()
         var inPlaceKey = String(decoding: inPlace.bytes, as: UTF8.self)
-        try Database.encryptInPlace(path: dir.path("plain.db"), key: inPlaceKey, cipher: fastCipher)
+        try Database.encryptInPlace(path: dir.path("plain.db"), key: .passphrase(inPlaceKey), cipher: fastCipher)
         wipe(&inPlaceKey)
 
         for (name, needle) in [("wrong passphrase of a Database", wrong), ("wrong passphrase of a pool", wrongPool),

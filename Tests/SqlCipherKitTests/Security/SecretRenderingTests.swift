@@ -181,8 +181,8 @@ import Testing
         try await db.execute("INSERT INTO t VALUES (1), (2)")
         findings.check("Database", db)
         findings.check("TraceToken", token)
-        try await db.rekey(secrets.rekeyed) { value in progress.withLock { $0.append(value) } }
-        try await db.rekey(secrets.passphrase)
+        try await db.rekey(.passphrase(secrets.rekeyed)) { value in progress.withLock { $0.append(value) } }
+        try await db.rekey(.passphrase(secrets.passphrase))
         try await db.export(to: dir.path("export.db"), key: .rawKey(secrets.raw, salt: secrets.salt), cipher: fastCipher) {
             value in progress.withLock { $0.append(value) }
         }
@@ -232,7 +232,7 @@ import Testing
         await Self.failing("wrong key", findings) { _ = try Database(path: dir.path("db.db"), key: secrets.rekeyed) }
         await Self.failing("wrong raw key", findings) { _ = try Database(path: dir.path("db.db"), rawKey: secrets.raw) }
         await Self.failing("raw key with salt", findings) {
-            _ = try Database(path: dir.path("db.db"), rawKey: secrets.raw, salt: secrets.salt)
+            _ = try Database(path: dir.path("db.db"), key: .rawKey(secrets.raw, salt: secrets.salt))
         }
         await Self.failing("raw key of 31 bytes", findings) { _ = try Database(path: dir.path("n.db"), rawKey: secrets.raw.prefix(31)) }
         await Self.failing("passphrase spelled as raw key", findings) {
@@ -246,13 +246,13 @@ import Testing
             try await db.backup(to: dir.path("b2.db"), key: .rawKey(secrets.raw.prefix(31)))
         }
         await Self.failing("encrypt a missing file", findings) {
-            try Database.encrypt(plaintextAt: dir.path("missing.db"), to: dir.path("e.db"), key: secrets.passphrase)
+            try Database.encrypt(plaintextAt: dir.path("missing.db"), to: dir.path("e.db"), key: .passphrase(secrets.passphrase))
         }
         await Self.failing("encryptInPlace of an encrypted file", findings) {
             try Database.encryptInPlace(path: dir.path("db.db"), key: .rawKey(secrets.raw, salt: secrets.salt))
         }
         await Self.failing("upgrade of a SQLCipher 4 file", findings) {
-            try Database.upgradeFromSqlCipher3(path: dir.path("db.db"), key: secrets.rekeyed)
+            try Database.upgradeFromSqlCipher3(path: dir.path("db.db"), key: .passphrase(secrets.rekeyed))
         }
 
         // Values read from the database: streams, cursors, rows, live queries.
@@ -282,7 +282,7 @@ import Testing
         _ = try await pool.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         _ = try await pool.query("SELECT x FROM t")
         try await pool.trace(options: TraceOptions(includeArguments: true)) { event in events.withLock { $0.append(event) } }
-        try await pool.rekey(secrets.rekeyed) { value in progress.withLock { $0.append(value) } }
+        try await pool.rekey(.passphrase(secrets.rekeyed)) { value in progress.withLock { $0.append(value) } }
         await Self.failing("pool ATTACH", findings) {
             _ = try await pool.execute("ATTACH ? AS other KEY ?", dir.path("nofolder/d.db"), secrets.passphrase)
         }

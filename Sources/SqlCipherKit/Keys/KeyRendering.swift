@@ -41,16 +41,3 @@ extension PoolKey: CustomStringConvertible, CustomReflectable {
     var description: String { "PoolKey(<redacted>)" }
     var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
 }
-
-// SQL text held inside a connection (a prepared statement, the statement cache's keys) is shown
-// redacted too: a statement whose text carries a key is never cached (SQLiteConnection.cachedStatement),
-// but one can be in flight (a stream's statement) while something dumps the database.
-
-extension Statement: CustomReflectable {
-    @usableFromInline var customMirror: Mirror { Mirror(self, children: ["sql": SQLRedaction.text(of: sql)], displayStyle: .class) }
-}
-
-extension SQLText: CustomStringConvertible, CustomReflectable {
-    var description: String { SQLRedaction.text(of: text) }
-    var customMirror: Mirror { Mirror(self, children: ["text": SQLRedaction.text(of: text)], displayStyle: .struct) }
-}
