@@ -25,6 +25,7 @@ let helperCommands: [HelperCommand] = [
     createRaceCommand,
     nestedLocksCommand,
     backupPauseCommand,
+    holdLockCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -289,6 +289,8 @@ struct Exporter {
             }
             throw SqlCipherError.cannotOpen(path: path, reason: reason)
         }
-        return try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+        return try SourceLock.describingBusy(path) {
+            try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+        }
     }
 }
