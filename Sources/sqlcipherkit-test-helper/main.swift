@@ -26,6 +26,7 @@ let helperCommands: [HelperCommand] = [
     nestedLocksCommand,
     backupPauseCommand,
     holdLockCommand,
+    exportPauseCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -25,10 +25,9 @@ final class HotBackup: @unchecked Sendable {
     private var destination: SQLiteConnection? = nil
     private var handle: OpaquePointer? = nil
     private var reporter: ProgressReporter? = nil
-    /// A descriptor of the hidden copy holding an exclusive `flock` on it for as long as this
-    /// backup may still use it: what tells a later backup that the copy is not a dead one's.
-    /// Closed only once no connection of this backup has the copy open (a close drops the
-    /// process's POSIX locks on the file).
+    /// A descriptor of the hidden copy holding its `flock` (``HiddenCopy``) for as long as this
+    /// backup may still use it. Closed only once no connection of this backup has the copy open
+    /// (a close drops the process's POSIX locks on the file).
     private var ownership: Int32 = -1
 
     /// Starts a backup of `source` into a new file beside `target`.
@@ -45,15 +44,13 @@ final class HotBackup: @unchecked Sendable {
         self.key = material
         self.cipher = cipher
         self.pagesPerStep = Int32(clamping: max(1, pagesPerStep))
-        // Beside the target, in its folder (so the final rename stays on one file system), under a
+        // Beside the target, in its folder (so the final link stays on one file system), under a
         // name no other backup picks.
-        let folder = (target as NSString).deletingLastPathComponent
-        let name = "." + (target as NSString).lastPathComponent + ".backup-" + UUID().uuidString
-        temporary = folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
-        Self.removeDeadCopies(besides: target)
+        temporary = HiddenCopy.path(besides: target, kind: "backup")
+        HiddenCopy.removeDead(besides: target, kind: "backup")
         claim = try Exporter.createTarget(temporary)
         do {
-            ownership = try Self.own(temporary, fail: fail)
+            ownership = try HiddenCopy.own(temporary, fail: fail)
             let opened = try DatabaseOpener.open(path: temporary, key: try key.material(), journalMode: .rollback,
                                                  cipher: cipher)
             destination = opened.connection
@@ -106,17 +103,9 @@ final class HotBackup: @unchecked Sendable {
         do {
             try Task.checkCancellation()
             try Exporter.verify(temporary, key: key, cipher: cipher, expected: expected, source: sourcePath)
-            try FileReplacement.fsyncPath(temporary, directory: false)
             try Task.checkCancellation()
-            // link(2) fails when the name exists: a file put at the target meanwhile stays.
-            guard link(temporary, target) == 0 else {
-                throw fail("\(target) could not be created (\(String(cString: strerror(errno)))); "
-                    + "it may have appeared while the backup ran: remove it or choose another path")
-            }
-            unlink(temporary)
+            try HiddenCopy.publish(temporary, as: target, fail: fail)
             releaseOwnership()
-            let folder = (target as NSString).deletingLastPathComponent
-            try FileReplacement.fsyncPath(folder.isEmpty ? "." : folder, directory: true)
             reporter?.finish()
         } catch {
             removeTemporary()
@@ -142,52 +131,6 @@ final class HotBackup: @unchecked Sendable {
         guard ownership >= 0 else { return }
         _ = close(ownership)
         ownership = -1
-    }
-
-    /// Takes the `flock` that marks `temporary` as a live backup's, and checks that the name
-    /// still leads to the file just created: a later backup's clean-up that came between the
-    /// creation and the lock took it for a dead one's and removed it.
-    private static func own(_ temporary: String, fail: (String) -> SqlCipherError) throws -> Int32 {
-        let descriptor = open(temporary, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw fail("its work file \(temporary) could not be opened (\(String(cString: strerror(errno))))")
-        }
-        var result = flock(descriptor, LOCK_EX | LOCK_NB)
-        while result != 0 && errno == EINTR { result = flock(descriptor, LOCK_EX | LOCK_NB) }
-        var locked = stat(), named = stat()
-        // A file system without flock (EINVAL, ENOLCK) keeps the backup going; its leftovers are
-        // then never taken for dead ones, since nothing can prove it.
-        guard result == 0 || (errno != EWOULDBLOCK && errno != EAGAIN), fstat(descriptor, &locked) == 0,
-              lstat(temporary, &named) == 0, named.st_dev == locked.st_dev, named.st_ino == locked.st_ino else {
-            _ = close(descriptor)
-            throw fail("its work file \(temporary) was removed or taken as it was created, by another backup to the "
-                + "same target; back up again")
-        }
-        return descriptor
-    }
-
-    /// Removes the hidden copies a killed backup to `target` left beside it (a process killed
-    /// mid-copy cannot remove its own): a `.<name>.backup-<UUID>` file is removed, with its
-    /// `-journal`, only when it is a regular file and no process holds its `flock`, which every
-    /// running backup keeps on its copy until the end and which dies with its process. A copy
-    /// whose owner is alive, in this process or another, stays. Never throws: a copy that cannot
-    /// be proven dead is left, and this backup goes on under a name of its own.
-    static func removeDeadCopies(besides target: String) {
-        let folder = (target as NSString).deletingLastPathComponent
-        let prefix = "." + (target as NSString).lastPathComponent + ".backup-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return }
-        for name in names where name.hasPrefix(prefix) && UUID(uuidString: String(name.dropFirst(prefix.count))) != nil {
-            let file = folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
-            let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            guard descriptor >= 0 else { continue }
-            defer { _ = close(descriptor) }
-            var locked = stat(), named = stat()
-            guard fstat(descriptor, &locked) == 0, (locked.st_mode & S_IFMT) == S_IFREG,
-                  flock(descriptor, LOCK_EX | LOCK_NB) == 0,
-                  lstat(file, &named) == 0, named.st_dev == locked.st_dev, named.st_ino == locked.st_ino else { continue }
-            try? FileReplacement.removeFile(file)
-            try? FileReplacement.removeFile(file + "-journal")
-        }
     }
 
     private func removeTemporary() {
