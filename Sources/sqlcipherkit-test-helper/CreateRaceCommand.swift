@@ -7,14 +7,22 @@ import SqlCipherKit
 /// table `t` if needed and commits ROWS rows `TAG-0`, `TAG-1`, ... one transaction each. Prints
 /// `go NS` when past the barrier, `opened NS` when the open returned (CLOCK_MONOTONIC, comparable
 /// between processes), `ack ID` after each commit returned, `done` at the end, or `error CASE
-/// DESCRIPTION` and exits 1.
+/// DESCRIPTION` and exits 1. OPTIONS (optional, comma-separated) asks for other settings than
+/// the defaults: `v3` (`CipherSettings.sqlcipher3`), `header32` (a 32-byte plaintext header),
+/// `rollback` (a rollback journal instead of WAL; a `Database` only).
 let createRaceCommand = HelperCommand(
     name: "create-race",
-    usage: "create-race PATH database|pool pass:<text>|raw:<hex> BARRIER TAG ROWS: races another process to create PATH"
+    usage: "create-race PATH database|pool pass:<text>|raw:<hex>|none BARRIER TAG ROWS [v3,header32,rollback]: "
+        + "races another process to create PATH"
 ) { arguments in
-    guard arguments.count == 6, ["database", "pool"].contains(arguments[1]), let rows = Int(arguments[5]) else {
-        throw DatabaseHelperError(message: "usage: create-race PATH database|pool KEY BARRIER TAG ROWS")
+    guard [6, 7].contains(arguments.count), ["database", "pool"].contains(arguments[1]), let rows = Int(arguments[5]) else {
+        throw DatabaseHelperError(message: "usage: create-race PATH database|pool KEY BARRIER TAG ROWS [OPTIONS]")
     }
+    let options = Set(arguments.count == 7 ? arguments[6].split(separator: ",").map(String.init) : [])
+    var settings = options.contains("v3") ? CipherSettings.sqlcipher3 : CipherSettings.default
+    if options.contains("header32") { settings.plaintextHeaderSize = 32 }
+    let cipher = settings
+    let journal: JournalMode = options.contains("rollback") ? .rollback : .wal
     let path = arguments[0], kind = arguments[1], key = try HelperKey(arguments[2])
     let barrier = arguments[3], tag = arguments[4]
     _ = try SqlCipherLibrary.shared  // loaded before the barrier: the race is about the file
@@ -29,15 +37,23 @@ let createRaceCommand = HelperCommand(
             let close: @Sendable () async -> Void
             switch (kind, key) {
             case ("pool", .passphrase(let text)):
-                let pool = try DatabasePool(path: path, key: text)
+                let pool = try DatabasePool(path: path, key: text, cipher: cipher)
                 access = pool
                 close = { await pool.close() }
             case ("pool", .raw(let bytes)):
-                let pool = try DatabasePool(path: path, rawKey: bytes)
+                let pool = try DatabasePool(path: path, rawKey: bytes, cipher: cipher)
                 access = pool
                 close = { await pool.close() }
+            case (_, .passphrase(let text)):
+                let db = try Database(path: path, key: text, journalMode: journal, cipher: cipher)
+                access = db
+                close = { await db.close() }
+            case (_, .raw(let bytes)):
+                let db = try Database(path: path, rawKey: bytes, journalMode: journal, cipher: cipher)
+                access = db
+                close = { await db.close() }
             default:
-                let db = try key.open(path)
+                let db = try Database(unencryptedPath: path, journalMode: journal)
                 access = db
                 close = { await db.close() }
             }

@@ -25,6 +25,8 @@ let helperCommands: [HelperCommand] = [
     createRaceCommand,
     nestedLocksCommand,
     backupPauseCommand,
+    holdLockCommand,
+    exportPauseCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

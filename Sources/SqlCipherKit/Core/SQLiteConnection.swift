@@ -154,6 +154,11 @@ final class SQLiteConnection {
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
         if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
+        // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
+        // page 1 of a file this connection has read stopped decrypting.
+        if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, !scope.isInternal {
+            message += Self.keyChangedAdvice
+        }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
     }
 
@@ -166,6 +171,17 @@ final class SQLiteConnection {
     static let databaseMovedAdvice = ": the database file was replaced or moved since this connection opened it "
         + "(by encryptInPlace, upgradeFromSqlCipher3, a restore or a rename over its path), so nothing was written "
         + "to it. Close this connection and open the file at the path again, with the key it has now"
+
+    /// `SQLITE_NOTADB`.
+    static let sqliteNotADatabase: Int32 = 26
+
+    /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened
+    /// the file with a key that worked: the usual cause is a rekey by another connection, in this
+    /// process or another, which SQLCipher's page-1 check reports in those words.
+    static let keyChangedAdvice = ": the file's first page no longer decrypts with the key this connection opened it "
+        + "with. Most likely another connection (in this process or another) changed the key (rekey) since; nothing "
+        + "was written. Close this connection and open the file again with the key it has now. If no key was changed, "
+        + "the file was replaced or damaged: run sqlcipher-doctor verify on it"
 
     /// What follows SQLite's bare "too many SQL variables", which says neither the limit nor what to
     /// do: a query builder `in([...])` of a few thousand values, or a long `?` list, meets it on

@@ -277,12 +277,13 @@ final class Statement {
             return retried == 100 ? true : try ended(retried)
         }
         var error = connection.error(rc, sql: sql)
-        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 26 {
+        if guardKind == .attach, case let .sqlite(code, extended, _, redacted) = error, code == 26 {
             // SQLite's "file is not a database" says nothing of why: an ATTACH reads the file with
             // its KEY, or without one with this database's key, and a plaintext file has neither.
+            // SQLite's own words, without the advice for a main file whose key changed.
             error = .sqlite(
                 code: code, extendedCode: extended,
-                message: message + " (the attached file does not open with the ATTACH's KEY, or, without a KEY clause, with "
+                message: String(cString: scb_errmsg(connection.handle)) + " (the attached file does not open with the ATTACH's KEY, or, without a KEY clause, with "
                     + "this database's key: to read rows from a plaintext database use "
                     + "db.importPlaintext(from:as:_:); for an encrypted one give its KEY)",
                 sql: redacted)

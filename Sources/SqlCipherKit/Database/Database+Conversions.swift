@@ -18,7 +18,9 @@ extension Database {
     /// header that is not plaintext. The new file gets the source's journal mode.
     ///
     /// Cancelling the task that calls it stops the copy (the running statement is interrupted
-    /// within milliseconds) and throws `CancellationError`; the partial target is removed.
+    /// within milliseconds) and throws `CancellationError`; the partial copy is removed. The copy
+    /// is written under a hidden name beside `target` and takes that name only once verified, so
+    /// that a crash never leaves a partial copy there (<doc:RekeyAndConversions>).
     ///
     /// - Parameters:
     ///   - source: A plaintext SQLite file.
@@ -30,7 +32,7 @@ extension Database {
     /// - Throws: ``SqlCipherError/notPlaintextDatabase(path:)`` when the source is encrypted;
     ///   ``SqlCipherError/cannotOpen(path:reason:)`` when the target exists;
     ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` when the export or its
-    ///   verification fails (the partial target is removed); `CancellationError` when the task
+    ///   verification fails (the partial copy is removed); `CancellationError` when the task
     ///   was cancelled (no target is left).
     public static func encrypt(plaintextAt source: String, to target: String, key: DatabaseKey,
                                cipher: CipherSettings = .default,
@@ -132,7 +134,7 @@ extension DatabaseAccess {
     ///
     /// The copy is verified like ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``.
     /// It holds every row in the clear: keep it only as long as needed. Cancelling the calling
-    /// task stops the copy and removes the partial target.
+    /// task stops the copy and removes the partial copy.
     ///
     /// - Parameters:
     ///   - target: A path where no file exists yet, in an existing folder.
@@ -160,7 +162,7 @@ extension DatabaseAccess {
     ///
     /// Works from a plaintext database too. The copy is verified like
     /// ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``. Cancelling the
-    /// calling task stops the copy and removes the partial target.
+    /// calling task stops the copy and removes the partial copy.
     ///
     /// - Parameters:
     ///   - target: A path where no file exists yet, in an existing folder.

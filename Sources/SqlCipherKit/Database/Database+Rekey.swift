@@ -21,7 +21,8 @@ extension Database {
     /// file, a lock held elsewhere), so SqlCipherKit takes the exclusive lock first, then proves the
     /// result by opening a fresh connection with the new key, and checkpoints the WAL
     /// (`wal_checkpoint(TRUNCATE)`) before and after. Close every other connection to the file
-    /// first: one still holding the old key cannot read what the rekey wrote.
+    /// first: one still holding the old key cannot read what the rekey wrote; its next statement
+    /// fails, writes nothing, and its error says that the key was most likely changed.
     ///
     /// `progress` hears the pages rewritten so far, from 0 to the total once the new key is
     /// proven. SQLCipher's `sqlite3_rekey` calls nothing back, so SqlCipherKit watches it read the

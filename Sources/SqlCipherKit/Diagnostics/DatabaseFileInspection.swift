@@ -12,7 +12,9 @@ public struct DatabaseFileInspection: Sendable, Equatable {
     /// The kinds of file the inspector tells apart. The raw values are the names the doctor
     /// prints and writes in its JSON.
     public enum Kind: String, Sendable, CaseIterable {
-        /// Nothing exists at the path.
+        /// Nothing exists at the path, or the path is a symbolic link that leads to no file (a
+        /// dangling link, which ``DatabaseFileInspection/detail`` names with where it points: an
+        /// opening would create a new database there).
         case missing
         /// A file of zero bytes: SQLite and SQLCipher treat it as a new, empty database.
         case empty

@@ -40,7 +40,9 @@ public enum DatabaseFileInspector {
 
     /// Inspects the file at `path`. Never throws: an unreadable file is reported as such.
     public static func inspect(_ path: String) -> DatabaseFileInspection {
-        let companions = companionFiles(of: path)
+        // Beside the file a symbolic link leads to, where SQLite (and every opening of the
+        // package, which resolves the path first) keeps the -wal and -journal.
+        let companions = companionFiles(of: SnapshotFiles.resolvedPath(path))
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno
@@ -48,6 +50,13 @@ public enum DatabaseFileInspector {
                 let leftovers = companions.isEmpty ? "" : ", but " + companions.map { "\($0.suffix) (\($0.size) bytes)" }
                     .joined(separator: ", ") + " of a database by that name exist: the database file itself was "
                     + "moved or deleted without them"
+                if let target = danglingLinkTarget(path) {
+                    // Not "nothing here": an opening follows the link and creates a new, empty
+                    // database where it points, which is rarely what a dangling link meant.
+                    return make(path, .missing, "a symbolic link to \(target), where there is no file (a dangling link)"
+                        + "\(leftovers); opening the path would create a new database there. Point the link at the "
+                        + "database file, or remove it", size: nil, companions: companions)
+                }
                 return make(path, .missing, "no file at this path\(leftovers)", size: nil, companions: companions)
             }
             return make(path, .notADatabase, "cannot be examined (\(String(cString: strerror(code)))), so it cannot be "
@@ -294,6 +303,17 @@ public enum DatabaseFileInspector {
             guard let size = SnapshotFiles.regularFileSize(companion) else { return nil }
             return DatabaseFileInspection.CompanionFile(suffix: suffix, path: companion, size: size)
         }
+    }
+
+    /// What the symbolic link at `path` points to (its text, as `ls -l` shows it) when `path` is
+    /// a link; nil for anything else.
+    private static func danglingLinkTarget(_ path: String) -> String? {
+        var link = stat()
+        guard lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length >= 0 else { return "an unreadable target" }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func companionSentence(_ companions: [DatabaseFileInspection.CompanionFile]) -> String {

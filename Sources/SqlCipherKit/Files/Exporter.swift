@@ -63,18 +63,24 @@ struct Exporter {
     /// progress in pages of the source (estimated from the target's size on disk) without the
     /// final report, which the caller makes when its whole operation is done; stops with
     /// `CancellationError` when the current task is cancelled before verification ends.
+    ///
+    /// `hidden` (the default) writes the copy under a hidden name and gives it the target's name
+    /// once verified (``HiddenCopy``); a caller whose target is already a work file of its own,
+    /// removed by its next call and guarded by its lock (``InPlaceEncryption``), passes false.
     func export(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
+                hidden: Bool = true,
                 progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws -> ProgressReporter? {
         // The ATTACH, cipher settings and sqlcipher_export are the package's own SQL, which the
         // guards refuse from user SQL (SQLiteConnection+Guards.swift).
         try source.asPackage {
-            try exportAsPackage(to: target, key: key, cipher: cipher, journalMode: journalMode, progress: progress)
+            try exportAsPackage(to: target, key: key, cipher: cipher, journalMode: journalMode, hidden: hidden,
+                                progress: progress)
         }
     }
 
     /// ``export(to:key:cipher:journalMode:progress:)`` inside the package's scope.
     private func exportAsPackage(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
-                                 progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
+                                 hidden: Bool, progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
         try Self.checkNewTarget(target)
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
         if key == nil && cipher != .default {
@@ -97,15 +103,30 @@ struct Exporter {
         let pageSize = Int64(max(1, try source.integer("PRAGMA main.page_size") ?? 4096))
         // A read-only Database's ATTACH is refused below, before SQLite creates anything: nor
         // does the claim, so that its folder does not change either.
-        let claim = source.refusesWrites ? nil : try Self.createTarget(target)
+        // Written under a hidden name beside the target (HiddenCopy), which takes the target's name
+        // only once complete and verified: sqlcipher_export commits table by table, so a process
+        // killed midway left a copy missing tables under the target's name, which opened with the
+        // key. A dead export's hidden file is removed here.
+        let hidden = hidden && !source.refusesWrites
+        let work = hidden ? HiddenCopy.path(besides: target, kind: "export") : target
+        if hidden { HiddenCopy.removeDead(besides: target, kind: "export") }
+        let claim = source.refusesWrites ? nil : try Self.createTarget(work)
+        var ownership: Int32 = -1
+        // After the DETACH and the verification's connection: closing it earlier would drop
+        // their POSIX locks on the file.
+        defer { if ownership >= 0 { _ = close(ownership) } }
+        let fail = { (reason: String) in
+            SqlCipherError.conversionFailed(source: self.sourcePath, target: target, reason: reason)
+        }
         do {
-            try attach(target, key: key)
+            if hidden { ownership = try HiddenCopy.own(work, fail: fail) }
+            try attach(work, key: key)
             do {
                 for pragma in settings { try source.execute(pragma) }
                 _ = try source.query("PRAGMA \(Self.schema).journal_mode = \(journalMode.pragmaValue)")
                 var sample: (@Sendable () -> Void)?
                 if let reporter {
-                    sample = { reporter.report(Self.bytesOnDisk(target) / pageSize) }
+                    sample = { reporter.report(Self.bytesOnDisk(work) / pageSize) }
                 }
                 try source.interruptGate.watching(cancellable: true, sample: sample) {
                     _ = try source.query("SELECT sqlcipher_export('\(Self.schema)')")
@@ -117,10 +138,11 @@ struct Exporter {
                 throw error
             }
             try source.execute("DETACH DATABASE \(Self.schema)")
-            reporter?.report(Self.bytesOnDisk(target) / pageSize)
+            reporter?.report(Self.bytesOnDisk(work) / pageSize)
             try Task.checkCancellation()
-            try Self.verify(target, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Self.verify(work, key: key, cipher: cipher, expected: expected, source: sourcePath)
             try Task.checkCancellation()
+            if hidden { try HiddenCopy.publish(work, as: target, fail: fail) }
         } catch {
             // Only what this export created (CreationClaim): a file another process put at the
             // path stays.
@@ -289,6 +311,8 @@ struct Exporter {
             }
             throw SqlCipherError.cannotOpen(path: path, reason: reason)
         }
-        return try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+        return try SourceLock.describingBusy(path) {
+            try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+        }
     }
 }

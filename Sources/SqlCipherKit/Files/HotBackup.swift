@@ -25,6 +25,10 @@ final class HotBackup: @unchecked Sendable {
     private var destination: SQLiteConnection? = nil
     private var handle: OpaquePointer? = nil
     private var reporter: ProgressReporter? = nil
+    /// A descriptor of the hidden copy holding its `flock` (``HiddenCopy``) for as long as this
+    /// backup may still use it. Closed only once no connection of this backup has the copy open
+    /// (a close drops the process's POSIX locks on the file).
+    private var ownership: Int32 = -1
 
     /// Starts a backup of `source` into a new file beside `target`.
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when `target` exists or its folder
@@ -40,13 +44,13 @@ final class HotBackup: @unchecked Sendable {
         self.key = material
         self.cipher = cipher
         self.pagesPerStep = Int32(clamping: max(1, pagesPerStep))
-        // Beside the target, in its folder (so the final rename stays on one file system), under a
+        // Beside the target, in its folder (so the final link stays on one file system), under a
         // name no other backup picks.
-        let folder = (target as NSString).deletingLastPathComponent
-        let name = "." + (target as NSString).lastPathComponent + ".backup-" + UUID().uuidString
-        temporary = folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
+        temporary = HiddenCopy.path(besides: target, kind: "backup")
+        HiddenCopy.removeDead(besides: target, kind: "backup")
         claim = try Exporter.createTarget(temporary)
         do {
+            ownership = try HiddenCopy.own(temporary, fail: fail)
             let opened = try DatabaseOpener.open(path: temporary, key: try key.material(), journalMode: .rollback,
                                                  cipher: cipher)
             destination = opened.connection
@@ -99,16 +103,9 @@ final class HotBackup: @unchecked Sendable {
         do {
             try Task.checkCancellation()
             try Exporter.verify(temporary, key: key, cipher: cipher, expected: expected, source: sourcePath)
-            try FileReplacement.fsyncPath(temporary, directory: false)
             try Task.checkCancellation()
-            // link(2) fails when the name exists: a file put at the target meanwhile stays.
-            guard link(temporary, target) == 0 else {
-                throw fail("\(target) could not be created (\(String(cString: strerror(errno)))); "
-                    + "it may have appeared while the backup ran: remove it or choose another path")
-            }
-            unlink(temporary)
-            let folder = (target as NSString).deletingLastPathComponent
-            try FileReplacement.fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+            try HiddenCopy.publish(temporary, as: target, fail: fail)
+            releaseOwnership()
             reporter?.finish()
         } catch {
             removeTemporary()
@@ -127,6 +124,13 @@ final class HotBackup: @unchecked Sendable {
         destination?.close()
         destination = nil
         removeTemporary()
+        releaseOwnership()
+    }
+
+    private func releaseOwnership() {
+        guard ownership >= 0 else { return }
+        _ = close(ownership)
+        ownership = -1
     }
 
     private func removeTemporary() {

@@ -39,7 +39,8 @@ enum InPlaceEncryption {
         do {
             try SourceLock.lockExclusively(source, path: path, journalMode: opened.journalMode)
             reporter = try Exporter(source: source, sourcePath: path, library: opened.library)
-                .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode, progress: progress)
+                .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode, hidden: false,
+                        progress: progress)
             // The last moment to stop: after it the original is replaced. Until here the original
             // was only read; now its WAL moves into it, so that none is left beside the new file.
             try Task.checkCancellation()

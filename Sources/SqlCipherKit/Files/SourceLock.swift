@@ -53,6 +53,25 @@ enum SourceLock {
         if exclusive { try lockExclusively(connection, path: path, journalMode: .rollback) }
     }
 
+    /// Runs a step of a conversion that reads its source before the source is locked (the
+    /// opening, the first reads), and names what SQLite's bare "database is locked" means there:
+    /// another connection, in this process or another, kept a lock on the file for longer than the
+    /// opening's busy timeout (a write in progress, a long transaction, or a file held in
+    /// exclusive locking mode). Nothing was changed; the caller should wait or close it.
+    static func describingBusy<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch SqlCipherError.sqlite(let code, _, let message, _) where code == 5 || code == 6 {
+            let seconds = DatabaseConfiguration().busyTimeout.components.seconds
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: "another connection, in this process or another, holds a lock on the file and did not release it "
+                    + "within \(seconds) seconds (SQLite: \(message)): it is writing, is inside a long transaction, or keeps "
+                    + "the file in exclusive locking mode. Nothing was changed; let that transaction end and close every "
+                    + "connection to the file, then convert again")
+        }
+    }
+
     private static func fileInUse(_ path: String, _ detail: String) -> SqlCipherError {
         .conversionFailed(
             source: path, target: path,

@@ -19,10 +19,12 @@ enum SqlCipher3Upgrade {
         // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes
         // the file for itself (a WAL moves into the file), so that a copy of the file alone is
         // complete and nobody writes to the original until it is replaced.
-        let source = try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        let source = try SourceLock.describingBusy(path) {
+            try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        }
         let reporter: ProgressReporter?
         do {
-            let expected = try Exporter.contents(of: source.connection, schema: "main")
+            let expected = try SourceLock.describingBusy(path) { try Exporter.contents(of: source.connection, schema: "main") }
             reporter = try Exporter.pageReporter(of: source.connection, progress)
             reporter?.start()
             try Task.checkCancellation()

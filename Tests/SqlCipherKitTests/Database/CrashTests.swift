@@ -112,6 +112,29 @@ import Testing
         _ = try Database(path: path, rawKey: keyA)
     }
 
+    /// SIGKILL while a `DatabasePool` rekeys (readers reading between rekeys, closed and reopened
+    /// by each): the file opens with exactly one of the two keys and holds every row, intact.
+    @Test func killDuringPoolRekey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool-rekey.db")
+        let rows = 4000
+        let keyA = rawKey(41), keyB = rawKey(42)
+        let db = try Database(path: path, rawKey: keyA)
+        try await fill(db, rows: rows, size: 300)
+        await db.close()
+        let arguments = { (rounds: Int) in ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "\(rounds)", "pool"] }
+        let duration = try measure(arguments(2))
+        var random = SeededGenerator(seed: 0x5EED_0004)
+        var killedWhileRunning = 0
+        for round in 0..<8 {
+            let delay = Double.random(in: 0...duration, using: &random)
+            let (_, killed) = try runAndKill(arguments(1000), after: delay)
+            if killed { killedWhileRunning += 1 }
+            try await expectOneKeyAndEveryRow(path, keyA: keyA, keyB: keyB, rows: rows, "round \(round), delay \(delay)")
+        }
+        #expect(killedWhileRunning > 0)
+    }
+
     /// SIGKILL while a connection that SQL switched to `journal_mode = OFF` or `MEMORY` changes its
     /// key, with a 10-page cache so that rewritten pages reach the file early: without a journal
     /// on disk a killed rewrite would leave pages under both keys. The rekey lends such a

@@ -197,3 +197,32 @@ import Testing
         #expect(try await countRows(again) == 5)
     }
 }
+
+/// A connection left open while another process changes the file's key: its next read fails
+/// (SQLCipher's page-1 check), nothing is written, and the error says what happened and what to
+/// do, not only SQLite's bare "file is not a database".
+@Suite struct RekeyByAnotherProcessTests {
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aConnectionOpenAcrossAnotherProcesssRekeyIsToldSo(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keyA = rawKey(61), keyB = rawKey(62)
+        let db = try Database(path: path, rawKey: keyA, journalMode: mode)
+        try await db.execute("CREATE TABLE t(v)")
+        try await db.execute("INSERT INTO t VALUES (1)")
+        let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                  ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        do {
+            try await db.execute("INSERT INTO t VALUES (2)")
+            Issue.record("a write with the old key succeeded after the rekey")
+        } catch let error as SqlCipherError {
+            #expect(error.description.contains("changed the key (rekey)"), "\(error)")
+        }
+        await db.close()
+        let reopened = try Database(path: path, rawKey: keyB)
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        #expect(try await reopened.verifyIntegrity().isOK)
+        await reopened.close()
+    }
+}

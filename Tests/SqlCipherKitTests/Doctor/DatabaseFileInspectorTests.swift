@@ -35,6 +35,34 @@ import Testing
         #expect(report.detail.contains("-wal"))
     }
 
+    /// A dangling symbolic link is not "no file at this path": an opening follows it and creates a
+    /// database where it points. The report used to say only "no file at this path".
+    @Test func aDanglingLinkIsNamedWithWhereItPoints() throws {
+        let directory = TemporaryDirectory()
+        let link = directory.path("store.db")
+        try #require(symlink("elsewhere/real.db", link) == 0)
+        let report = DatabaseFileInspector.inspect(link)
+        #expect(report.kind == .missing)
+        #expect(report.detail.contains("dangling link"), "\(report.detail)")
+        #expect(report.detail.contains("elsewhere/real.db"), "\(report.detail)")
+    }
+
+    /// Through a link, the companions are those beside the file it leads to, where SQLite keeps
+    /// them (the package resolves the path before every opening); they were looked for beside the
+    /// link.
+    @Test func companionsAreFoundBesideTheLinkedFile() throws {
+        let directory = TemporaryDirectory()
+        let folder = directory.path("data")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try write([UInt8](repeating: 7, count: 4096), to: folder + "/real.db")
+        try write([1, 2, 3], to: folder + "/real.db-journal")
+        let link = directory.path("store.db")
+        try #require(symlink("data/real.db", link) == 0)
+        let report = DatabaseFileInspector.inspect(link)
+        #expect(report.companionFiles.map(\.suffix) == ["-journal"])
+        #expect(report.companionFiles.first?.path.hasSuffix("/data/real.db-journal") == true)
+    }
+
     @Test func plaintextFixtureFromTheSqlite3CLI() {
         let report = DatabaseFileInspector.inspect(fixture("plaintext.db"))
         #expect(report.kind == .plaintext)

@@ -5,7 +5,8 @@ import Testing
 /// A backup killed (SIGKILL) halfway through its copy, in a child process paused inside its
 /// progress closure (a handshake: the parent kills it once it says `paused`): the target's name
 /// holds nothing, the source opens with its key and holds every row, the hidden partial copy left
-/// beside the target holds no plaintext, and the next backup to the same target succeeds.
+/// beside the target holds no plaintext, and the next backup to the same target succeeds and
+/// removes it; a running backup's hidden file, in another process, is never taken for a dead one's.
 @Suite struct KilledBackupTests {
     @Test(arguments: ["database", "pool"])
     func aBackupKilledHalfwayLeavesNoTargetAndAWholeSource(kind: String) async throws {
@@ -35,8 +36,43 @@ import Testing
         #expect(try await reopened.verifyIntegrity().isOK)
         try await reopened.backup(to: target, key: .rawKey(rawKey()))
         await reopened.close()
+        // The next backup to the target removed the dead one's hidden file (it used to stay for good).
+        let after = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".backup.db.backup-") }
+        #expect(after.isEmpty, "left: \(after)")
         let copy = try Database(path: target, rawKey: rawKey(), readOnly: true)
         #expect(try await copy.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 400)
+        await copy.close()
+    }
+
+    /// A backup to the same target while another process's backup to it is under way (paused in
+    /// its progress closure, alive): the running one's hidden file holds its `flock`, so the
+    /// clean-up of dead copies leaves it, and the second backup makes a copy of its own.
+    @Test func aRunningBackupsHiddenFileIsNotTakenForADeadOnes() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("store.db"), target = dir.path("backup.db")
+        let source = try Database(path: path, rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
+        try await source.execute("""
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200)
+            INSERT INTO t SELECT i, hex(randomblob(400)) FROM c
+            """)
+        await source.close()
+        let child = try KillableChild(helperArguments: ["backup-pause", path, "database", "raw:" + hex(rawKey()), target])
+        #expect(child.waitForLine(startingWith: "paused", timeout: 120) != nil, "the child never paused: \(child.lines)")
+        let hidden = {
+            try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+                .filter { $0.hasPrefix(".backup.db.backup-") && !$0.hasSuffix("-journal") }
+        }
+        let running = try hidden()
+        #expect(running.count == 1)
+
+        let db = try Database(path: path, rawKey: rawKey())
+        try await db.backup(to: target, key: .rawKey(rawKey()))
+        await db.close()
+        #expect(try hidden() == running, "the running backup's hidden file was removed")
+        #expect(child.killAndCollect())
+        let copy = try Database(path: target, rawKey: rawKey(), readOnly: true)
+        #expect(try await copy.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 200)
         await copy.close()
     }
 }

@@ -491,6 +491,55 @@ struct DatabasePoolExtensionTests {
     }
 }
 
+extension DatabasePoolExtensionTests {
+    /// A rekey closes every reader and opens new ones with the new key: the pool's functions and
+    /// collations reach those too, each of several readers held at once (a handshake keeps them
+    /// all busy), and a function removed afterwards is gone from every one of them.
+    @Test func functionsAndCollationsReachReadersReopenedAfterARekey() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try DatabasePool(path: dir.path("rekeyed.db"), key: "before", maximumReaderCount: 3)
+        try await pool.execute("CREATE TABLE t(name TEXT)")
+        try await pool.execute("INSERT INTO t VALUES ('b'), ('A'), ('c')")
+        try await pool.add(function: DatabaseFunction("twice", deterministic: true) { (x: String) in x + x })
+        try await pool.add(collation: DatabaseCollation("nocase_rev") { a, b in
+            let (x, y) = (a.lowercased(), b.lowercased())
+            return x == y ? .orderedSame : (x < y ? .orderedDescending : .orderedAscending)
+        })
+        func onEveryReader(_ sql: String) async throws -> [Result<[String], any Error>] {
+            let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            return try await withThrowingTaskGroup(of: Result<[String], any Error>.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        do {
+                            return .success(try await pool.read { conn in
+                                started.signal()
+                                _ = release.wait(timeout: .now() + 60)
+                                return try conn.query(sql).compactMap { $0.get(0, as: String.self) }
+                            })
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                }
+                for _ in 0..<3 { #expect(started.wait(timeout: .now() + 60) == .success) }
+                for _ in 0..<3 { release.signal() }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let query = "SELECT twice(name) FROM t ORDER BY name COLLATE nocase_rev"
+        _ = try await onEveryReader(query)
+        try await pool.rekey("after")
+        let answers = try await onEveryReader(query)
+        #expect(pool.openReaderCount == 3)
+        for answer in answers { #expect((try? answer.get()) == ["cc", "bb", "AA"], "\(answer)") }
+        try await pool.remove(function: DatabaseFunction("twice", deterministic: true) { (x: String) in x })
+        for answer in try await onEveryReader("SELECT twice('x')") {
+            #expect((try? answer.get()) == nil, "a removed function still ran on a reader: \(answer)")
+        }
+        await pool.close()
+    }
+}
+
 /// Trace events gathered from any thread.
 final class TraceCollector: @unchecked Sendable {
     private let lock = NSLock()
