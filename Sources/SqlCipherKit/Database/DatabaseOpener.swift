@@ -55,6 +55,7 @@ enum DatabaseOpener {
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
+        try cipher.requireSaltedKey(key, path: given)
         if !inMemory && !readOnly { _ = try permissions.mode(path: given) }
         let path = try DatabasePath.resolve(given)
         if !inMemory { try refuseSpecialFiles(of: path) }

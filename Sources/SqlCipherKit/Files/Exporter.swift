@@ -77,6 +77,7 @@ struct Exporter {
                                  progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
         try Self.checkNewTarget(target)
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
+        try cipher.requireSaltedKey(key, path: target)
         if key == nil && cipher != .default {
             throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
         }
