@@ -48,6 +48,19 @@ void scb_progress_handler(scb_db *db, int every, scb_progress_fn fn, void *ctx) 
 const char *scb_db_filename(scb_db *db, const char *schema) { return scb_fn.db_filename(db, schema); }
 int scb_db_readonly(scb_db *db, const char *schema) { return scb_fn.db_readonly(db, schema); }
 
+/*
+** Stops `db` from checkpointing (and removing) its -wal when it is closed
+** (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1006, SQLite 3.16 and later). Guarantees: returns 0 when the
+** option is set on `db`; 1 when the library has no sqlite3_db_config or does not know the option
+** (SQLite 3.15.2 of SQLCipher 3.4.1), and then nothing was changed.
+*/
+int scb_no_checkpoint_on_close(scb_db *db) {
+    if (scb_fn.db_config == NULL) return 1;
+    int set = 0;
+    int rc = scb_fn.db_config(db, 1006, 1, &set);
+    return rc == 0 && set == 1 ? 0 : 1;
+}
+
 int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed) {
     return scb_fn.wal_checkpoint_v2(db, schema, mode, log_frames, checkpointed);
 }

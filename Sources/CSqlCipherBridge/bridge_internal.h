@@ -119,7 +119,8 @@
     X(char *, expanded_sql, (scb_stmt *)) \
     X(int, key_v2, (scb_db *, const char *, const void *, int)) \
     X(int, rekey_v2, (scb_db *, const char *, const void *, int)) \
-    X(int, db_cacheflush, (scb_db *))
+    X(int, db_cacheflush, (scb_db *)) \
+    X(int, db_config, (scb_db *, int, ...))
 
 #define SCB_FIELD(ret, name, args) ret (*name) args;
 typedef struct scb_api {

@@ -86,7 +86,7 @@ extension CommandSpec {
 
             SETTINGS, for files made with non-default settings (then only these are tried):
               --cipher-compatibility N  3 or 4: start from that version's defaults
-              --cipher-page-size N      the page size (a power of two from 512 to 65536)
+              --cipher-page-size N      the page size (a power of two from 1024 to 65536)
               --kdf-iter N              the PBKDF2 iterations of a passphrase
 
               --json          print one JSON object instead of the text

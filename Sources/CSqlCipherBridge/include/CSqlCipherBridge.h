@@ -190,6 +190,11 @@ typedef int (*scb_progress_fn)(void *ctx);
 void scb_progress_handler(scb_db *db, int every, scb_progress_fn fn, void *ctx);
 const char *scb_db_filename(scb_db *db, const char *schema);
 int scb_db_readonly(scb_db *db, const char *schema);
+/*
+** Stops `db` from checkpointing its -wal when it is closed (SQLite 3.16+): returns 0 when set, 1
+** when the library cannot (SQLCipher 3.4.1), leaving `db` unchanged.
+*/
+int scb_no_checkpoint_on_close(scb_db *db);
 int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed);
 int scb_file_control(scb_db *db, const char *schema, int op, void *arg);
 

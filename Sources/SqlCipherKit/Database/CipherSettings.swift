@@ -32,7 +32,10 @@ public struct CipherSettings: Sendable, Hashable {
     /// Bytes of the file header left unencrypted (`PRAGMA cipher_plaintext_header_size`, SQLCipher
     /// 4 only): 0, or 32, 48, 64, 80 or 96, usually 32 (SQLCipher's value for iOS shared
     /// containers). The salt is then not stored in the file; pass it with
-    /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)`` with ``DatabaseKey/rawKey(_:salt:)``.
+    /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)``
+    /// and ``DatabaseKey/rawKey(_:salt:)``. A passphrase, or a raw key without its salt, is refused
+    /// with ``SqlCipherError/keyFailed(path:reason:)`` before anything is created: the random salt
+    /// SQLCipher would take is never reported, and the file could not be opened again.
     ///
     /// The limit keeps the schema encrypted: the first page holds SQLite's 100-byte file header and
     /// then `sqlite_schema`, whose cells grow from the end of the page towards its start, so with a
@@ -120,6 +123,32 @@ public struct CipherSettings: Sendable, Hashable {
             pragmas.append(prefix + "cipher_plaintext_header_size = \(plaintextHeaderSize)")
         }
         return pragmas
+    }
+
+    /// Throws unless `key` can open again what is written with these settings at `path`: with a
+    /// plaintext header the file does not store the key-derivation salt (its first bytes hold
+    /// SQLite's header), so only a raw key given with its salt names the key of such a file. A
+    /// passphrase, or a raw key without a salt, would take a random salt that SQLCipher never
+    /// reports: the file would be created and written, and no call could open it again. Every
+    /// keyed opening and every conversion's target asks this before anything is created, as a
+    /// ``DatabasePool`` does when it looks the salt up (KeySalt.swift).
+    ///
+    /// - Throws: ``SqlCipherError/keyFailed(path:reason:)``.
+    func requireSaltedKey(_ key: KeyMaterial?, path: String) throws {
+        guard let key, (plaintextHeaderSize ?? 0) > 0 else { return }
+        // `x'` + 64 hex digits of key + 32 of salt + `'`: the only spelling that carries a salt.
+        guard !(key.isRawKey && key.withBytes({ $0.count }) == 2 + 96 + 1) else { return }
+        let given = key.isRawKey ? "a raw key without its salt" : "a passphrase"
+        let exists = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
+        let what = exists
+            ? "the file's first bytes hold SQLite's header, not the key-derivation salt, so \(given) does not give "
+                + "its key. Open it with Database(path:rawKey:salt:cipher:) and the salt kept when it was created "
+                + "(PRAGMA cipher_salt)"
+            : "the key-derivation salt is not stored in the file, so a file created with \(given) could not be "
+                + "opened again. Create it with Database(path:rawKey:salt:cipher:) (or export(to:key:cipher:) with "
+                + "DatabaseKey.rawKey(_:salt:)) and keep the salt"
+        throw SqlCipherError.keyFailed(
+            path: path, reason: "with a plaintext header (CipherSettings.plaintextHeaderSize) " + what)
     }
 
     /// The largest plaintext header a writable connection may use: it ends before byte 100, where

@@ -55,6 +55,7 @@ enum DatabaseOpener {
         if cipher.plaintextHeaderSize != nil && !encrypted {
             throw SqlCipherError.invalidQuery(reason: "a plaintext header applies to encrypted databases only")
         }
+        try cipher.requireSaltedKey(key, path: given)
         if !inMemory && !readOnly { _ = try permissions.mode(path: given) }
         let path = try DatabasePath.resolve(given)
         if !inMemory { try refuseSpecialFiles(of: path) }
@@ -183,6 +184,12 @@ enum DatabaseOpener {
             return Opened(connection: connection, library: library, journalMode: mode, isReadOnly: isReadOnly,
                           path: path)
         } catch {
+            // A failed opening leaves the files as it found them. Closing the last connection to a
+            // file checkpoints the -wal into it and removes the -wal, whatever key the connection
+            // had (a checkpoint copies frames byte for byte): a wrong key rewrote the database
+            // file and deleted the -wal another program had left. SQLite 3.15.2 (SQLCipher 3.4.1)
+            // has no such option; there the frames are still copied, unchanged.
+            _ = scb_no_checkpoint_on_close(connection.handle)
             connection.close()
             throw error
         }

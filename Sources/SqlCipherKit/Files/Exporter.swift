@@ -83,6 +83,7 @@ struct Exporter {
                                  hidden: Bool, progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
         try Self.checkNewTarget(target)
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
+        try cipher.requireSaltedKey(key, path: target)
         if key == nil && cipher != .default {
             throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
         }

@@ -180,6 +180,67 @@ import Testing
         #expect(lines == ["PLAINTEXT-HEADER-MARKER"])
     }
 
+    /// A plaintext header keeps the salt out of the file, so only a raw key given with its salt can
+    /// open such a file again. A passphrase (or a raw key without salt) used to create the file,
+    /// take writes, and leave it unopenable with the same key and settings; now every keyed
+    /// entry refuses it before anything is created, and an existing file is left as it was.
+    @Test func aPlaintextHeaderNeedsARawKeyWithItsSalt() async throws {
+        let dir = TemporaryDirectory()
+        let settings = CipherSettings(plaintextHeaderSize: 32)
+        let new = dir.path("new.db")
+        func refused(_ path: String, _ open: () throws -> Void) {
+            let error = #expect(throws: SqlCipherError.self) { try open() }
+            if isSQLCipher4() {
+                guard case .keyFailed(_, let reason)? = error else {
+                    Issue.record("expected keyFailed, got \(String(describing: error))")
+                    return
+                }
+                #expect(reason.contains("Database(path:rawKey:salt:cipher:)"), "\(reason)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+        refused(new) { _ = try Database(path: new, key: "a passphrase", cipher: settings) }
+        refused(new) { _ = try Database(path: new, key: Data("a passphrase".utf8), cipher: settings) }
+        refused(new) { _ = try Database(path: new, rawKey: rawKey(), cipher: settings) }
+
+        // The conversions' targets: an encrypted copy, an encrypted copy of a plaintext file, in place.
+        let source = try Database(path: dir.path("source.db"), rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(x)")
+        let copy = dir.path("copy.db")
+        let error = await #expect(throws: SqlCipherError.self) {
+            try await source.export(to: copy, key: "a passphrase", cipher: settings)
+        }
+        if isSQLCipher4() {
+            guard case .keyFailed? = error else { Issue.record("expected keyFailed, got \(String(describing: error))"); return }
+        }
+        #expect(!FileManager.default.fileExists(atPath: copy))
+        let plain = dir.path("plain.db")
+        let plaintext = try Database(unencryptedPath: plain, journalMode: .rollback)
+        try await plaintext.execute("CREATE TABLE t(x)")
+        await plaintext.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: plain))
+        refused(copy) { try Database.encrypt(plaintextAt: plain, to: copy, key: "a passphrase", cipher: settings) }
+        #expect(throws: SqlCipherError.self) {
+            try Database.encryptInPlace(path: plain, key: .rawKey(rawKey()), cipher: settings)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plain)) == before)
+
+        // An existing file with a plaintext header: a passphrase is told what opens it, and the
+        // file is not touched.
+        guard isSQLCipher4() else { return }
+        let existing = dir.path("existing.db")
+        let salt = Data("0123456789abcdef".utf8)
+        let made = try Database(path: existing, rawKey: rawKey(), salt: salt, journalMode: .rollback, cipher: settings)
+        try await made.execute("CREATE TABLE t(x)")
+        await made.close()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: existing))
+        let wrong = #expect(throws: SqlCipherError.self) { try Database(path: existing, key: "a passphrase", cipher: settings) }
+        guard case .keyFailed(_, let reason)? = wrong else { Issue.record("expected keyFailed, got \(String(describing: wrong))"); return }
+        #expect(reason.contains("salt kept when it was created"), "\(reason)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: existing)) == bytes)
+        _ = try Database(path: existing, rawKey: rawKey(), salt: salt, cipher: settings)
+    }
+
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func plaintextHeaderIsRejectedForUnencryptedDatabases() throws {
         #expect(throws: SqlCipherError.self) {
             _ = try DatabaseOpener.open(path: ":memory:", key: nil, journalMode: .wal,

@@ -45,6 +45,27 @@ import Testing
         await db.close()
     }
 
+    /// A -wal with committed frames left by another program (the real CLIs' WAL fixtures): a
+    /// refused key leaves both files byte for byte as they were. Closing the refused connection
+    /// used to checkpoint the frames into the database file and delete the -wal. SQLite 3.15.2
+    /// (SQLCipher 3.4.1) has no way to close without that checkpoint.
+    @Test(.enabled(if: sqliteVersionIsAtLeast(3_016_000), "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE needs SQLite 3.16"),
+          arguments: ["sqlcipher4-wal.db", "sqlcipher3-wal.db"])
+    func aRefusedKeyLeavesAnotherProgramsWALAsItWas(_ name: String) async throws {
+        let manifest = try FixtureManifest.shared.get()
+        let fixture = try #require(manifest.file(named: name))
+        let dir = TemporaryDirectory()
+        let path = try fixture.copy(into: dir)
+        let before = [try Data(contentsOf: URL(fileURLWithPath: path)), try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))]
+        #expect { try fixture.openWithWrongKey(at: path) } throws: { isKeyFailed($0, path) }
+        let after = [FileManager.default.contents(atPath: path), FileManager.default.contents(atPath: path + "-wal")]
+        #expect(after == before)
+        // The right key still finds the rows that exist only in the -wal.
+        let db = try fixture.open(at: path)
+        #expect(try await db.query("SELECT count(*) FROM items")[0].get(0, as: Int.self) == 20)
+        await db.close()
+    }
+
     @Test func wrongKeyWithPageOneInTheWALIsKeyFailed() async throws {
         // Page 1 is read from a WAL frame here, not from the file: the path where 4.12.0 answers 7.
         let dir = TemporaryDirectory()

@@ -167,13 +167,18 @@ import Testing
                 record.failures += 1
             }
         }
-        if file.walFile == nil {
-            // The failed opens left the copy as it was, byte for byte.
+        if file.walFile == nil || sqliteVersionIsAtLeast(3_016_000) {
+            // The failed opens left the copy as it was, byte for byte, its -wal included: a failed
+            // opening closes without checkpointing (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE).
             #expect(try sha256(wrongPath) == file.sha256, "\(name): a failed open changed the file")
+            if file.walFile != nil {
+                #expect(FileManager.default.fileExists(atPath: wrongPath + "-wal"), "\(name): a failed open removed the -wal")
+                tally.add("failed open left the files alone")
+            }
         } else {
-            // SQLite finds the -wal before the key is checked, and closing the failed connection
-            // (the last one) checkpoints it: the frames are copied as they are, still encrypted,
-            // and the -wal is deleted. The bytes change; the content must not.
+            // SQLite 3.15.2 (SQLCipher 3.4.1) has no way to close without a checkpoint: closing the
+            // failed connection (the last one) copies the frames as they are, still encrypted, and
+            // deletes the -wal. The bytes change; the content must not.
             let changed = try sha256(wrongPath) != file.sha256
             tally.add(changed ? "failed open checkpointed the -wal" : "failed open left the files alone")
             let db = try file.open(at: wrongPath)
