@@ -195,8 +195,16 @@ public final class SqlCipherLibrary: Sendable {
     }
 
     static func versionComponents(_ version: String) -> [Int] {
-        let numeric = version.prefix { $0.isNumber || $0 == "." }
-        return numeric.split(separator: ".").compactMap { Int($0) }
+        // The first run of ASCII digits and dots, wherever it starts ("v4.6.1", "SQLCipher 4.6.1
+        // community"): a build that names itself first must not read as major version 0, which
+        // would turn off every SQLCipher 4 path. A part too large for Int reads as the largest
+        // version, never as a smaller one.
+        func isDigit(_ character: Character) -> Bool { character.isASCII && character.isNumber }
+        guard let start = version.firstIndex(where: isDigit) else { return [] }
+        let numeric = version[start...].prefix { isDigit($0) || $0 == "." }
+        return numeric.split(separator: ".", omittingEmptySubsequences: false)
+            .prefix { !$0.isEmpty }
+            .map { Int($0) ?? Int.max }
     }
 
     private static var installPackage: String {

@@ -195,12 +195,12 @@ import Testing
                     Issue.record("expected keyFailed, got \(String(describing: error))")
                     return
                 }
-                #expect(reason.contains("Database(path:rawKey:salt:cipher:)"), "\(reason)")
+                #expect(reason.contains("key: .rawKey(key, salt: salt)"), "\(reason)")
             }
             #expect(!FileManager.default.fileExists(atPath: path))
         }
         refused(new) { _ = try Database(path: new, key: "a passphrase", cipher: settings) }
-        refused(new) { _ = try Database(path: new, key: Data("a passphrase".utf8), cipher: settings) }
+        refused(new) { _ = try Database(path: new, key: .passphrase(Data("a passphrase".utf8)), cipher: settings) }
         refused(new) { _ = try Database(path: new, rawKey: rawKey(), cipher: settings) }
 
         // The conversions' targets: an encrypted copy, an encrypted copy of a plaintext file, in place.
@@ -230,7 +230,7 @@ import Testing
         guard isSQLCipher4() else { return }
         let existing = dir.path("existing.db")
         let salt = Data("0123456789abcdef".utf8)
-        let made = try Database(path: existing, rawKey: rawKey(), salt: salt, journalMode: .rollback, cipher: settings)
+        let made = try Database(path: existing, key: .rawKey(rawKey(), salt: salt), journalMode: .rollback, cipher: settings)
         try await made.execute("CREATE TABLE t(x)")
         await made.close()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: existing))
@@ -238,7 +238,7 @@ import Testing
         guard case .keyFailed(_, let reason)? = wrong else { Issue.record("expected keyFailed, got \(String(describing: wrong))"); return }
         #expect(reason.contains("salt kept when it was created"), "\(reason)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: existing)) == bytes)
-        _ = try Database(path: existing, rawKey: rawKey(), salt: salt, cipher: settings)
+        _ = try Database(path: existing, key: .rawKey(rawKey(), salt: salt), cipher: settings)
     }
 
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func plaintextHeaderIsRejectedForUnencryptedDatabases() throws {

@@ -118,17 +118,13 @@ import Testing
     /// A version string that does not start with its number (a `v`, a product name, a space), or a
     /// component too large for `Int`, must not read as an older version: major 0 would turn off
     /// every SQLCipher 4 path (cipher_compatibility, cipher_log, cipher_integrity_check) and make
-    /// the doctor warn of a SQLCipher 3 fallback. SqlCipherLibrary.versionComponents (the lead's
-    /// file this round) reads only a leading run of digits and dots and drops components that
-    /// overflow; the known issue is recorded until it is changed.
+    /// the doctor warn of a SQLCipher 3 fallback.
     @Test(arguments: [
         ("v4.6.1", [4, 6, 1]), ("SQLCipher 4.6.1 community", [4, 6, 1]), (" 4.6.1", [4, 6, 1]),
-        ("99999999999999999999.0.0", [Int.max, 0, 0]),
+        ("99999999999999999999.0.0", [Int.max, 0, 0]), ("4..6", [4]),
     ])
     func cipherVersionsWithAPrefixOrAHugeNumberAreNotOlder(_ version: String, _ expected: [Int]) {
-        withKnownIssue("SqlCipherLibrary.versionComponents reads only a leading number and drops overflowing parts") {
-            #expect(SqlCipherLibrary.versionComponents(version) == expected)
-        }
+        #expect(SqlCipherLibrary.versionComponents(version) == expected)
     }
 
     @Test func loadErrorsDescribeWhatToDo() {
