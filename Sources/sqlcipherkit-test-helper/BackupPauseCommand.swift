@@ -14,25 +14,11 @@ let backupPauseCommand = HelperCommand(
     }
     let (path, kind, target) = (arguments[0], arguments[1], arguments[3])
     let helperKey = try HelperKey(arguments[2])
-    let key: DatabaseKey
-    switch helperKey {
-    case .passphrase(let text): key = .passphrase(text)
-    case .raw(let bytes): key = .rawKey(bytes)
-    case .none: throw DatabaseHelperError(message: "backup-pause needs a key")
-    }
-    let progress: @Sendable (DatabaseProgress) -> Void = { progress in
-        guard progress.completed > 0, progress.completed < progress.total else { return }
-        report("paused \(progress.completed) \(progress.total)")
-        while true { sleep(60) }  // until the parent's SIGKILL
-    }
+    let key = try helperKey.requiredKey(by: "backup-pause")
+    let progress = pauseHalfwayUntilKilled
     try runBlocking {
         if kind == "pool" {
-            let pool: DatabasePool
-            switch helperKey {
-            case .raw(let bytes): pool = try DatabasePool(path: path, rawKey: bytes)
-            case .passphrase(let text): pool = try DatabasePool(path: path, key: text)
-            case .none: return
-            }
+            let pool = try DatabasePool(path: path, key: key)
             try await pool.backup(to: target, key: key, pagesPerStep: 1, progress: progress)
         } else {
             let db = try helperKey.open(path)

@@ -47,6 +47,21 @@ enum HelperKey {
         }
     }
 
+    /// This key as the package takes it; nil for `none`.
+    var databaseKey: DatabaseKey? {
+        switch self {
+        case .passphrase(let text): return .passphrase(text)
+        case .raw(let bytes): return .rawKey(bytes)
+        case .none: return nil
+        }
+    }
+
+    /// This key as the package takes it, for a command that needs one.
+    func requiredKey(by command: String) throws -> DatabaseKey {
+        guard let databaseKey else { throw DatabaseHelperError(message: "\(command) needs a key") }
+        return databaseKey
+    }
+
     /// Opens `path` with this key.
     func open(_ path: String, readOnly: Bool = false) throws -> Database {
         switch self {
@@ -55,6 +70,14 @@ enum HelperKey {
         case .none: return try Database(unencryptedPath: path, readOnly: readOnly)
         }
     }
+}
+
+/// A progress closure for the commands a parent kills in the middle of their work: once some but
+/// not all units are done it prints `paused COMPLETED TOTAL` and waits for the parent's SIGKILL.
+let pauseHalfwayUntilKilled: @Sendable (DatabaseProgress) -> Void = { progress in
+    guard progress.completed > 0, progress.completed < progress.total else { return }
+    report("paused \(progress.completed) \(progress.total)")
+    while true { sleep(60) }  // until the parent's SIGKILL
 }
 
 /// The case name of an error, e.g. `keyFailed` for `SqlCipherError.keyFailed(path:reason:)`.

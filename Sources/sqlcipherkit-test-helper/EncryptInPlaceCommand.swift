@@ -8,12 +8,7 @@ let encryptInPlaceCommand = HelperCommand(
     usage: "encrypt-in-place PATH pass:<text>|raw:<hex>: encrypts a plaintext file where it is"
 ) { arguments in
     guard arguments.count == 2 else { throw DatabaseHelperError(message: "encrypt-in-place PATH KEY") }
-    let key: DatabaseKey
-    switch try HelperKey(arguments[1]) {
-    case .passphrase(let text): key = .passphrase(text)
-    case .raw(let bytes): key = .rawKey(bytes)
-    case .none: throw DatabaseHelperError(message: "encrypt-in-place needs a key")
-    }
+    let key = try HelperKey(arguments[1]).requiredKey(by: "encrypt-in-place")
     report("start")
     try Database.encryptInPlace(path: arguments[0], key: key)
     report("done")

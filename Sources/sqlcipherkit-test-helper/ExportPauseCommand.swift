@@ -14,17 +14,8 @@ let exportPauseCommand = HelperCommand(
     }
     let (path, target) = (arguments[0], arguments[2])
     let helperKey = try HelperKey(arguments[1])
-    let key: DatabaseKey
-    switch helperKey {
-    case .passphrase(let text): key = .passphrase(text)
-    case .raw(let bytes): key = .rawKey(bytes)
-    case .none: throw DatabaseHelperError(message: "export-pause needs a key")
-    }
-    let progress: @Sendable (DatabaseProgress) -> Void = { progress in
-        guard progress.completed > 0, progress.completed < progress.total else { return }
-        report("paused \(progress.completed) \(progress.total)")
-        while true { sleep(60) }  // until the parent's SIGKILL
-    }
+    let key = try helperKey.requiredKey(by: "export-pause")
+    let progress = pauseHalfwayUntilKilled
     let plain = arguments[3] == "plain"
     try runBlocking {
         let db = try helperKey.open(path)

@@ -154,6 +154,7 @@ final class SQLiteConnection {
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
         if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
+        if rc & 0xFF == Self.sqliteBusy { message += Self.busyAdvice }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
         // page 1 of a file this connection has read stopped decrypting.
         if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, !scope.isInternal {
@@ -171,6 +172,16 @@ final class SQLiteConnection {
     static let databaseMovedAdvice = ": the database file was replaced or moved since this connection opened it "
         + "(by encryptInPlace, upgradeFromSqlCipher3, a restore or a rename over its path), so nothing was written "
         + "to it. Close this connection and open the file at the path again, with the key it has now"
+
+    /// `SQLITE_BUSY` (https://sqlite.org/rescode.html#busy).
+    static let sqliteBusy: Int32 = 5
+
+    /// What follows SQLite's bare "database is locked", which names neither the cause nor the
+    /// remedy: the busy handler waited for the whole busy timeout and the lock stayed.
+    static let busyAdvice = ": another connection, in this process or another, kept a lock on the file for longer "
+        + "than this connection's busy timeout (DatabaseConfiguration.busyTimeout, 5 seconds unless set): it is "
+        + "writing, inside a long transaction, or keeps the file in exclusive locking mode. This statement did not "
+        + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
 
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26

@@ -61,12 +61,12 @@ enum SourceLock {
     static func describingBusy<T>(_ path: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch SqlCipherError.sqlite(let code, _, let message, _) where code == 5 || code == 6 {
+        } catch SqlCipherError.sqlite(let code, _, _, _) where code == 5 || code == 6 {
             let seconds = DatabaseConfiguration().busyTimeout.components.seconds
             throw SqlCipherError.conversionFailed(
                 source: path, target: path,
                 reason: "another connection, in this process or another, holds a lock on the file and did not release it "
-                    + "within \(seconds) seconds (SQLite: \(message)): it is writing, is inside a long transaction, or keeps "
+                    + "within \(seconds) seconds (SQLite error \(code), \"database is locked\"): it is writing, is inside a long transaction, or keeps "
                     + "the file in exclusive locking mode. Nothing was changed; let that transaction end and close every "
                     + "connection to the file, then convert again")
         }
