@@ -70,17 +70,7 @@ enum OpenFiles {
     /// descriptors kept for the file.
     static func connectionClosed(_ file: Identity?) {
         guard let file else { return }
-        let closing: [Int32] = entries.withCheckedLock { entries in
-            guard var entry = entries[file] else { return [] }
-            entry.connections -= 1
-            if entry.connections <= 0 && entry.borrowers == 0 {
-                entries[file] = nil
-                return entry.descriptors
-            }
-            entries[file] = entry
-            return []
-        }
-        for descriptor in closing { _ = close(descriptor) }
+        leave(file) { $0.connections -= 1 }
     }
 
     /// Gives back a descriptor the package opened on a file: closed at once, unless a connection
@@ -158,9 +148,15 @@ enum OpenFiles {
     }
 
     private static func giveBack(_ file: Identity) {
+        leave(file) { $0.borrowers -= 1 }
+    }
+
+    /// Ends one use of `file` (a connection or a borrowed descriptor, as `ending` counts it); the
+    /// last use closes the descriptors kept for it, outside the lock.
+    private static func leave(_ file: Identity, _ ending: (inout Entry) -> Void) {
         let closing: [Int32] = entries.withCheckedLock { entries in
             guard var entry = entries[file] else { return [] }
-            entry.borrowers -= 1
+            ending(&entry)
             if entry.connections <= 0 && entry.borrowers == 0 {
                 entries[file] = nil
                 return entry.descriptors
