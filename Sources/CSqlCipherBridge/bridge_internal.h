@@ -164,4 +164,74 @@ SCB_HIDDEN int scb_address_in_library(void *handle, const void *address, char *o
 */
 SCB_HIDDEN void *scb_library_handle(void);
 
+/*
+** The exit gate (exit.c): what keeps a process that exits while its threads still call the library
+** from freeing the crypto provider's objects under them.
+*/
+typedef struct scb_exit_slot {
+    atomic_int depth;               /* the owning thread's gated calls in progress (nested count) */
+    atomic_int in_use;              /* owned by a live thread */
+    struct scb_exit_slot *next;     /* the next slot; the list only grows */
+} scb_exit_slot;
+
+SCB_HIDDEN extern _Thread_local scb_exit_slot *scb_exit_my_slot;
+SCB_HIDDEN extern atomic_int scb_exit_started;
+SCB_HIDDEN extern int scb_exit_full_fence;
+SCB_HIDDEN scb_exit_slot *scb_exit_attach(void);
+SCB_HIDDEN void scb_exit_park(scb_exit_slot *slot);
+SCB_HIDDEN void scb_exit_track(scb_db *db);
+SCB_HIDDEN void scb_exit_untrack(scb_db *db);
+
+/* What scb_exit_prepare found and did. */
+enum scb_exit_mode {
+    SCB_EXIT_NOT_OPENSSL = 0,   /* the library's crypto provider is not OpenSSL's libcrypto */
+    SCB_EXIT_CLEANUP_OFF = 1,   /* libcrypto came with the library: its exit cleanup is off */
+    SCB_EXIT_GATED = 2          /* libcrypto was already loaded: the exit handler waits for calls */
+};
+
+/*
+** Called once by the loader after the library's bindings are proven and before its first call
+** into its crypto provider. Guarantees: OpenSSL's cleanup at exit is turned off when this call
+** is the first initialisation of libcrypto; otherwise the bridge's own exit handler is
+** registered. Returns an scb_exit_mode.
+*/
+SCB_HIDDEN int scb_exit_prepare(void *handle, int library_was_present);
+
+/*
+** Entered by each wrapper that can reach the pager or the crypto provider, for the length of the
+** call. The fast path is a thread-local increment, a compiler barrier and one load: the handler
+** supplies the other half of the ordering with membarrier (exit.c).
+*/
+static inline scb_exit_slot *scb_gate_enter(void) {
+    scb_exit_slot *slot = scb_exit_my_slot;
+    if (slot == NULL && (slot = scb_exit_attach()) == NULL) return NULL;
+    int depth = atomic_load_explicit(&slot->depth, memory_order_relaxed);
+    atomic_store_explicit(&slot->depth, depth + 1, memory_order_relaxed);
+    if (depth == 0) {
+        if (scb_exit_full_fence) {
+            atomic_thread_fence(memory_order_seq_cst);
+        } else {
+            atomic_signal_fence(memory_order_seq_cst);
+        }
+        if (atomic_load_explicit(&scb_exit_started, memory_order_relaxed)) scb_exit_park(slot);
+    }
+    return slot;
+}
+
+/* Leaves the gate entered by scb_gate_enter; `slot` is what it returned. */
+static inline void scb_gate_leave(scb_exit_slot *slot) {
+    if (slot == NULL) return;
+    int depth = atomic_load_explicit(&slot->depth, memory_order_relaxed);
+    atomic_store_explicit(&slot->depth, depth - 1, memory_order_release);
+}
+
+/* A gated call: `expression` runs inside the exit gate; the statement yields its value. */
+#define SCB_GATED(type, expression) \
+    do { \
+        scb_exit_slot *scb_gate_slot_ = scb_gate_enter(); \
+        type scb_gate_result_ = (expression); \
+        scb_gate_leave(scb_gate_slot_); \
+        return scb_gate_result_; \
+    } while (0)
+
 #endif /* CSQLCIPHERBRIDGE_INTERNAL_H */

@@ -424,14 +424,18 @@ int scb_kdf_pbkdf2(int algorithm, const void *passphrase, int passphrase_len, co
         out == NULL || out_len <= 0) {
         return 0;
     }
+    scb_exit_slot *slot = scb_gate_enter();  /* a derivation holds libcrypto's digests (exit.c) */
+    int ok;
     if (algorithm == SCB_KDF_PBKDF2_HMAC_SHA1 && scb_kdf_sha1_fn != NULL) {
-        return scb_kdf_sha1_fn((const char *)passphrase, passphrase_len, (const unsigned char *)salt, salt_len,
-                               iterations, out_len, (unsigned char *)out) == 1;
+        ok = scb_kdf_sha1_fn((const char *)passphrase, passphrase_len, (const unsigned char *)salt, salt_len,
+                             iterations, out_len, (unsigned char *)out) == 1;
+    } else {
+        const void *digest = scb_kdf_digests[algorithm]();
+        ok = digest != NULL && scb_kdf_fn((const char *)passphrase, passphrase_len, (const unsigned char *)salt,
+                                          salt_len, iterations, digest, out_len, (unsigned char *)out) == 1;
     }
-    const void *digest = scb_kdf_digests[algorithm]();
-    if (digest == NULL) return 0;
-    return scb_kdf_fn((const char *)passphrase, passphrase_len, (const unsigned char *)salt, salt_len, iterations,
-                      digest, out_len, (unsigned char *)out) == 1;
+    scb_gate_leave(slot);
+    return ok;
 }
 
 /*

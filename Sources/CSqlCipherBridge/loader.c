@@ -10,7 +10,9 @@
 **   3. dlopen with the platform's isolating flags (glibc: RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 **   4. dlsym every required function and prove that each lies in the library itself;
 **   5. audit the library's relocations against every symbol it defines itself (audit.c);
-**   6. prove the identity: a keyed in-memory database answers PRAGMA cipher_version.
+**   6. make exit safe while threads still call the library (exit.c: libcrypto's cleanup at exit
+**      turned off, or the bridge's exit gate);
+**   7. prove the identity: a keyed in-memory database answers PRAGMA cipher_version.
 ** Any failure closes the handle and leaves the bridge unloaded.
 */
 #ifndef _GNU_SOURCE
@@ -41,6 +43,7 @@ static int scb_was_present;
 static int scb_checked;
 static int scb_checked_family[SCB_FAMILY_COUNT];
 static int scb_audit_available;
+static int scb_exit_mode_found;
 static char scb_cipher[128];
 static char scb_provider[128];
 static char scb_provider_version[256];
@@ -215,7 +218,7 @@ static int scb_resolve(void *handle, scb_api *api, scb_load_report *r) {
 }
 
 /*
-** Steps 4 to 6 of the sequence for a library that `handle` holds open (with the isolating flags),
+** Steps 4 to 7 of the sequence for a library that `handle` holds open (with the isolating flags),
 ** found at `real`. Guarantees: returns 0 with the table published and the handle kept; otherwise
 ** closes the handle, fills the report and leaves the bridge unloaded.
 */
@@ -256,6 +259,7 @@ static int scb_prove_and_publish(void *handle, const char *real, const char *met
         return -1;
     }
 
+    int exit_mode = scb_exit_prepare(handle, was_present);
     if (scb_prove_identity(&api, r) != 0) {
         dlclose(handle);
         return -1;
@@ -268,12 +272,13 @@ static int scb_prove_and_publish(void *handle, const char *real, const char *met
     scb_checked = audit.checked;
     memcpy(scb_checked_family, audit.checked_family, sizeof scb_checked_family);
     scb_audit_available = audit.supported;
+    scb_exit_mode_found = exit_mode;
     snprintf(scb_path, sizeof scb_path, "%s", real);
     atomic_store_explicit(&scb_loaded, 1, memory_order_release);
     return 0;
 }
 
-/* Steps 3 to 6 of the sequence for an absolute path; on success the handle stays open. */
+/* Steps 3 to 7 of the sequence for an absolute path; on success the handle stays open. */
 static int scb_load_locked(const char *real, scb_load_report *r) {
     const char *method;
     int flags = scb_isolating_flags(&method);
@@ -457,6 +462,7 @@ int scb_is_loaded(void) { return atomic_load_explicit(&scb_loaded, memory_order_
 const char *scb_library_path(void) { return SCB_IF_LOADED(scb_path, NULL); }
 const char *scb_load_method(void) { return SCB_IF_LOADED(scb_method, NULL); }
 int scb_library_was_already_loaded(void) { return SCB_IF_LOADED(scb_was_present, 0); }
+int scb_exit_protection(void) { return SCB_IF_LOADED(scb_exit_mode_found, 0); }
 const char *scb_sqlite_version(void) { return SCB_IF_LOADED(scb_fn.libversion(), NULL); }
 int scb_sqlite_version_number(void) { return SCB_IF_LOADED(scb_fn.libversion_number(), 0); }
 const char *scb_sqlite_source_id(void) { return SCB_IF_LOADED(scb_fn.sourceid(), NULL); }

@@ -95,7 +95,7 @@ int scb_rekey_watched(scb_db *db, const void *key, int key_len, int page_size, s
     if (check == 0 || page_size <= 0
         || scb_fn.file_control(db, "main", SCB_SQLITE_FCNTL_FILE_POINTER, &file) != SCB_SQLITE_OK || file == 0
         || file->pMethods == 0 || file->pMethods->xRead == 0) {
-        return scb_fn.rekey(db, key, key_len);
+        return scb_rekey(db, key, key_len);
     }
 
     scb_rekey_watch watch;
@@ -109,7 +109,7 @@ int scb_rekey_watched(scb_db *db, const void *key, int key_len, int page_size, s
     watch.context = context;
 
     file->pMethods = &watch.methods;
-    int rc = scb_fn.rekey(db, key, key_len);
+    int rc = scb_rekey(db, key, key_len);
     /* The file stays open during a rekey; the test only guards against a library that closed it. */
     if (file->pMethods == &watch.methods) file->pMethods = watch.original;
 

@@ -25,6 +25,9 @@ extension DoctorReport {
         @Nullable var cipherVersion: String?
         @Nullable var cipherProvider: String?
         @Nullable var cipherProviderVersion: String?
+        /// How an exit while threads still read is kept safe: `cleanup-off`, `exit-gate` or
+        /// `not-openssl` (docs/doctor.md); null when refused.
+        @Nullable var exitProtection: String?
         /// The SQL features probed on the library (``LibraryCapabilities``); null when refused.
         @Nullable var features: [String]?
         @Nullable var missingFeatures: [String]?
@@ -82,6 +85,7 @@ extension DoctorReport {
                 sqliteVersion: library?.sqliteVersion, sqliteVersionNumber: library?.sqliteVersionNumber,
                 sqliteSourceId: library?.sqliteSourceID, cipherVersion: library?.cipherVersion,
                 cipherProvider: library?.cipherProvider, cipherProviderVersion: library?.cipherProviderVersion,
+                exitProtection: library?.exitProtection.rawValue,
                 features: library?.capabilities.features.sorted().map(\.rawValue),
                 missingFeatures: library?.capabilities.missing.map(\.rawValue)),
             bindingAudit: Audit(

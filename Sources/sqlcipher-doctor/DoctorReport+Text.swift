@@ -1,3 +1,5 @@
+import SqlCipherKit
+
 extension DoctorReport {
     /// The report for a person, one section per check, ending with the verdict.
     var text: String {
@@ -34,6 +36,7 @@ extension DoctorReport {
             let provider = [library.cipherProvider, library.cipherProviderVersion.map { "(\($0))" }]
                 .compactMap { $0 }.joined(separator: " ")
             lines.append(field("crypto provider", provider.isEmpty ? "not reported" : provider))
+            lines.append(field("at exit", Self.exitText(library.exitProtection)))
             let capabilities = library.capabilities
             let features = capabilities.features.sorted().map(\.rawValue).joined(separator: ", ")
             lines.append(field("features", features.isEmpty ? "none of those probed" : features))
@@ -47,6 +50,18 @@ extension DoctorReport {
                 ?? "no library was loaded"))
         }
         return lines
+    }
+
+    /// What the bridge did so that a process exiting while threads still read cannot crash.
+    static func exitText(_ protection: SqlCipherLibrary.ExitProtection) -> String {
+        switch protection {
+        case .cleanupOff:
+            return "libcrypto's cleanup is off (libcrypto came with the library)"
+        case .exitGate:
+            return "libcrypto was loaded before the library: an exit waits for calls in progress (up to 10 s)"
+        case .notOpenSSL:
+            return "the crypto provider is not libcrypto: nothing to do"
+        }
     }
 
     private var auditSection: [String] {

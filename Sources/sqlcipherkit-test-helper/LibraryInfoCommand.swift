@@ -9,7 +9,8 @@ let libraryInfoCommand = HelperCommand(
 ) { _ in
     do {
         let library = try SqlCipherLibrary.shared
-        reportJSON(["outcome": "loaded", "path": library.path, "cipher_version": library.cipherVersion])
+        reportJSON(["outcome": "loaded", "path": library.path, "cipher_version": library.cipherVersion,
+                    "exit_protection": library.exitProtection.rawValue])
         return 0
     } catch {
         reportJSON(loadErrorFields(error).merging(["outcome": "error"]) { $1 })

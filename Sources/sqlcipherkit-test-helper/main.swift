@@ -27,6 +27,7 @@ let helperCommands: [HelperCommand] = [
     backupPauseCommand,
     holdLockCommand,
     exportPauseCommand,
+    exitWhileReadingCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

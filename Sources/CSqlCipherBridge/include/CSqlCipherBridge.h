@@ -113,6 +113,13 @@ int scb_is_loaded(void);
 const char *scb_library_path(void);
 const char *scb_load_method(void);
 int scb_library_was_already_loaded(void);
+/*
+** How a process that exits while threads still call the library is kept from crashing
+** (exit.c): 1 when libcrypto arrived with the library and its cleanup at exit is turned off; 2
+** when libcrypto was already loaded and the bridge's exit handler waits for calls in progress; 0
+** when the library does not use OpenSSL's libcrypto (and before a successful load).
+*/
+int scb_exit_protection(void);
 const char *scb_sqlite_version(void);
 int scb_sqlite_version_number(void);
 const char *scb_sqlite_source_id(void);

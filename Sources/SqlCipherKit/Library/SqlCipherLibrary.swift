@@ -48,6 +48,21 @@ public final class SqlCipherLibrary: Sendable {
     public let bindingAudit: BindingAudit
     /// Whether `sqlite3_prepare_v3` is available (SQLite 3.20+).
     package let hasPrepareV3: Bool
+    /// What keeps a process that exits while other threads still call the library from crashing
+    /// in libcrypto's cleanup (docs/reliability.md, "A process that exits while it reads").
+    package let exitProtection: ExitProtection
+
+    /// How the bridge made exit safe, decided once at load.
+    package enum ExitProtection: String, Sendable {
+        /// libcrypto came into the process with the library, and the bridge's first
+        /// initialisation of it turned its cleanup at exit off: nothing is freed at exit.
+        case cleanupOff = "cleanup-off"
+        /// libcrypto was already loaded (and may have registered its cleanup): the bridge's exit
+        /// handler interrupts every connection and waits for calls in progress before it runs.
+        case exitGate = "exit-gate"
+        /// The library's crypto provider is not OpenSSL's libcrypto.
+        case notOpenSSL = "not-openssl"
+    }
 
     /// The numeric parts of ``cipherVersion`` (`4.6.1 community` gives `[4, 6, 1]`), to compare
     /// with `lexicographicallyPrecedes`. To stop when the library is too old, use
@@ -75,6 +90,11 @@ public final class SqlCipherLibrary: Sendable {
             sqlcipherChecked: Int(scb_audit_checked_family(Int32(SCB_FAMILY_SQLCIPHER.rawValue))),
             otherChecked: Int(scb_audit_checked_family(Int32(SCB_FAMILY_OTHER.rawValue))))
         hasPrepareV3 = scb_has_function(Int32(SCB_OPT_PREPARE_V3.rawValue)) != 0
+        switch scb_exit_protection() {
+        case 1: exitProtection = .cleanupOff
+        case 2: exitProtection = .exitGate
+        default: exitProtection = .notOpenSSL
+        }
     }
 
     private static let loaded = Mutex<SqlCipherLibrary?>(nil)

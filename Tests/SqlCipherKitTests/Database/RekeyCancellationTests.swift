@@ -535,7 +535,7 @@ struct RekeyCancellationTests {
         let clock = ContinuousClock()
         let timingPath = seedDir.path("timing.db")
         try crashImage(timingPath)
-        let timing = try KillableChild(helperArguments: ["encrypt-in-place", timingPath, "raw:" + hexString(key)])
+        let timing = try KillableChild(helperArguments: ["encrypt-in-place", timingPath, "raw:" + hex(key)])
         _ = timing.waitForLine(startingWith: "start")
         let started = clock.now
         _ = timing.waitForLine(startingWith: "done")
@@ -546,7 +546,7 @@ struct RekeyCancellationTests {
             let dir = TemporaryDirectory()
             let path = dir.path("plain.db")
             try crashImage(path)
-            let child = try KillableChild(helperArguments: ["encrypt-in-place", path, "raw:" + hexString(key)])
+            let child = try KillableChild(helperArguments: ["encrypt-in-place", path, "raw:" + hex(key)])
             guard child.waitForLine(startingWith: "start") != nil else {
                 child.killAndCollect()
                 Issue.record("round \(round): the helper did not start: \(child.standardError)")

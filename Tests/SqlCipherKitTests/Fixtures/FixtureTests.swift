@@ -255,9 +255,9 @@ import Testing
             #expect(row.get("name", as: String.self) == item.name, "\(name): item \(item.id) name")
             #expect(row.get("qty", as: Int64.self) == item.qty, "\(name): item \(item.id) qty")
             #expect(row.get("price", as: Double.self) == item.price, "\(name): item \(item.id) price")
-            if let hex = item.dataHex {
+            if let expected = item.dataHex {
                 #expect(row.get("kind", as: String.self) == "blob")
-                #expect(row.get("data", as: Data.self).map(hexString) == hex.lowercased(), "\(name): item \(item.id) data")
+                #expect(row.get("data", as: Data.self).map(hex) == expected.lowercased(), "\(name): item \(item.id) data")
             } else {
                 #expect(row["data"] == .null, "\(name): item \(item.id) data should be NULL")
             }

@@ -19,7 +19,7 @@ import Testing
         var ledger = CrashLedgerState()
 
         for round in 1...rounds {
-            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hexString(key)])
+            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hex(key)])
             // One kill in six lands anywhere from the start (opening, creating, recovering); the
             // others after the writer is committing.
             let early = Int.random(in: 0..<6, using: &random) == 0
@@ -86,7 +86,7 @@ extension CrashSafetyTests {
         for round in 1...Reliability.count(short: 15, long: 300) {
             let dir = TemporaryDirectory()
             let path = dir.path("new.db")
-            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hexString(key)])
+            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hex(key)])
             if Int.random(in: 0..<5, using: &random) == 0 {
                 // Anywhere in the start-up, before the file may exist.
                 usleep(UInt32(Int.random(in: 0...60, using: &random) * 1000))

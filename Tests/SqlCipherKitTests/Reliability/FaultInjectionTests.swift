@@ -108,7 +108,7 @@ import Testing
     static func runChild(dir: TemporaryDirectory, baseline: String, key: Data, fault: Fault,
                          positions: [Int64]) throws -> [FaultRunOutcome] {
         let result = try runHelper([
-            "fault-run", dir.url.path, baseline, fault.mode.rawValue, hexString(key), fault.operation,
+            "fault-run", dir.url.path, baseline, fault.mode.rawValue, hex(key), fault.operation,
             String(fault.code), fault.persistent ? "persistent" : "once",
             positions.map(String.init).joined(separator: ","),
         ])

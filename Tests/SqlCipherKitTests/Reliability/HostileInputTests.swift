@@ -47,7 +47,7 @@ import Testing
         add("empty passphrase bytes", "emptyKey") { try Database(path: passPath, key: .passphrase(Data())) }
         add("no key on an encrypted file", "notPlaintextDatabase") { try Database(unencryptedPath: passPath) }
         add("raw key with one bit changed", "keyFailed") { try Database(path: rawPath, rawKey: flipped) }
-        add("the raw key's hex as a passphrase", "keyFailed") { try Database(path: rawPath, key: hexString(key), cipher: Self.quickKDF) }
+        add("the raw key's hex as a passphrase", "keyFailed") { try Database(path: rawPath, key: hex(key), cipher: Self.quickKDF) }
         add("the raw key with a salt the file does not have", "keyFailed") { try Database(path: rawPath, key: .rawKey(key, salt: Data(repeating: 7, count: 16))) }
         add("no key on a raw-key file", "notPlaintextDatabase") { try Database(unencryptedPath: rawPath) }
         add("a passphrase on a plaintext file", "keyFailed") { try Database(path: plainPath, key: "anything", cipher: Self.quickKDF) }
@@ -110,7 +110,7 @@ import Testing
         record.inputs = 1
         var outcome = "opened the raw-key file"
         do {
-            _ = try Database(path: dir.path("raw.db"), key: "x'\(hexString(key))'")
+            _ = try Database(path: dir.path("raw.db"), key: "x'\(hex(key))'")
             Issue.record("x'<hex>' given as a passphrase opened the raw-key file")
             record.failures += 1
         } catch SqlCipherError.passphraseLooksLikeRawKey {
@@ -335,7 +335,7 @@ import Testing
         for name in expectations.keys.sorted() {
             let dir = TemporaryDirectory()
             let before = Set((try? FileManager.default.contentsOfDirectory(atPath: dir.url.path)) ?? [])
-            let child = try KillableChild(helperArguments: ["hostile-case", name, dir.url.path, hexString(key)],
+            let child = try KillableChild(helperArguments: ["hostile-case", name, dir.url.path, hex(key)],
                                           environment: ["SWIFT_BACKTRACE": "enable=no"])
             let started = Date()
             let line = child.waitForLine(startingWith: "{", timeout: 120)

@@ -45,7 +45,7 @@ import Testing
 
         for round in 1...Reliability.count(short: 6, long: 120) {
             let child = try KillableChild(helperArguments: [
-                "rekey-loop", path, "raw:" + hexString(keys[0]), "raw:" + hexString(keys[1]), "100000"])
+                "rekey-loop", path, "raw:" + hex(keys[0]), "raw:" + hex(keys[1]), "100000"])
             guard child.waitForLine(startingWith: "opened") != nil else {
                 child.killAndCollect()
                 Issue.record("round \(round): the helper did not open the file: \(child.standardError)")
@@ -95,7 +95,7 @@ import Testing
         let timingSource = try Database(unencryptedPath: timingDir.path("timing.db"), journalMode: mode)
         try await Self.fill(timingSource)
         await timingSource.close()
-        let timing = try KillableChild(helperArguments: ["encrypt-in-place", timingDir.path("timing.db"), "raw:" + hexString(key)])
+        let timing = try KillableChild(helperArguments: ["encrypt-in-place", timingDir.path("timing.db"), "raw:" + hex(key)])
         _ = timing.waitForLine(startingWith: "start")
         let started = Date()
         _ = timing.waitForLine(startingWith: "done")
@@ -107,7 +107,7 @@ import Testing
             let source = try Database(unencryptedPath: path, journalMode: mode)
             try await Self.fill(source)
             await source.close()
-            let child = try KillableChild(helperArguments: ["encrypt-in-place", path, "raw:" + hexString(key)])
+            let child = try KillableChild(helperArguments: ["encrypt-in-place", path, "raw:" + hex(key)])
             guard child.waitForLine(startingWith: "start") != nil else {
                 child.killAndCollect()
                 Issue.record("round \(round): the helper did not start: \(child.standardError)")

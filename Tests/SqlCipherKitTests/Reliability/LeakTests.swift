@@ -80,7 +80,7 @@ import Testing
     }
 
     static func runWorkload(dir: TemporaryDirectory, mode: JournalMode, marker: String, tempStore: String) throws -> LeakWatchOutcome {
-        let child = try runHelper(["leak-watch", dir.url.path, mode.rawValue, hexString(rawKey(11)), marker, tempStore])
+        let child = try runHelper(["leak-watch", dir.url.path, mode.rawValue, hex(rawKey(11)), marker, tempStore])
         guard !child.signaled, let line = child.stdout.split(separator: "\n").last else {
             throw ReliabilityViolation("leak-watch failed: \(child.stdout) \(child.stderr)")
         }

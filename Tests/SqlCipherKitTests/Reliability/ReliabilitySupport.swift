@@ -135,9 +135,6 @@ func repositoryRoot(filePath: String = #filePath) -> URL {
     return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 }
 
-/// Lowercase hex of `data`.
-func hexString(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
-
 /// The bytes of a hex string, or nil when it is not hex.
 func bytes(fromHex hex: String) -> Data? {
     var data = Data()

@@ -1,0 +1,251 @@
+/*
+** A process that exits while its threads still call SQLCipher.
+**
+** exit() runs the process's atexit handlers while every other thread keeps running. The handler
+** that matters here is OpenSSL's: libcrypto's first initialisation registers OPENSSL_cleanup,
+** which frees every cipher, digest and MAC object while other threads may still be decrypting
+** pages with them, and the process dies in malloc or with SIGSEGV (measured here: about half of
+** the exits of a program whose tasks were reading). A service that stops and a command-line tool
+** that returns from its top-level code while a detached task still queries both do this.
+**
+** Two measures, chosen at load time (scb_exit_prepare, called by loader.c):
+**   1. When libcrypto arrived in the process with libsqlcipher, nothing can have initialised it
+**      yet: one OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT) call, before the library's first
+**      crypto call, means OpenSSL never registers its cleanup, and exit needs nothing more.
+**   2. When libcrypto was already in the process (another component loaded it, and may have
+**      initialised it with the cleanup registered), the bridge registers its own atexit handler,
+**      which runs before that earlier registration. The handler interrupts every open
+**      connection, waits until no thread is inside a call of the library (the exit gate below),
+**      and from then on parks any thread that tries to enter one, so that OpenSSL's cleanup runs
+**      with nobody using what it frees. The wait is bounded (SCB_EXIT_WAIT_MS): a thread stuck
+**      longer (a busy wait on a lock the exiting thread holds, a key derivation that cannot be
+**      interrupted) is left to the cleanup, as without the handler.
+**
+** The exit gate. Each wrapper that can reach the pager or the crypto provider (opening, keying,
+** preparing, stepping, resetting, finalising, closing, backups, checkpoints, key derivation)
+** enters it for the duration of the call. Entering must cost next to nothing (sqlite3_step runs
+** once per row), so each thread counts its own calls in a slot of its own, and the ordering the
+** gate needs (a thread's "I am inside" against the handler's "exit has begun") is made
+** asymmetric: the entering thread needs only a compiler barrier, and the handler, which runs
+** once, forces a full memory barrier on every thread of the process with
+** membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14). Where that is not available, the
+** entering thread pays a full fence instead.
+**
+** Only libc and the Linux system call interface are used.
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "bridge_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <link.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
+
+/* How long the exit handler waits for threads to leave the library, in milliseconds. */
+#define SCB_EXIT_WAIT_MS 10000
+
+_Thread_local scb_exit_slot *scb_exit_my_slot;
+atomic_int scb_exit_started;
+int scb_exit_full_fence;
+
+/* Every slot ever attached; slots are reused, never freed. Appended under the lock. */
+static scb_exit_slot *_Atomic scb_exit_slots;
+static pthread_mutex_t scb_exit_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t scb_exit_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t scb_exit_key;
+static pthread_t scb_exit_thread;  /* the thread running exit(); set before scb_exit_started */
+
+/* The open connections, for the handler's interrupt. Under scb_exit_lock. */
+static scb_db **scb_exit_connections;
+static size_t scb_exit_connection_count, scb_exit_connection_capacity;
+
+/* pthread key destructor: a thread that ends gives its slot back for the next thread. */
+static void scb_exit_release_slot(void *slot) {
+    scb_exit_slot *s = slot;
+    scb_exit_my_slot = NULL;
+    atomic_store_explicit(&s->depth, 0, memory_order_release);
+    atomic_store_explicit(&s->in_use, 0, memory_order_release);
+}
+
+static void scb_exit_make_key(void) { pthread_key_create(&scb_exit_key, scb_exit_release_slot); }
+
+/*
+** Guarantees: returns this thread's slot, taking a free one or appending a new one on the
+** thread's first call; the slot is given back when the thread ends. NULL only when memory runs
+** out, in which case the caller runs ungated (as every call did before the gate existed).
+*/
+scb_exit_slot *scb_exit_attach(void) {
+    pthread_once(&scb_exit_key_once, scb_exit_make_key);
+    pthread_mutex_lock(&scb_exit_lock);
+    scb_exit_slot *slot = NULL;
+    for (scb_exit_slot *s = atomic_load_explicit(&scb_exit_slots, memory_order_acquire); s; s = s->next) {
+        if (!atomic_load_explicit(&s->in_use, memory_order_acquire)) {
+            slot = s;
+            break;
+        }
+    }
+    if (slot == NULL && (slot = calloc(1, sizeof *slot)) != NULL) {
+        slot->next = atomic_load_explicit(&scb_exit_slots, memory_order_relaxed);
+        atomic_store_explicit(&scb_exit_slots, slot, memory_order_release);
+    }
+    if (slot != NULL) {
+        atomic_store_explicit(&slot->depth, 0, memory_order_relaxed);
+        atomic_store_explicit(&slot->in_use, 1, memory_order_release);
+        pthread_setspecific(scb_exit_key, slot);
+    }
+    pthread_mutex_unlock(&scb_exit_lock);
+    scb_exit_my_slot = slot;
+    return slot;
+}
+
+/*
+** Called by a thread that found exit under way as it entered the gate. Guarantees: returns at
+** once on the exiting thread itself (its own atexit handlers may still use a database);
+** otherwise leaves the gate and never returns, so the thread holds nothing of the library while
+** the cleanup runs and the process ends around it.
+*/
+void scb_exit_park(scb_exit_slot *slot) {
+    if (pthread_equal(pthread_self(), scb_exit_thread)) return;
+    atomic_store_explicit(&slot->depth, 0, memory_order_release);
+    for (;;) pause();
+}
+
+/* Records an open connection for the handler's interrupt; a full table only skips the interrupt. */
+void scb_exit_track(scb_db *db) {
+    if (db == NULL) return;
+    pthread_mutex_lock(&scb_exit_lock);
+    if (scb_exit_connection_count == scb_exit_connection_capacity) {
+        size_t capacity = scb_exit_connection_capacity ? scb_exit_connection_capacity * 2 : 64;
+        scb_db **grown = realloc(scb_exit_connections, capacity * sizeof *grown);
+        if (grown != NULL) {
+            scb_exit_connections = grown;
+            scb_exit_connection_capacity = capacity;
+        }
+    }
+    if (scb_exit_connection_count < scb_exit_connection_capacity) {
+        scb_exit_connections[scb_exit_connection_count++] = db;
+    }
+    pthread_mutex_unlock(&scb_exit_lock);
+}
+
+/* Forgets a connection before it closes, so the handler never interrupts a closed one. */
+void scb_exit_untrack(scb_db *db) {
+    pthread_mutex_lock(&scb_exit_lock);
+    for (size_t i = 0; i < scb_exit_connection_count; i++) {
+        if (scb_exit_connections[i] == db) {
+            scb_exit_connections[i] = scb_exit_connections[--scb_exit_connection_count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&scb_exit_lock);
+}
+
+static int64_t scb_exit_now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* Whether a thread other than the caller is inside the library. */
+static int scb_exit_anyone_inside(void) {
+    scb_exit_slot *mine = scb_exit_my_slot;
+    for (scb_exit_slot *s = atomic_load_explicit(&scb_exit_slots, memory_order_acquire); s; s = s->next) {
+        if (s != mine && atomic_load_explicit(&s->depth, memory_order_acquire) > 0) return 1;
+    }
+    return 0;
+}
+
+/*
+** The atexit handler of measure 2. Guarantees: when it returns, no other thread is inside a
+** gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will enter one again.
+*/
+static void scb_exit_handler(void) {
+    scb_exit_thread = pthread_self();
+    atomic_store_explicit(&scb_exit_started, 1, memory_order_seq_cst);
+#if defined(__linux__) && defined(SYS_membarrier)
+    if (!scb_exit_full_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+#endif
+    atomic_thread_fence(memory_order_seq_cst);
+    pthread_mutex_lock(&scb_exit_lock);
+    for (size_t i = 0; i < scb_exit_connection_count; i++) scb_fn.interrupt(scb_exit_connections[i]);
+    pthread_mutex_unlock(&scb_exit_lock);
+    int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS;
+    while (scb_exit_anyone_inside() && scb_exit_now_ms() < deadline) {
+        struct timespec pause_for = {0, 1000000};
+        nanosleep(&pause_for, NULL);
+    }
+}
+
+/* fork() child: only the forking thread exists there, so every other slot is idle. */
+static void scb_exit_after_fork(void) {
+    scb_exit_slot *mine = scb_exit_my_slot;
+    for (scb_exit_slot *s = atomic_load_explicit(&scb_exit_slots, memory_order_acquire); s; s = s->next) {
+        if (s != mine) {
+            atomic_store_explicit(&s->depth, 0, memory_order_relaxed);
+            atomic_store_explicit(&s->in_use, 0, memory_order_relaxed);
+        }
+    }
+    pthread_mutex_init(&scb_exit_lock, NULL);
+}
+
+#if defined(__linux__)
+/* Whether the object `early` comes before `late` in the process's load order (its link map). */
+static int scb_exit_loaded_before(const struct link_map *early, const struct link_map *late) {
+    for (const struct link_map *m = late ? late->l_prev : NULL; m; m = m->l_prev) {
+        if (m == early) return 1;
+    }
+    return 0;
+}
+#endif
+
+/*
+** OpenSSL's OPENSSL_init_crypto (https://docs.openssl.org/3.0/man3/OPENSSL_init_crypto/), as a
+** function-pointer type, and its OPENSSL_INIT_NO_ATEXIT option (OpenSSL 1.1.1b and later; an
+** older libcrypto ignores an option bit it does not know).
+*/
+typedef int (*scb_openssl_init_fn)(uint64_t, const void *);
+#define SCB_OPENSSL_INIT_NO_ATEXIT 0x00080000ULL
+
+int scb_exit_prepare(void *handle, int library_was_present) {
+    /* The library's own dependencies: the scope dlsym searches on `handle`, which is the scope
+    ** RTLD_DEEPBIND makes the library's references search first. */
+    scb_openssl_init_fn init = (scb_openssl_init_fn)dlsym(handle, "OPENSSL_init_crypto");
+    if (init == NULL) return SCB_EXIT_NOT_OPENSSL;
+    int crypto_was_present = library_was_present;
+#if defined(__linux__)
+    struct link_map *library = NULL, *crypto = NULL;
+    Dl_info info;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &library) != 0 || library == NULL ||
+        dladdr1((const void *)init, &info, (void **)&crypto, RTLD_DL_LINKMAP) == 0 || crypto == NULL ||
+        scb_exit_loaded_before(crypto, library)) {
+        crypto_was_present = 1;
+    }
+#else
+    crypto_was_present = 1;
+#endif
+    init(SCB_OPENSSL_INIT_NO_ATEXIT, NULL);
+    if (!crypto_was_present) return SCB_EXIT_CLEANUP_OFF;
+
+    static atomic_int installed;
+    if (atomic_exchange(&installed, 1)) return SCB_EXIT_GATED;
+    scb_exit_full_fence = 1;
+#if defined(__linux__) && defined(SYS_membarrier)
+    long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        scb_exit_full_fence = 0;
+    }
+#endif
+    pthread_atfork(NULL, NULL, scb_exit_after_fork);
+    atexit(scb_exit_handler);
+    return SCB_EXIT_GATED;
+}
