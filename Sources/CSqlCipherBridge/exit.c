@@ -46,9 +46,14 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <link.h>
-#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #endif
+
+/* The membarrier(2) commands used (linux/membarrier.h, not included: musl's toolchain ships no
+** kernel headers). */
+#define SCB_MEMBARRIER_CMD_QUERY 0
+#define SCB_MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
+#define SCB_MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
 /* How long the exit handler waits for threads to leave the library, in milliseconds. */
 #define SCB_EXIT_WAIT_MS 10000
@@ -172,7 +177,7 @@ static void scb_exit_handler(void) {
     scb_exit_thread = pthread_self();
     atomic_store_explicit(&scb_exit_started, 1, memory_order_seq_cst);
 #if defined(__linux__) && defined(SYS_membarrier)
-    if (!scb_exit_full_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    if (!scb_exit_full_fence) syscall(SYS_membarrier, SCB_MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 #endif
     atomic_thread_fence(memory_order_seq_cst);
     pthread_mutex_lock(&scb_exit_lock);
@@ -197,7 +202,7 @@ static void scb_exit_after_fork(void) {
     pthread_mutex_init(&scb_exit_lock, NULL);
 }
 
-#if defined(__linux__)
+#if defined(__GLIBC__)
 /* Whether the object `early` comes before `late` in the process's load order (its link map). */
 static int scb_exit_loaded_before(const struct link_map *early, const struct link_map *late) {
     for (const struct link_map *m = late ? late->l_prev : NULL; m; m = m->l_prev) {
@@ -221,7 +226,7 @@ int scb_exit_prepare(void *handle, int library_was_present) {
     scb_openssl_init_fn init = (scb_openssl_init_fn)dlsym(handle, "OPENSSL_init_crypto");
     if (init == NULL) return SCB_EXIT_NOT_OPENSSL;
     int crypto_was_present = library_was_present;
-#if defined(__linux__)
+#if defined(__GLIBC__)
     struct link_map *library = NULL, *crypto = NULL;
     Dl_info info;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &library) != 0 || library == NULL ||
@@ -230,7 +235,7 @@ int scb_exit_prepare(void *handle, int library_was_present) {
         crypto_was_present = 1;
     }
 #else
-    crypto_was_present = 1;
+    crypto_was_present = 1; /* no dladdr1 to tell (musl): assume the worst and use the gate */
 #endif
     init(SCB_OPENSSL_INIT_NO_ATEXIT, NULL);
     if (!crypto_was_present) return SCB_EXIT_CLEANUP_OFF;
@@ -239,9 +244,9 @@ int scb_exit_prepare(void *handle, int library_was_present) {
     if (atomic_exchange(&installed, 1)) return SCB_EXIT_GATED;
     scb_exit_full_fence = 1;
 #if defined(__linux__) && defined(SYS_membarrier)
-    long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    long supported = syscall(SYS_membarrier, SCB_MEMBARRIER_CMD_QUERY, 0, 0);
+    if (supported > 0 && (supported & SCB_MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(SYS_membarrier, SCB_MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
         scb_exit_full_fence = 0;
     }
 #endif

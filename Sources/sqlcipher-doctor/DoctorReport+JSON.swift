@@ -8,6 +8,9 @@ extension DoctorReport {
         var selfTest: SelfTest
         /// Present only when `ok` is false.
         var error: String?
+        /// What went wrong, as a name a script can compare (``DoctorReport/errorKind``); present
+        /// only when `ok` is false.
+        var errorKind: String?
         /// What works but an operator should know (a fallback to SQLCipher 3); empty otherwise.
         var warnings: [String]
     }
@@ -104,6 +107,7 @@ extension DoctorReport {
                 keyKind: selfTest?.keyKind.rawValue,
                 checks: selfTest?.checks.map { Check(name: $0.name.rawValue, passed: $0.passed, detail: $0.detail) } ?? []),
             error: error,
+            errorKind: errorKind,
             warnings: warnings)
     }
 }

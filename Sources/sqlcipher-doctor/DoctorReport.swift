@@ -63,6 +63,23 @@ struct DoctorReport {
         return nil
     }
 
+    /// What went wrong, for scripts: the ``SqlCipherError`` case of a refused load (e.g.
+    /// `libraryNotFound`, `bindingConflict`, `notSQLCipher`), `selfTestFailed`, or `noLibrary`;
+    /// nil when all passed. docs/doctor.md lists the values.
+    var errorKind: String? {
+        if let loadError { return Self.kind(of: loadError) }
+        if selfTest?.failure != nil { return "selfTestFailed" }
+        if library == nil { return "noLibrary" }
+        return nil
+    }
+
+    /// The case name of `error` (`bindingConflict` for `.bindingConflict(path:…)`).
+    static func kind(of error: SqlCipherError) -> String {
+        if let label = Mirror(reflecting: error).children.first?.label { return label }
+        // A case without associated values reflects as its own name.
+        return String(String(reflecting: error).split(separator: ".").last ?? "unknown")
+    }
+
     /// The status of a section: "pass", "fail", or "skipped" when an earlier failure kept it from running.
     enum Status: String {
         case pass, fail, skipped

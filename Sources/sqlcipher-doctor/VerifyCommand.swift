@@ -42,14 +42,16 @@ enum VerifyCommand {
             library = try options.library.map { try SqlCipherLibrary.load(from: $0) } ?? SqlCipherLibrary.shared
         } catch {
             let text: String
+            var kind = "noLibrary"
             if let error = error as? SqlCipherError {
+                kind = DoctorReport.kind(of: error)
                 text = options.library != nil
                     ? DoctorReport.libraryErrorText(error, source: .option, requested: options.library)
                     : error.description
             } else {
                 text = "\(error)"
             }
-            let report = JSON(ok: false, library: nil, key: keyJSON(options.key), files: [], error: text)
+            let report = JSON(ok: false, library: nil, key: keyJSON(options.key), files: [], error: text, errorKind: kind)
             return (options.json ? JSONOutput.text(report) : "sqlcipher-doctor verify: no SQLCipher library: \(text)", 1)
         }
         let candidates: [DatabaseVerifier.SettingsCandidate]
@@ -68,7 +70,7 @@ enum VerifyCommand {
         let ok = results.allSatisfy(\.ok)
         let output = options.json
             ? JSONOutput.text(JSON(ok: ok, library: libraryJSON(library), key: keyJSON(options.key),
-                                   files: results.map(fileJSON), error: nil))
+                                   files: results.map(fileJSON), error: nil, errorKind: nil))
             : text(results, library: library, key: options.key)
         return (output, ok ? 0 : 1)
     }
@@ -93,6 +95,8 @@ enum VerifyCommand {
         var files: [File]
         /// Present only when no library could be loaded.
         var error: String?
+        /// The ``SqlCipherError`` case of that failure (as in the report's `error_kind`).
+        var errorKind: String?
     }
 
     struct Library: Encodable {

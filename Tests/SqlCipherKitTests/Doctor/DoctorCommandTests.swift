@@ -21,8 +21,10 @@ import Testing
         let report = try Linking.jsonObject(result.stdout)
         #expect(report["ok"] as? Bool == true)
         #expect(report["error"] == nil)
+        #expect(report["error_kind"] == nil)
 
         let lib = try section(report, "library")
+        #expect(lib["exit_protection"] as? String == "cleanup-off")
         #expect(lib["path"] as? String == library.path)
         #expect(lib["source"] as? String == "SQLCIPHERKIT_LIBRARY")
         #expect(lib["sqlite_version"] as? String == library.sqliteVersion)
@@ -85,6 +87,7 @@ import Testing
         #expect((foreign["symbol"] as? String)?.hasPrefix("sqlite3_") == true)
         #expect(try section(report, "self_test")["status"] as? String == "skipped")
         #expect((report["error"] as? String)?.contains("Binding conflict") == true)
+        #expect(report["error_kind"] as? String == "bindingConflict")
     }
 
     @Test func pointedAtLibsqlite3ExitsOneWithAClearMessage() throws {
@@ -99,6 +102,7 @@ import Testing
         #expect(try section(report, "self_test")["header_encrypted"] as? Bool == false)
         let error = try #require(report["error"] as? String)
         #expect(error.contains("is not a usable SQLCipher library") && error.contains("sqlite3_key"), "\(error)")
+        #expect(report["error_kind"] as? String == "notSQLCipher")
 
         let text = try doctor(["--library", Linking.libsqlite3])
         #expect(text.status == 1)
@@ -118,6 +122,9 @@ import Testing
         #expect(error.contains("Give --library the path of libsqlcipher"), "\(error)")
         #expect(!error.contains("Point SQLCIPHERKIT_LIBRARY"), "\(error)")
         #expect(try section(report, "binding_audit")["status"] as? String == "skipped")
+        // A script tells the causes apart without reading the sentence.
+        #expect(report["error_kind"] as? String == (path.hasPrefix("/nonexistent") ? "libraryNotFound" : "notSQLCipher"),
+                "\(report)")
 
         let text = try doctor(["--library", path])
         #expect(text.stdout.contains("Result: FAILED. --library \(path): "), "\(text.stdout)")
@@ -136,7 +143,7 @@ import Testing
         let second = try doctor(["--json", "--library", "/etc/passwd"]).stdout
         #expect(first == second)
         let keys = first.split(separator: "\n").filter { $0.hasPrefix("  \"") }.map { $0.split(separator: "\"")[1] }
-        #expect(keys == ["binding_audit", "error", "library", "ok", "process", "self_test", "warnings"], "\(keys)")
+        #expect(keys == ["binding_audit", "error", "error_kind", "library", "ok", "process", "self_test", "warnings"], "\(keys)")
     }
 
     @Test func libraryOptionOverridesTheEnvironment() throws {

@@ -141,9 +141,11 @@ enum Linking {
             + ["-o", output] + libraries)
     }
 
-    /// The bridge's C files, for programs that embed the bridge directly.
+    /// The bridge's C files, for programs that embed the bridge directly: every `.c` file of the
+    /// target, so that a file added to the bridge is in these programs too.
     static var bridgeCFiles: [String] {
-        ["loader.c", "audit.c", "api.c", "kdf.c"].map { bridgeSources.appendingPathComponent($0).path }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: bridgeSources.path)) ?? []
+        return names.filter { $0.hasSuffix(".c") }.sorted().map { bridgeSources.appendingPathComponent($0).path }
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
-@testable import SqlCipherKit
 import Testing
+@testable import SqlCipherKit
 
 /// A program that exits while its own tasks still read: a service stopping, a command-line tool
 /// returning from its top-level code with a detached task still querying. libcrypto's cleanup at
