@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A helper child whose standard output the parent reads line by line while it runs, and which the
 /// parent can kill at a moment of its choosing (SIGKILL: no cleanup, no buffered output lost,
@@ -80,4 +81,39 @@ final class KillableChild {
             buffer.removeSubrange(buffer.startIndex...newline)
         }
     }
+}
+
+extension KillableChild {
+    /// Starts the helper with `arguments`, waits for its `start` line (it is past its own start-up
+    /// and about to do the work under test), lets it run `delay` seconds and kills it (SIGKILL).
+    /// Returns what it printed and whether the kill landed (false: it had finished by itself).
+    /// The moment is left to chance on purpose: every moment must leave a whole state.
+    static func killed(_ arguments: [String], after delay: TimeInterval,
+                       environment: [String: String] = [:]) throws -> (lines: [String], killed: Bool) {
+        let child = try KillableChild(helperArguments: arguments, environment: environment)
+        _ = child.waitForLine(startingWith: "start", timeout: 120)
+        Thread.sleep(forTimeInterval: delay)
+        let killed = child.killAndCollect()
+        return (child.lines, killed)
+    }
+}
+
+/// The seed of a kill test's random moments: `SQLCIPHERKIT_KILL_SEED` (decimal or 0x hex) when it
+/// is set, to replay a failure, else `fallback`. Printed either way, so a failure names its seed.
+func killSeed(_ fallback: UInt64, _ test: String) -> UInt64 {
+    var seed = fallback
+    if let text = ProcessInfo.processInfo.environment["SQLCIPHERKIT_KILL_SEED"] {
+        let parsed = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+        seed = parsed ?? fallback
+    }
+    print("\(test): kill moments from seed 0x\(String(seed, radix: 16)) (SQLCIPHERKIT_KILL_SEED replays another)")
+    return seed
+}
+
+/// How long one uninterrupted helper run takes, start to exit, to spread the kill moments over it.
+func helperRunDuration(_ arguments: [String], environment: [String: String?] = [:]) throws -> TimeInterval {
+    let start = Date()
+    let result = try runHelper(arguments, environment: environment)
+    #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+    return Date().timeIntervalSince(start)
 }
