@@ -49,7 +49,9 @@ import Testing
         for round in 0..<8 {
             let name = "round\(round).db", path = dir.path(name)
             try original.write(to: URL(fileURLWithPath: path))
-            let delay = Double.random(in: 0...duration, using: &random)
+            // Up to 1.3 times a run: the run includes the child's start-up, and some kills must come
+            // after the switch to the new file.
+            let delay = Double.random(in: 0...(duration * 1.3), using: &random)
             let label = "round \(round), delay \(delay)"
             let (lines, killed) = try KillableChild.killed(["upgrade-v3", "run", path, "pass:legacy"], after: delay,
                                                            environment: Self.four)
