@@ -159,4 +159,31 @@ import Testing
         #expect(try await countRows(copy) == 200)
         await copy.close()
     }
+
+    /// A copy killed while a connection had it open in WAL mode (as the verification of a backup
+    /// of a WAL database does) leaves its `-wal` and `-shm` beside it: the next backup to the same
+    /// target removes them with the dead file, instead of only the file and its `-journal`, which
+    /// left the other two for good. The dead copy is made by a child that holds the hidden file
+    /// open in WAL mode (`hold-lock ... read`) and is killed there.
+    @Test func aDeadCopysWALFilesGoWithIt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("store.db"), target = dir.path("backup.db")
+        let dead = dir.path(".backup.db.backup-" + UUID().uuidString)
+        let copy = try Database(path: dead, rawKey: rawKey(), journalMode: .wal)
+        try await copy.execute("CREATE TABLE t(x)")
+        await copy.close()
+        let child = try KillableChild(helperArguments: ["hold-lock", dead, "raw:" + hex(rawKey()), "read"])
+        #expect(child.waitForLine(startingWith: "held", timeout: 60) != nil, "\(child.lines)")
+        #expect(child.killAndCollect())
+        #expect(try hiddenFiles(dir, of: target).sorted() == [dead, dead + "-shm", dead + "-wal"].map {
+            ($0 as NSString).lastPathComponent
+        })
+
+        let source = try Database(path: path, rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        try await source.backup(to: target, key: .rawKey(rawKey()))
+        await source.close()
+        let left = try hiddenFiles(dir, of: target)
+        #expect(left.isEmpty, "left \(left)")
+    }
 }
