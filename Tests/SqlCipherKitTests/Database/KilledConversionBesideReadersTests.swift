@@ -48,11 +48,15 @@ import Testing
                 "\(attempt.stdout) \(attempt.stderr)")
         #expect(attempt.stdout.contains("close every connection to it first"))
 
-        var random = SeededGenerator(seed: killSeed(0x5EED_0301, "encryptInPlace beside readers"))
-        for round in 0..<6 {
+        let scenario = "SIGKILL during encryptInPlace, another process reading"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
+        for round in 0..<Reliability.count(short: 6, long: 40) {
             let delay = Double.random(in: 0...duration, using: &random)
             let label = "round \(round), delay \(delay)"
-            _ = try KillableChild.killed(["encrypt-in-place", path, "pass:readers"], after: delay)
+            let (_, killed) = try KillableChild.killed(["encrypt-in-place", path, "pass:readers"], after: delay)
+            record.rounds += 1
+            if killed { record.faults += 1 }
             // Still the plaintext original, whole, whatever the moment.
             let db = try Database(unencryptedPath: path)
             #expect(try await countRows(db) == Self.rows, "\(label)")
@@ -63,7 +67,9 @@ import Testing
                         $0.range(of: Data("READER-MARKER".utf8)) == nil } == true, "\(label): a plaintext work file")
         }
         let summary = try stopReaders(reader, stop: stop, answer: answer)
-        print("encryptInPlace beside readers: \(summary)")
+        record.notes = "refused while the pool is open (\(Int(duration * 1000)) ms); still plaintext ×\(record.rounds); readers: "
+            + summary
+        record.record()
 
         // With the pool closed, the next call is not blocked by anything the kills left.
         try Database.encryptInPlace(path: path, key: "readers")
@@ -81,14 +87,18 @@ import Testing
         try await makePlaintext(path)
         let (reader, answer) = try startReaders(path, stop: stop)
         let duration = try helperRunDuration(["encrypt-copy", path, dir.path("timing.db"), "pass:copy"])
-        var random = SeededGenerator(seed: killSeed(0x5EED_0302, "encrypt(plaintextAt:to:) beside readers"))
+        let scenario = "SIGKILL during encrypt(plaintextAt:to:), another process reading"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var outcomes: [String: Int] = [:]
-        for round in 0..<6 {
+        for round in 0..<Reliability.count(short: 6, long: 40) {
             let name = "copy\(round).db", target = dir.path(name)
             // Up to 1.3 times a run, so that some kills come after the copy took its name.
             let delay = Double.random(in: 0...(duration * 1.3), using: &random)
             let label = "round \(round), delay \(delay)"
-            let (lines, _) = try KillableChild.killed(["encrypt-copy", path, target, "pass:copy"], after: delay)
+            let (lines, killed) = try KillableChild.killed(["encrypt-copy", path, target, "pass:copy"], after: delay)
+            record.rounds += 1
+            if killed { record.faults += 1 }
             // The source is untouched and the readers go on (checked at the end).
             let source = try Database(unencryptedPath: path)
             #expect(try await countRows(source) == Self.rows, "\(label)")
@@ -112,7 +122,9 @@ import Testing
             }
         }
         let summary = try stopReaders(reader, stop: stop, answer: answer)
-        print("encrypt(plaintextAt:to:) beside readers: outcomes \(outcomes); \(summary)")
+        record.notes = "one run takes \(Int(duration * 1000)) ms; target "
+            + outcomes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ") + "; readers: " + summary
+        record.record()
         #expect(outcomes["absent", default: 0] > 0, "no kill landed during the copy: \(outcomes)")
     }
 }

@@ -47,10 +47,13 @@ import Testing
         let duration = try helperRunDuration(["upgrade-v3", "run", timing, "pass:legacy"], environment: Self.four)
         #expect(try state(timing) == whole4)
 
-        var random = SeededGenerator(seed: killSeed(0x5EED_0201 &+ (journal == "wal" ? 1 : 0), "upgradeFromSqlCipher3 (\(journal))"))
+        let scenario = "SIGKILL during upgradeFromSqlCipher3 (\(journal))"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
+        var tally = Tally()
         var outcomes: [String: Int] = [:]
         var killedWhileRunning = 0
-        for round in 0..<6 {
+        for round in 0..<Reliability.count(short: 6, long: 60) {
             let name = "round\(round).db", path = dir.path(name)
             try original.write(to: URL(fileURLWithPath: path))
             // Up to 1.3 times a run: the run includes the child's start-up, and some kills must come
@@ -68,6 +71,10 @@ import Testing
                 #expect(FileManager.default.contents(atPath: path) == original, "\(label): the original changed")
             }
             outcomes[String(found.prefix(2)), default: 0] += 1
+            record.rounds += 1
+            if killed { record.faults += 1 }
+            if found != whole3 && found != whole4 { record.failures += 1 }
+            tally.add(found == whole3 ? "the SQLCipher 3 original, whole" : found == whole4 ? "upgraded, whole" : "neither")
             let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(name) }
             #expect(filesContain(names.map { dir.path($0) }, "UPGRADE-MARKER").isEmpty, "\(label): plaintext in \(names)")
             // The next upgrade is not blocked by what the kill left, and leaves no work file.
@@ -79,7 +86,8 @@ import Testing
             let left = try workFiles(dir, of: name)
             #expect(left.isEmpty, "\(label): \(left)")
         }
-        print("upgradeFromSqlCipher3 (\(journal)): outcomes \(outcomes), \(killedWhileRunning) kills before the end")
+        record.notes = "one run takes \(Int(duration * 1000)) ms; " + tally.summary
+        record.record()
         #expect(killedWhileRunning > 0, "outcomes \(outcomes)")
     }
 

@@ -98,13 +98,17 @@ import Testing
             """)
         await source.close()
         let duration = try helperRunDuration(["backup-run", path, kind, key, dir.path("timing.db")])
-        var random = SeededGenerator(seed: killSeed(0x5EED_0401 &+ (kind == "pool" ? 1 : 0), "backup (\(kind))"))
+        let scenario = "SIGKILL during backup(to:) (\(kind))"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var outcomes: [String: Int] = [:]
-        for round in 0..<8 {
+        for round in 0..<Reliability.count(short: 8, long: 60) {
             let target = dir.path("backup\(round).db")
             let delay = Double.random(in: 0...duration, using: &random)
             let label = "round \(round), delay \(delay)"
-            let (lines, _) = try KillableChild.killed(["backup-run", path, kind, key, target], after: delay)
+            let (lines, killed) = try KillableChild.killed(["backup-run", path, kind, key, target], after: delay)
+            record.rounds += 1
+            if killed { record.faults += 1 }
             let hidden = try hiddenFiles(dir, of: target)
             #expect(filesContain(hidden.map { dir.path($0) } + [target], "KILLED-BACKUP-MARKER").isEmpty, "\(label)")
             let db = try Database(path: path, rawKey: rawKey())
@@ -128,7 +132,10 @@ import Testing
             let left = try hiddenFiles(dir, of: target)
             #expect(left.isEmpty, "\(label): left \(left)")
         }
-        print("backup (\(kind)): outcomes \(outcomes)")
+        record.notes = "one run takes \(Int(duration * 1000)) ms; target "
+            + outcomes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            + "; every leftover removed by the next call"
+        record.record()
         #expect(outcomes["absent", default: 0] > 0, "no kill landed during the backup: \(outcomes)")
     }
 

@@ -55,9 +55,12 @@ import Testing
         #expect(stages.count == 7, "every stage differs from the others")
 
         let duration = try helperRunDuration(["migrate-run", dir.path("timing.db"), kind, key])
-        var random = SeededGenerator(seed: killSeed(0x5EED_0101 &+ (kind == "pool" ? 1 : 0), "migrate (\(kind))"))
+        let scenario = "SIGKILL during migrate (\(kind))"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
+        var tally = Tally()
         var reached: [Int] = []
-        for round in 0..<8 {
+        for round in 0..<Reliability.count(short: 8, long: 60) {
             let path = dir.path("round\(round).db")
             let delay = Double.random(in: 0...duration, using: &random)
             let label = "round \(round), delay \(delay)"
@@ -66,12 +69,17 @@ import Testing
             #expect(stage != nil, "\(label): the schema and rows are not those of a whole number of migrations")
             if !killed { #expect(lines.contains("done") && stage == 5, "\(label): \(lines)") }
             reached.append(stage ?? -2)
+            record.rounds += 1
+            if killed { record.faults += 1 }
+            if stage == nil { record.failures += 1 }
+            tally.add(stage.map { $0 < 0 ? "killed before migrate began" : "\($0) of 5 migrations whole" } ?? "not whole")
             // The next `migrate` applies the rest, from whatever the kill left.
             let rerun = try runHelper(["migrate-run", path, kind, key])
             #expect(rerun.status == 0, "\(label): \(rerun.stdout) \(rerun.stderr)")
             #expect(stages[try await fingerprint(path, label)] == 5, "\(label)")
         }
-        print("migrate (\(kind)): the kills left \(reached) whole migrations")
+        record.notes = "one run takes \(Int(duration * 1000)) ms; " + tally.summary
+        record.record()
         #expect(reached.contains { (0..<5).contains($0) }, "no kill landed between migrations: \(reached)")
     }
 }

@@ -98,18 +98,6 @@ extension KillableChild {
     }
 }
 
-/// The seed of a kill test's random moments: `SQLCIPHERKIT_KILL_SEED` (decimal or 0x hex) when it
-/// is set, to replay a failure, else `fallback`. Printed either way, so a failure names its seed.
-func killSeed(_ fallback: UInt64, _ test: String) -> UInt64 {
-    var seed = fallback
-    if let text = ProcessInfo.processInfo.environment["SQLCIPHERKIT_KILL_SEED"] {
-        let parsed = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
-        seed = parsed ?? fallback
-    }
-    print("\(test): kill moments from seed 0x\(String(seed, radix: 16)) (SQLCIPHERKIT_KILL_SEED replays another)")
-    return seed
-}
-
 /// How long one uninterrupted helper run takes, start to exit, to spread the kill moments over it.
 func helperRunDuration(_ arguments: [String], environment: [String: String?] = [:]) throws -> TimeInterval {
     let start = Date()
