@@ -7,7 +7,11 @@ struct HelperMigration: Migration {
     let foreignKeyChecks: ForeignKeyChecks
     let body: @Sendable (MigrationContext) throws -> Void
 
-    func up(_ ctx: MigrationContext) throws { try body(ctx) }
+    /// Prints `applying ID` first, so that a parent can aim its kill at this migration.
+    func up(_ ctx: MigrationContext) throws {
+        report("applying \(id)")
+        try body(ctx)
+    }
 }
 
 /// The crash-test migrations: enough rows that a kill lands inside them, a hand-made table
@@ -58,8 +62,9 @@ let crashTestMigrations: [any Migration] = [
 ]
 
 /// Opens PATH (a `Database` or a `DatabasePool`, created if missing), prints `start`, applies the
-/// first COUNT of the crash-test migrations (all without COUNT), and prints `done`: the parent
-/// kills it (SIGKILL) at a moment of its choosing, or lets it run to learn the schema after COUNT.
+/// first COUNT of the crash-test migrations (all without COUNT; each prints `applying ID` as it
+/// begins), and prints `done`: the parent kills it (SIGKILL) at a moment of its choosing, or lets
+/// it run to learn the schema after COUNT.
 let migrateRunCommand = HelperCommand(
     name: "migrate-run",
     usage: "migrate-run PATH database|pool pass:<text>|raw:<hex> [COUNT]: applies the crash-test migrations"

@@ -84,14 +84,15 @@ final class KillableChild {
 }
 
 extension KillableChild {
-    /// Starts the helper with `arguments`, waits for its `start` line (it is past its own start-up
-    /// and about to do the work under test), lets it run `delay` seconds and kills it (SIGKILL).
-    /// Returns what it printed and whether the kill landed (false: it had finished by itself).
-    /// The moment is left to chance on purpose: every moment must leave a whole state.
-    static func killed(_ arguments: [String], after delay: TimeInterval,
+    /// Starts the helper with `arguments`, waits for its line starting with `mark` (by default
+    /// `start`: it is past its own start-up and about to do the work under test), lets it run
+    /// `delay` seconds and kills it (SIGKILL). Returns what it printed and whether the kill landed
+    /// (false: it had finished by itself). The moment is left to chance on purpose: every moment
+    /// must leave a whole state.
+    static func killed(_ arguments: [String], after delay: TimeInterval, mark: String = "start",
                        environment: [String: String] = [:]) throws -> (lines: [String], killed: Bool) {
         let child = try KillableChild(helperArguments: arguments, environment: environment)
-        _ = child.waitForLine(startingWith: "start", timeout: 120)
+        _ = child.waitForLine(startingWith: mark, timeout: 120)
         Thread.sleep(forTimeInterval: delay)
         let killed = child.killAndCollect()
         return (child.lines, killed)
