@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-suites='FixtureTests|CrashSafetyTests|KeyChangeCrashTests|FaultInjectionTests|TamperingTests|LeakTests|HostileInputTests|FuzzTests|LoadTests'
+suites='FixtureTests|CrashSafetyTests|KeyChangeCrashTests|KilledMigrationTests|KilledUpgradeTests|KilledConversionBesideReadersTests|KilledBackupTests|FaultInjectionTests|TamperingTests|LeakTests|HostileInputTests|FuzzTests|LoadTests'
 mapfile -t libraries < <(bash scripts/sqlcipher-libraries.sh)
 [ ${#libraries[@]} -gt 0 ] || exit 1
 

@@ -28,6 +28,11 @@ let helperCommands: [HelperCommand] = [
     holdLockCommand,
     exportPauseCommand,
     exitWhileReadingCommand,
+    migrateRunCommand,
+    upgradeV3Command,
+    poolReadCommand,
+    encryptCopyCommand,
+    backupRunCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -58,7 +58,10 @@ extension Database {
     /// the original under `<path>.plaintext-backup` (a hard link, made before the switch), then
     /// `rename` the new file over the original and `fsync` the folder. A crash or power loss at any
     /// moment leaves at `path` either the complete plaintext original or the complete encrypted
-    /// file; a leftover `.sqlcipherkit-encrypting` file is removed by the next call.
+    /// file; a leftover `.sqlcipherkit-encrypting` file is removed by the next call. A call with
+    /// `keepBackup` interrupted between making the backup and the switch leaves the original with
+    /// a second name, the backup: the next call with `keepBackup` keeps it and finishes, one without
+    /// it refuses, naming it (the plaintext would stay readable under that name).
     ///
     /// Close every connection to the file first: the original's WAL must be empty, and a process
     /// still holding the old file open would go on writing plaintext to it.

@@ -81,6 +81,12 @@ struct Exporter {
     /// ``export(to:key:cipher:journalMode:progress:)`` inside the package's scope.
     private func exportAsPackage(to target: String, key: KeyMaterial?, cipher: CipherSettings, journalMode: JournalMode,
                                  hidden: Bool, progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> ProgressReporter? {
+        // A dead export's hidden file is removed first, even when the target is refused below
+        // because it exists: otherwise the leftover (for exportDecrypted, a partial plaintext
+        // copy) stayed beside the target for as long as the target did. Not for a read-only
+        // source, whose export changes nothing in the target's folder.
+        let hidden = hidden && !source.refusesWrites
+        if hidden { HiddenCopy.removeDead(besides: target, kind: "export") }
         try Self.checkNewTarget(target)
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
         try cipher.requireSaltedKey(key, path: target)
@@ -107,10 +113,8 @@ struct Exporter {
         // Written under a hidden name beside the target (HiddenCopy), which takes the target's name
         // only once complete and verified: sqlcipher_export commits table by table, so a process
         // killed midway left a copy missing tables under the target's name, which opened with the
-        // key. A dead export's hidden file is removed here.
-        let hidden = hidden && !source.refusesWrites
+        // key. A dead export's hidden file was removed above.
         let work = hidden ? HiddenCopy.path(besides: target, kind: "export") : target
-        if hidden { HiddenCopy.removeDead(besides: target, kind: "export") }
         let claim = source.refusesWrites ? nil : try Self.createTarget(work)
         var ownership: Int32 = -1
         // After the DETACH and the verification's connection: closing it earlier would drop

@@ -47,7 +47,7 @@ enum HiddenCopy {
 
     /// Removes the hidden files of this kind that dead writers left beside `target`: a
     /// `.<name>.<kind>-<UUID>` regular file that no process holds the `flock` of, with its
-    /// `-journal`. Never throws: a file that cannot be proven dead is left.
+    /// `-journal`, `-wal` and `-shm`. Never throws: a file that cannot be proven dead is left.
     static func removeDead(besides target: String, kind: String) {
         let folder = (target as NSString).deletingLastPathComponent
         let prefix = "." + (target as NSString).lastPathComponent + "." + kind + "-"
@@ -61,8 +61,9 @@ enum HiddenCopy {
             guard fstat(descriptor, &locked) == 0, (locked.st_mode & S_IFMT) == S_IFREG,
                   flock(descriptor, LOCK_EX | LOCK_NB) == 0,
                   lstat(file, &named) == 0, named.st_dev == locked.st_dev, named.st_ino == locked.st_ino else { continue }
-            try? FileReplacement.removeFile(file)
-            try? FileReplacement.removeFile(file + "-journal")
+            // With its -wal and -shm too: a copy killed while its verification had it open in WAL
+            // mode left them, and nothing else ever removed them.
+            try? FileReplacement.removeDatabaseFiles(file)
         }
     }
 

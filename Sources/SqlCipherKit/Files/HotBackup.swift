@@ -36,6 +36,9 @@ final class HotBackup: @unchecked Sendable {
     ///   start.
     init(source: SQLiteConnection, sourcePath: String, target: String, key: DatabaseKey, cipher: CipherSettings,
          pagesPerStep: Int, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+        // A dead backup's hidden file is removed first, even when the target is refused because
+        // it exists: otherwise it stayed beside the target for as long as the target did.
+        HiddenCopy.removeDead(besides: target, kind: "backup")
         try Exporter.checkNewTarget(target)
         let material = try key.material()
         self.source = source
@@ -47,7 +50,6 @@ final class HotBackup: @unchecked Sendable {
         // Beside the target, in its folder (so the final link stays on one file system), under a
         // name no other backup picks.
         temporary = HiddenCopy.path(besides: target, kind: "backup")
-        HiddenCopy.removeDead(besides: target, kind: "backup")
         claim = try Exporter.createTarget(temporary)
         do {
             ownership = try HiddenCopy.own(temporary, fail: fail)

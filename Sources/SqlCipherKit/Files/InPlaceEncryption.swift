@@ -19,18 +19,21 @@ enum InPlaceEncryption {
         let path = SnapshotFiles.resolvedPath(path)
         let temporary = path + ".sqlcipherkit-encrypting"
         let backup = path + ".plaintext-backup"
-        // lstat: a link there, even a dangling one, takes the name (link(2) would fail at the end).
-        var existing = stat()
-        if keepBackup && lstat(backup, &existing) == 0 {
-            throw SqlCipherError.conversionFailed(
-                source: path, target: path,
-                reason: "a backup already exists at \(backup); move it away first")
-        }
         // Before anything is removed or opened: a second conversion of the file waits for nothing
         // and removes nothing of this one's (ConversionLock).
         let lock = try ConversionLock(path: path)
         defer { lock.release() }
-        try refuseOtherNames(path)
+        // The backup of a call interrupted between making it and the switch: kept when a backup
+        // is asked for (it is what this call would make), named when one is not.
+        let leftBackup = isInterruptedBackup(backup, of: path)
+        // lstat: a link there, even a dangling one, takes the name (link(2) would fail at the end).
+        var existing = stat()
+        if keepBackup && !leftBackup && lstat(backup, &existing) == 0 {
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: "a backup already exists at \(backup); move it away first")
+        }
+        try refuseOtherNames(path, allowing: keepBackup && leftBackup ? backup : nil)
         try FileReplacement.removeDatabaseFiles(temporary)
 
         let opened = try Exporter.openPlaintextSource(path)
@@ -54,7 +57,7 @@ enum InPlaceEncryption {
         // The lock is held until here: nobody wrote to the original while it was being copied.
         source.close()
         do {
-            try FileReplacement.replace(path, with: temporary, backup: keepBackup ? backup : nil)
+            try FileReplacement.replace(path, with: temporary, backup: keepBackup && !leftBackup ? backup : nil)
         } catch {
             // The original stays; give it back the WAL mode that lockExclusively took from it.
             if opened.journalMode == .wal, let connection = try? SQLiteConnection(path: path) {
@@ -67,12 +70,32 @@ enum InPlaceEncryption {
         return keepBackup ? backup : nil
     }
 
+    /// Whether `backup` is another name of the file at `path`: the state a call with `keepBackup`
+    /// leaves when it is killed (or loses power) between linking the backup and renaming the new
+    /// file over the original (``FileReplacement/replace(_:with:backup:)``). The original is then
+    /// whole at `path`, and the backup is exactly the one such a call makes.
+    static func isInterruptedBackup(_ backup: String, of path: String) -> Bool {
+        var original = stat(), linked = stat()
+        return stat(path, &original) == 0 && lstat(backup, &linked) == 0 && (linked.st_mode & S_IFMT) == S_IFREG
+            && linked.st_dev == original.st_dev && linked.st_ino == original.st_ino
+    }
+
     /// Refuses a file that has other names (hard links): the rename replaces one name only, and
     /// the plaintext would stay readable under the others, as it would under a symbolic link's
-    /// target if the link were replaced. Nothing has been changed when this throws.
-    static func refuseOtherNames(_ path: String) throws {
+    /// target if the link were replaced. `allowed`, a backup this call keeps, is not counted.
+    /// Nothing has been changed when this throws.
+    static func refuseOtherNames(_ path: String, allowing allowed: String? = nil) throws {
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        let names = allowed == nil ? 1 : 2
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > names else { return }
+        let backup = path + ".plaintext-backup"
+        if allowed == nil && info.st_nlink == 2 && isInterruptedBackup(backup, of: path) {
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: "its other name, \(backup), is the plaintext backup that an earlier encryptInPlace with "
+                    + "keepBackup: true made just before it was interrupted; the file itself is the untouched original. "
+                    + "Call again with keepBackup: true to keep that backup, or remove it first (it holds the plaintext)")
+        }
         throw SqlCipherError.conversionFailed(
             source: path, target: path,
             reason: "the file has \(info.st_nlink) names (hard links), and encrypting it under one name would leave the "

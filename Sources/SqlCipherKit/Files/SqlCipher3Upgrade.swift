@@ -14,7 +14,13 @@ enum SqlCipher3Upgrade {
         let temporary = path + ".sqlcipherkit-upgrading"
         let lock = try ConversionLock(path: path)
         defer { lock.release() }
+        // cipher_migrate writes the new file as `<copy>-migrated` (with a journal of its own)
+        // before it moves it over the copy: a process killed meanwhile leaves it, and its hot
+        // journal then failed the next migration with "cipher_migrate reported 26", which blamed
+        // the file's settings. Every work file goes, under the lock that proves no upgrade runs.
+        let migrated = temporary + "-migrated"
         try FileReplacement.removeDatabaseFiles(temporary)
+        try FileReplacement.removeDatabaseFiles(migrated)
 
         // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes
         // the file for itself (a WAL moves into the file), so that a copy of the file alone is
@@ -63,6 +69,7 @@ enum SqlCipher3Upgrade {
             SourceLock.unlock(source.connection, journalMode: source.journalMode)
             source.connection.close()
             try? FileReplacement.removeDatabaseFiles(temporary)
+            try? FileReplacement.removeDatabaseFiles(migrated)
             if error is SqlCipherError || error is CancellationError { throw error }
             throw SqlCipherError.conversionFailed(source: path, target: temporary, reason: "\(error)")
         }

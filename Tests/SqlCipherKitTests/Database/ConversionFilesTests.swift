@@ -147,6 +147,37 @@ import Testing
         #expect(try plaintextLeft(in: [dir], "PLAIN-MARKER").isEmpty)
     }
 
+    /// `encryptInPlace(keepBackup: true)` killed (or cut by a power loss) between linking the
+    /// backup and the rename leaves the untouched original with a second name,
+    /// `<path>.plaintext-backup` (made here with link(2), as the call makes it). That leftover
+    /// blocked both next calls: with `keepBackup` "a backup already exists ... move it away" (and a
+    /// moved link is still a second name), without it "the file has 2 names". Now the call with
+    /// `keepBackup` keeps it as its backup and finishes; the call without names it and says what
+    /// to do, and changes nothing.
+    @Test func anInterruptedCallsBackupLinkIsKeptOrNamed() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("notes.db"), backup = path + ".plaintext-backup"
+        try await ConversionTests().makePlaintext(path)
+        #expect(link(path, backup) == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+
+        #expect {
+            try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher)
+        } throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("made just before it was interrupted") && reason.contains("keepBackup: true")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == before)
+
+        let kept = try Database.encryptInPlace(path: path, key: "secret", cipher: fastCipher, keepBackup: true)
+        #expect(kept == backup)
+        let db = try Database(path: path, key: "secret", cipher: fastCipher)
+        #expect(try await countRows(db, table: "items") == 100)
+        await db.close()
+        #expect(FileHeader(path: backup)?.looksPlaintextSQLite == true)
+        #expect(try plaintextLeft(in: [dir], "PLAIN-MARKER") == [backup])
+    }
+
     /// A file the caller may not write (mode 0444, another user's) was replaced anyway, since a
     /// rename needs only a writable folder: an unprivileged process encrypted root's read-only
     /// file in a shared folder and became its owner. Now refused, the file unchanged. The helper

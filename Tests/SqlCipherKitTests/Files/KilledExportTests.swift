@@ -47,4 +47,44 @@ import Testing
         }
         await copy.close()
     }
+
+    /// An export killed halfway into a name that another export then fills: the next export to
+    /// that name is refused (the target exists, as documented), and that refused call still
+    /// removes the dead export's hidden file. Before, it stayed beside the target for as long as
+    /// the target existed: for `exportDecrypted`, a partial plaintext copy.
+    @Test(arguments: ["encrypted", "plain"])
+    func aDeadExportsHiddenFileGoesEvenWhenItsTargetExists(kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("store.db"), target = dir.path("copy.db")
+        let source = try Database(path: path, rawKey: rawKey())
+        for table in ["a", "b"] {
+            try await source.execute("CREATE TABLE \(table)(id INTEGER PRIMARY KEY, body BLOB)")
+            try await source.execute("""
+                WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300)
+                INSERT INTO \(table) SELECT i, randomblob(3000) FROM c
+                """)
+        }
+        let export = { @Sendable (db: Database) async throws in
+            if kind == "plain" {
+                try await db.exportDecrypted(to: target)
+            } else {
+                try await db.export(to: target, key: .rawKey(rawKey()))
+            }
+        }
+        let child = try KillableChild(helperArguments: ["export-pause", path, "raw:" + hex(rawKey()), target, kind])
+        #expect(child.waitForLine(startingWith: "paused", timeout: 120) != nil, "the child never paused: \(child.lines)")
+        try await export(source)
+        #expect(child.killAndCollect(), "the child was killed, not finished")
+        let hidden = { try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".copy.db.export-") } }
+        #expect(try hidden().count >= 1, "the killed export's hidden file")
+        // A plaintext export's is a partial plaintext copy: the reason it must not stay.
+        let dead = try hidden().filter { !$0.hasSuffix("-journal") }
+        #expect(dead.allSatisfy { FileHeader(path: dir.path($0))?.hasPlaintextMagic == (kind == "plain") })
+
+        let error = await #expect(throws: SqlCipherError.self) { try await export(source) }
+        guard case .cannotOpen? = error else { Issue.record("\(String(describing: error))"); return }
+        let left = try hidden()
+        #expect(left.isEmpty, "left: \(left)")
+        await source.close()
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A helper child whose standard output the parent reads line by line while it runs, and which the
 /// parent can kill at a moment of its choosing (SIGKILL: no cleanup, no buffered output lost,
@@ -80,4 +81,28 @@ final class KillableChild {
             buffer.removeSubrange(buffer.startIndex...newline)
         }
     }
+}
+
+extension KillableChild {
+    /// Starts the helper with `arguments`, waits for its line starting with `mark` (by default
+    /// `start`: it is past its own start-up and about to do the work under test), lets it run
+    /// `delay` seconds and kills it (SIGKILL). Returns what it printed and whether the kill landed
+    /// (false: it had finished by itself). The moment is left to chance on purpose: every moment
+    /// must leave a whole state.
+    static func killed(_ arguments: [String], after delay: TimeInterval, mark: String = "start",
+                       environment: [String: String] = [:]) throws -> (lines: [String], killed: Bool) {
+        let child = try KillableChild(helperArguments: arguments, environment: environment)
+        _ = child.waitForLine(startingWith: mark, timeout: 120)
+        Thread.sleep(forTimeInterval: delay)
+        let killed = child.killAndCollect()
+        return (child.lines, killed)
+    }
+}
+
+/// How long one uninterrupted helper run takes, start to exit, to spread the kill moments over it.
+func helperRunDuration(_ arguments: [String], environment: [String: String?] = [:]) throws -> TimeInterval {
+    let start = Date()
+    let result = try runHelper(arguments, environment: environment)
+    #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+    return Date().timeIntervalSince(start)
 }
