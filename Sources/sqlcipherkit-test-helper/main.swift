@@ -28,6 +28,7 @@ let helperCommands: [HelperCommand] = [
     holdLockCommand,
     exportPauseCommand,
     exitWhileReadingCommand,
+    exitDuringCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
