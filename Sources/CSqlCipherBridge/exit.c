@@ -188,8 +188,16 @@ static void scb_exit_handler(void) {
     if (!scb_exit_full_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 #endif
     atomic_thread_fence(memory_order_seq_cst);
+    /* SQLite's busy wait ignores the interrupt: a connection waiting for a lock that a thread
+    ** now refused will never release would hold the exit for its whole busy timeout. A timeout
+    ** of 1 ms ends the wait at its next step (the default handler reads it on every step); only
+    ** the timeout changes, so a thread reading the handler while it is set sees the same
+    ** function and argument. */
     pthread_mutex_lock(&scb_exit_lock);
-    for (size_t i = 0; i < scb_exit_connection_count; i++) scb_fn.interrupt(scb_exit_connections[i]);
+    for (size_t i = 0; i < scb_exit_connection_count; i++) {
+        scb_fn.interrupt(scb_exit_connections[i]);
+        scb_fn.busy_timeout(scb_exit_connections[i], 1);
+    }
     pthread_mutex_unlock(&scb_exit_lock);
     int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS;
     while (scb_exit_anyone_inside() && scb_exit_now_ms() < deadline) {

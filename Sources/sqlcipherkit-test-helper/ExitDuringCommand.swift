@@ -25,7 +25,9 @@ import Synchronization
 /// - `fork-idle`, `fork-open`: forks 10 children while tasks read a pool; each child exits at once
 ///   (or opens PATH with KEY first); the parent reaps each within 5 seconds, reads again, and
 ///   prints `forks ok`;
-/// - `threads`: 300 threads each open PATH in a loop (raw key) while earlier threads have ended.
+/// - `threads`: 300 threads each open PATH in a loop (raw key) while earlier threads have ended;
+/// - `busy`: a `Database` waits (busy timeout 8 s) for the write lock another one holds in an
+///   unfinished transaction.
 /// With LIBCRYPTO, that library is loaded and initialised first (exit-while-reading's way).
 let exitDuringCommand = HelperCommand(
     name: "exit-during",
@@ -160,6 +162,28 @@ let exitDuringCommand = HelperCommand(
             }
         }
         throw DatabaseHelperError(message: "\(scenario): the closure did not run")
+    case "busy":
+        // One Database holds the write lock inside a transaction; another (busy timeout 8 s)
+        // waits for it in SQLite's busy handler when the process exits.
+        var patient = DatabaseConfiguration()
+        patient.busyTimeout = .seconds(8)
+        let holder = try Database(path: path, key: key)
+        let waiter = try Database(path: path, key: key, configuration: patient)
+        let holding = DispatchSemaphore(value: 0)
+        Task.detached {
+            try? await holder.transaction { c in
+                try c.execute("INSERT INTO t(v) VALUES ('held')")
+                holding.signal()
+                DispatchSemaphore(value: 0).wait()  // a futex wait, never a sleep (see below)
+            }
+        }
+        holding.wait()
+        Task.detached { _ = try? await waiter.execute("INSERT INTO t(v) VALUES ('waited')") }
+        // The handshake: SQLite's busy handler sleeps between its attempts, and no other thread
+        // of this process sleeps (the others wait on futexes), so a thread in nanosleep or
+        // clock_nanosleep is the waiter inside its busy wait.
+        while !threadSleeps() { usleep(1000) }
+        signalOnce()
     case "atexit-before", "atexit-after":
         if scenario == "atexit-before" { atexit(writeAtExit) }
         let db = try Database(path: path, key: key)
@@ -238,6 +262,17 @@ let exitDuringCommand = HelperCommand(
     started.wait()
     report("exiting \(status)")
     return status
+}
+
+/// Whether a thread of this process is in nanosleep (35) or clock_nanosleep (230) on x86_64, as
+/// /proc/self/task/*/syscall shows.
+private func threadSleeps() -> Bool {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.contains { task in
+        let call = (try? String(contentsOfFile: "/proc/self/task/\(task)/syscall", encoding: .utf8))?
+            .split(separator: " ").first
+        return call == "35" || call == "230"
+    }
 }
 
 /// The database the `atexit` handler of `atexit-before` and `atexit-after` writes to.
