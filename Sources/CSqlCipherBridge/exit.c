@@ -19,7 +19,7 @@
 **      and from then on refuses any call that another thread starts (it fails with
 **      SQLITE_INTERRUPT without reaching the library), so that OpenSSL's cleanup runs
 **      with nobody using what it frees. The wait is bounded (SCB_EXIT_WAIT_MS): a thread stuck
-**      longer (a busy wait on a lock the exiting thread holds, a key derivation that cannot be
+**      longer (a key derivation, a rekey or a checkpoint of a large file, which cannot be
 **      interrupted) is left to the cleanup, as without the handler.
 **
 ** The exit gate. Each wrapper that can reach the pager or the crypto provider (opening, keying,
@@ -126,6 +126,7 @@ int scb_exit_refuse(scb_exit_slot *slot) {
     return 1;
 }
 
+/* Guarantees: 1 exactly when scb_gate_enter would refuse this thread's next outermost call. */
 int scb_exit_refusing(void) {
     return atomic_load_explicit(&scb_exit_started, memory_order_acquire) &&
            !pthread_equal(pthread_self(), scb_exit_thread);

@@ -1,6 +1,6 @@
 import Foundation
-@testable import SqlCipherKit
 import Testing
+@testable import SqlCipherKit
 
 /// A process's life around its databases: exit() while the package is in the middle of a write,
 /// a rekey, a copy, a conversion, a migration, a live query or a stream; exit() from inside the
