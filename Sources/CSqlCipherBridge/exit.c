@@ -193,7 +193,8 @@ static void scb_exit_handler(void) {
     ** now refused will never release would hold the exit for its whole busy timeout. A timeout
     ** of 1 ms ends the wait at its next step (the default handler reads it on every step); only
     ** the timeout changes, so a thread reading the handler while it is set sees the same
-    ** function and argument. */
+    ** function and argument. Both calls take no lock: the package opens every connection with
+    ** SQLITE_OPEN_NOMUTEX (no connection mutex), so neither can wait for a thread inside. */
     pthread_mutex_lock(&scb_exit_lock);
     for (size_t i = 0; i < scb_exit_connection_count; i++) {
         scb_fn.interrupt(scb_exit_connections[i]);
