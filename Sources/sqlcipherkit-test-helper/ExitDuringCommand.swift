@@ -15,8 +15,8 @@ import Synchronization
 ///   `DatabaseStream` of `t`);
 /// - exit(7) called from inside the package's closures, while four tasks read a pool: `in-read`,
 ///   `in-transaction` (after inserting a row that must not survive), `in-function` (a custom SQL
-///   function), `in-prepare` (`prepareConnection` of a pool's new reader), `in-trace` (a trace
-///   observer);
+///   function), `in-prepare` (`prepareConnection` of a new `Database`), `in-trace` (a trace
+///   observer), `in-rekey-progress` (the progress closure of a pool's rekey);
 /// - `atexit-before`, `atexit-after`: an `atexit` handler registered before the library is loaded
 ///   (or after a database was opened) inserts the row `atexit` with the open `Database` and waits
 ///   for it, as a program that saves its state at exit does; prints `atexit wrote` then;
@@ -120,7 +120,7 @@ let exitDuringCommand = HelperCommand(
                 }
             }
         }
-    case "in-read", "in-transaction", "in-function", "in-prepare", "in-trace":
+    case "in-read", "in-transaction", "in-function", "in-prepare", "in-trace", "in-rekey-progress":
         status = 7
         var configuration = DatabaseConfiguration()
         configuration.pageCacheKiB = 8
@@ -150,6 +150,11 @@ let exitDuringCommand = HelperCommand(
                     return 0
                 })
                 _ = try await pool.execute("INSERT INTO t(v) VALUES (bye())")
+            }
+        case "in-rekey-progress":
+            // The progress closure runs inside the rekey's call of the library.
+            try waitForDatabaseWork {
+                try await pool.rekey(otherKey, progress: { if $0.completed > 0 { exit(7) } })
             }
         case "in-prepare":
             var exiting = DatabaseConfiguration()

@@ -33,13 +33,14 @@ import Testing
 
     /// exit() called from inside a closure the package runs (on the thread of a database call)
     /// while other tasks read: the exiting thread must not wait for itself.
-    @Test(arguments: ["in-read", "in-transaction", "in-function", "in-prepare", "in-trace"], [false, true])
+    @Test(arguments: ["in-read", "in-transaction", "in-function", "in-prepare", "in-trace", "in-rekey-progress"], [false, true])
     func exitFromInsideAClosure(_ scenario: String, preloadedLibcrypto: Bool) async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("closure.db")
         try await Self.makeFile(path, encrypted: true)
         let run = try Self.run(scenario, path, preloadedLibcrypto)
         #expect(run.endedInTime && !run.signaled && run.status == 7 && run.seconds < 8, "\(scenario): \(run)")
+        try await Self.checkFile(scenario, path)
         let db = try Database(path: path, rawKey: Self.key)
         #expect(try await db.query("PRAGMA integrity_check")[0].decode(0, as: String.self) == "ok")
         #expect(try await db.query("SELECT count(*) FROM t WHERE v = 'must not survive'")[0].decode(0, as: Int.self) == 0)
