@@ -17,6 +17,10 @@ int scb_open_v2(const char *filename, scb_db **db, int flags, const char *vfs) {
         return SCB_SQLITE_MISUSE;
     }
     scb_exit_slot *slot = scb_gate_enter();
+    if (slot == SCB_GATE_REFUSED) {
+        if (db) *db = 0;
+        return SCB_SQLITE_INTERRUPT;
+    }
     int rc = scb_fn.open_v2(filename, db, flags, vfs);
     /* SQLite returns a handle (to close) even when the opening failed: track it either way. */
     if (db) scb_exit_track(*db);
@@ -26,14 +30,14 @@ int scb_open_v2(const char *filename, scb_db **db, int flags, const char *vfs) {
 
 int scb_close_v2(scb_db *db) {
     scb_exit_untrack(db);
-    SCB_GATED(int, scb_fn.close_v2(db));
+    SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.close_v2(db));
 }
-int scb_key(scb_db *db, const void *key, int key_len) { SCB_GATED(int, scb_fn.key(db, key, key_len)); }
-int scb_rekey(scb_db *db, const void *key, int key_len) { SCB_GATED(int, scb_fn.rekey(db, key, key_len)); }
+int scb_key(scb_db *db, const void *key, int key_len) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.key(db, key, key_len)); }
+int scb_rekey(scb_db *db, const void *key, int key_len) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.rekey(db, key, key_len)); }
 
 int scb_key_v2(scb_db *db, const char *schema, const void *key, int key_len) {
     if (scb_fn.key_v2 == 0) return SCB_SQLITE_MISUSE;
-    SCB_GATED(int, scb_fn.key_v2(db, schema, key, key_len));
+    SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.key_v2(db, schema, key, key_len));
 }
 
 int scb_extended_result_codes(scb_db *db, int on) { return scb_fn.extended_result_codes(db, on); }
@@ -72,7 +76,7 @@ int scb_no_checkpoint_on_close(scb_db *db) {
 }
 
 int scb_wal_checkpoint_v2(scb_db *db, const char *schema, int mode, int *log_frames, int *checkpointed) {
-    SCB_GATED(int, scb_fn.wal_checkpoint_v2(db, schema, mode, log_frames, checkpointed));
+    SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.wal_checkpoint_v2(db, schema, mode, log_frames, checkpointed));
 }
 
 int scb_file_control(scb_db *db, const char *schema, int op, void *arg) {
@@ -80,10 +84,10 @@ int scb_file_control(scb_db *db, const char *schema, int op, void *arg) {
 }
 
 scb_backup *scb_backup_init(scb_db *dest, const char *dest_schema, scb_db *source, const char *source_schema) {
-    SCB_GATED(scb_backup *, scb_fn.backup_init(dest, dest_schema, source, source_schema));
+    SCB_GATED(scb_backup *, NULL, scb_fn.backup_init(dest, dest_schema, source, source_schema));
 }
-int scb_backup_step(scb_backup *backup, int pages) { SCB_GATED(int, scb_fn.backup_step(backup, pages)); }
-int scb_backup_finish(scb_backup *backup) { SCB_GATED(int, scb_fn.backup_finish(backup)); }
+int scb_backup_step(scb_backup *backup, int pages) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.backup_step(backup, pages)); }
+int scb_backup_finish(scb_backup *backup) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.backup_finish(backup)); }
 int scb_backup_remaining(scb_backup *backup) { return scb_fn.backup_remaining(backup); }
 int scb_backup_pagecount(scb_backup *backup) { return scb_fn.backup_pagecount(backup); }
 
@@ -94,13 +98,14 @@ void *scb_update_hook(scb_db *db, scb_update_fn fn, void *ctx) { return scb_fn.u
 
 int scb_prepare(scb_db *db, const char *sql, int sql_len, unsigned int flags, scb_stmt **stmt,
                 const char **tail) {
-    if (scb_fn.prepare_v3 != 0) SCB_GATED(int, scb_fn.prepare_v3(db, sql, sql_len, flags, stmt, tail));
-    SCB_GATED(int, scb_fn.prepare_v2(db, sql, sql_len, stmt, tail));
+    if (stmt) *stmt = 0;  /* what a refused call leaves, as SQLite does on an error */
+    if (scb_fn.prepare_v3 != 0) SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.prepare_v3(db, sql, sql_len, flags, stmt, tail));
+    SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.prepare_v2(db, sql, sql_len, stmt, tail));
 }
 
-int scb_step(scb_stmt *stmt) { SCB_GATED(int, scb_fn.step(stmt)); }
-int scb_reset(scb_stmt *stmt) { SCB_GATED(int, scb_fn.reset(stmt)); }
-int scb_finalize(scb_stmt *stmt) { SCB_GATED(int, scb_fn.finalize(stmt)); }
+int scb_step(scb_stmt *stmt) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.step(stmt)); }
+int scb_reset(scb_stmt *stmt) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.reset(stmt)); }
+int scb_finalize(scb_stmt *stmt) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.finalize(stmt)); }
 int scb_clear_bindings(scb_stmt *stmt) { return scb_fn.clear_bindings(stmt); }
 const char *scb_sql(scb_stmt *stmt) { return scb_fn.sql(stmt); }
 int scb_stmt_readonly(scb_stmt *stmt) { return scb_fn.stmt_readonly(stmt); }

@@ -178,7 +178,7 @@ SCB_HIDDEN extern _Thread_local scb_exit_slot *scb_exit_my_slot;
 SCB_HIDDEN extern atomic_int scb_exit_started;
 SCB_HIDDEN extern int scb_exit_full_fence;
 SCB_HIDDEN scb_exit_slot *scb_exit_attach(void);
-SCB_HIDDEN void scb_exit_park(scb_exit_slot *slot);
+SCB_HIDDEN int scb_exit_refuse(scb_exit_slot *slot);
 SCB_HIDDEN void scb_exit_track(scb_db *db);
 SCB_HIDDEN void scb_exit_untrack(scb_db *db);
 
@@ -192,15 +192,24 @@ enum scb_exit_mode {
 /*
 ** Called once by the loader after the library's bindings are proven and before its first call
 ** into its crypto provider. Guarantees: OpenSSL's cleanup at exit is turned off when this call
-** is the first initialisation of libcrypto; otherwise the bridge's own exit handler is
-** registered. Returns an scb_exit_mode.
+** is the first initialisation of libcrypto; otherwise the exit gate's handler is registered
+** to run when OpenSSL's cleanup begins. Returns an scb_exit_mode.
 */
 SCB_HIDDEN int scb_exit_prepare(void *handle, int library_was_present);
+
+/* SQLITE_INTERRUPT: what a call refused by the closed exit gate returns (exit.c). */
+#define SCB_SQLITE_INTERRUPT 9
+
+/* What scb_gate_enter returns for a call refused because the process is exiting. */
+#define SCB_GATE_REFUSED ((scb_exit_slot *)-1)
 
 /*
 ** Entered by each wrapper that can reach the pager or the crypto provider, for the length of the
 ** call. The fast path is a thread-local increment, a compiler barrier and one load: the handler
-** supplies the other half of the ordering with membarrier (exit.c).
+** supplies the other half of the ordering with membarrier (exit.c). Returns SCB_GATE_REFUSED,
+** without entering, when exit has begun on another thread and this call is not nested in one
+** already inside: the wrapper then returns its refusal (SQLITE_INTERRUPT, or NULL) without
+** calling the library.
 */
 static inline scb_exit_slot *scb_gate_enter(void) {
     scb_exit_slot *slot = scb_exit_my_slot;
@@ -213,22 +222,28 @@ static inline scb_exit_slot *scb_gate_enter(void) {
         } else {
             atomic_signal_fence(memory_order_seq_cst);
         }
-        if (atomic_load_explicit(&scb_exit_started, memory_order_relaxed)) scb_exit_park(slot);
+        if (atomic_load_explicit(&scb_exit_started, memory_order_relaxed) && scb_exit_refuse(slot)) {
+            return SCB_GATE_REFUSED;
+        }
     }
     return slot;
 }
 
-/* Leaves the gate entered by scb_gate_enter; `slot` is what it returned. */
+/* Leaves the gate entered by scb_gate_enter; `slot` is what it returned (not SCB_GATE_REFUSED). */
 static inline void scb_gate_leave(scb_exit_slot *slot) {
     if (slot == NULL) return;
     int depth = atomic_load_explicit(&slot->depth, memory_order_relaxed);
     atomic_store_explicit(&slot->depth, depth - 1, memory_order_release);
 }
 
-/* A gated call: `expression` runs inside the exit gate; the statement yields its value. */
-#define SCB_GATED(type, expression) \
+/*
+** A gated call: `expression` runs inside the exit gate and the statement yields its value; a
+** refused call yields `refused` without evaluating `expression`.
+*/
+#define SCB_GATED(type, refused, expression) \
     do { \
         scb_exit_slot *scb_gate_slot_ = scb_gate_enter(); \
+        if (scb_gate_slot_ == SCB_GATE_REFUSED) return (refused); \
         type scb_gate_result_ = (expression); \
         scb_gate_leave(scb_gate_slot_); \
         return scb_gate_result_; \

@@ -16,9 +16,10 @@
 **      initialised it with the cleanup registered), the bridge registers its own atexit handler,
 **      which runs before that earlier registration. The handler interrupts every open
 **      connection, waits until no thread is inside a call of the library (the exit gate below),
-**      and from then on parks any thread that tries to enter one, so that OpenSSL's cleanup runs
+**      and from then on refuses any call that another thread starts (it fails with
+**      SQLITE_INTERRUPT without reaching the library), so that OpenSSL's cleanup runs
 **      with nobody using what it frees. The wait is bounded (SCB_EXIT_WAIT_MS): a thread stuck
-**      longer (a busy wait on a lock the exiting thread holds, a key derivation that cannot be
+**      longer (a key derivation, a rekey or a checkpoint of a large file, which cannot be
 **      interrupted) is left to the cleanup, as without the handler.
 **
 ** The exit gate. Each wrapper that can reach the pager or the crypto provider (opening, keying,
@@ -113,15 +114,27 @@ scb_exit_slot *scb_exit_attach(void) {
 }
 
 /*
-** Called by a thread that found exit under way as it entered the gate. Guarantees: returns at
-** once on the exiting thread itself (its own atexit handlers may still use a database);
-** otherwise leaves the gate and never returns, so the thread holds nothing of the library while
-** the cleanup runs and the process ends around it.
+** Called by a thread that found exit under way as it entered the gate. Guarantees: returns 0 on
+** the exiting thread itself, whose call goes on (its own atexit handlers may still use a
+** database); otherwise leaves the gate and returns 1, and the caller returns without calling the
+** library, so the thread holds nothing of it while the cleanup runs.
+**
+** Refused, not parked: a thread parked for good kept whatever it held (a lock of the program, the
+** answer another thread waits for), and an atexit handler that waited for such a thread (one
+** that saves with a database, whose calls run on the database's own thread) hung the process
+** forever. A refused call fails like an interrupted one; the program's error paths run, and no
+** call reaches the library.
 */
-void scb_exit_park(scb_exit_slot *slot) {
-    if (pthread_equal(pthread_self(), scb_exit_thread)) return;
+int scb_exit_refuse(scb_exit_slot *slot) {
+    if (pthread_equal(pthread_self(), scb_exit_thread)) return 0;
     atomic_store_explicit(&slot->depth, 0, memory_order_release);
-    for (;;) pause();
+    return 1;
+}
+
+/* Guarantees: 1 exactly when scb_gate_enter would refuse this thread's next outermost call. */
+int scb_exit_refusing(void) {
+    return atomic_load_explicit(&scb_exit_started, memory_order_acquire) &&
+           !pthread_equal(pthread_self(), scb_exit_thread);
 }
 
 /* Records an open connection for the handler's interrupt; a full table only skips the interrupt. */
@@ -171,7 +184,8 @@ static int scb_exit_anyone_inside(void) {
 
 /*
 ** The atexit handler of measure 2. Guarantees: when it returns, no other thread is inside a
-** gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will enter one again.
+** gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will enter one again (its calls
+** are refused).
 */
 static void scb_exit_handler(void) {
     scb_exit_thread = pthread_self();
@@ -180,8 +194,17 @@ static void scb_exit_handler(void) {
     if (!scb_exit_full_fence) syscall(SYS_membarrier, SCB_MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 #endif
     atomic_thread_fence(memory_order_seq_cst);
+    /* SQLite's busy wait ignores the interrupt: a connection waiting for a lock that a thread
+    ** now refused will never release would hold the exit for its whole busy timeout. A timeout
+    ** of 1 ms ends the wait at its next step (the default handler reads it on every step); only
+    ** the timeout changes, so a thread reading the handler while it is set sees the same
+    ** function and argument. Both calls take no lock: the package opens every connection with
+    ** SQLITE_OPEN_NOMUTEX (no connection mutex), so neither can wait for a thread inside. */
     pthread_mutex_lock(&scb_exit_lock);
-    for (size_t i = 0; i < scb_exit_connection_count; i++) scb_fn.interrupt(scb_exit_connections[i]);
+    for (size_t i = 0; i < scb_exit_connection_count; i++) {
+        scb_fn.interrupt(scb_exit_connections[i]);
+        scb_fn.busy_timeout(scb_exit_connections[i], 1);
+    }
     pthread_mutex_unlock(&scb_exit_lock);
     int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS;
     while (scb_exit_anyone_inside() && scb_exit_now_ms() < deadline) {

@@ -425,6 +425,7 @@ int scb_kdf_pbkdf2(int algorithm, const void *passphrase, int passphrase_len, co
         return 0;
     }
     scb_exit_slot *slot = scb_gate_enter();  /* a derivation holds libcrypto's digests (exit.c) */
+    if (slot == SCB_GATE_REFUSED) return 0;
     int ok;
     if (algorithm == SCB_KDF_PBKDF2_HMAC_SHA1 && scb_kdf_sha1_fn != NULL) {
         ok = scb_kdf_sha1_fn((const char *)passphrase, passphrase_len, (const unsigned char *)salt, salt_len,

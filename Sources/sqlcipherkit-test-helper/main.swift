@@ -33,6 +33,7 @@ let helperCommands: [HelperCommand] = [
     poolReadCommand,
     encryptCopyCommand,
     backupRunCommand,
+    exitDuringCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

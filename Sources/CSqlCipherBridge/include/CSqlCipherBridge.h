@@ -120,6 +120,12 @@ int scb_library_was_already_loaded(void);
 ** when the library does not use OpenSSL's libcrypto (and before a successful load).
 */
 int scb_exit_protection(void);
+/*
+** Whether the exit gate refuses this thread's calls (exit.c): 1 once exit() has begun on another
+** thread in a process where the gate is in use (each call that can reach the library then fails
+** with SQLITE_INTERRUPT without reaching it); 0 otherwise, and always on the exiting thread.
+*/
+int scb_exit_refusing(void);
 const char *scb_sqlite_version(void);
 int scb_sqlite_version_number(void);
 const char *scb_sqlite_source_id(void);

@@ -98,7 +98,8 @@ final class SQLiteConnection {
         var db: OpaquePointer?
         let rc = scb_open_v2(flags & Self.uri == 0 ? Self.fileName(path) : path, &db, flags, nil)
         guard rc == 0, let db else {
-            let message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
+            var message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
+            if rc == Self.sqliteInterrupt, scb_exit_refusing() != 0 { message = Self.exitingMessage }
             if let db { scb_close_v2(db) }
             throw SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message)
         }
@@ -150,6 +151,9 @@ final class SQLiteConnection {
             return refused.error(sql: sql ?? "")
         }
         if rc & 0xFF == 1, let failure = functionFailure(sql: sql) { return failure }
+        if rc == Self.sqliteInterrupt, scb_exit_refusing() != 0 {
+            return .sqlite(code: rc, extendedCode: rc, message: Self.exitingMessage, sql: sql).redactingSQL()
+        }
         let extended = scb_extended_errcode(handle)
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
@@ -172,6 +176,17 @@ final class SQLiteConnection {
     static let databaseMovedAdvice = ": the database file was replaced or moved since this connection opened it "
         + "(by encryptInPlace, upgradeFromSqlCipher3, a restore or a rename over its path), so nothing was written "
         + "to it. Close this connection and open the file at the path again, with the key it has now"
+
+    /// `SQLITE_INTERRUPT`, which is also what a call refused by the exit gate returns.
+    static let sqliteInterrupt: Int32 = 9
+
+    /// The message of a call refused because another thread called `exit()` (the exit gate of
+    /// docs/reliability.md, in a process where libcrypto was loaded before the library): the call
+    /// never reached SQLite.
+    static let exitingMessage = "the process is exiting: another thread called exit() (or returned from the "
+        + "program's top-level code), and the library takes no new calls until it ends, so that OpenSSL's "
+        + "cleanup cannot free the ciphers under them. This call did not run and nothing was written. Save what "
+        + "must be saved before exit(), or in an atexit handler registered after the first database was opened"
 
     /// `SQLITE_BUSY` (https://sqlite.org/rescode.html#busy).
     static let sqliteBusy: Int32 = 5
