@@ -192,8 +192,8 @@ enum scb_exit_mode {
 /*
 ** Called once by the loader after the library's bindings are proven and before its first call
 ** into its crypto provider. Guarantees: OpenSSL's cleanup at exit is turned off when this call
-** is the first initialisation of libcrypto; otherwise the exit gate's handler is registered
-** to run when OpenSSL's cleanup begins. Returns an scb_exit_mode.
+** is the first initialisation of libcrypto; otherwise the exit gate's handler is registered with
+** atexit, so that it runs before OpenSSL's earlier registration. Returns an scb_exit_mode.
 */
 SCB_HIDDEN int scb_exit_prepare(void *handle, int library_was_present);
 
