@@ -325,15 +325,3 @@ private struct FillingMigration: Migration {
     }
     func down(_ ctx: MigrationContext) throws {}
 }
-
-/// Loads `library` into the global scope and initialises it as a TLS client does (as
-/// exit-while-reading's LIBCRYPTO argument), which registers `OPENSSL_cleanup` with `atexit`.
-private func initialiseLibcrypto(_ library: String) throws {
-    guard let handle = dlopen(library, RTLD_NOW | RTLD_GLOBAL), let symbol = dlsym(handle, "OPENSSL_init_crypto") else {
-        throw DatabaseHelperError(message: "cannot load OPENSSL_init_crypto from \(library)")
-    }
-    typealias Initialise = @convention(c) (UInt64, UnsafeRawPointer?) -> Int32
-    guard unsafeBitCast(symbol, to: Initialise.self)(0x04 | 0x08 | 0x40, nil) == 1 else {
-        throw DatabaseHelperError(message: "OPENSSL_init_crypto failed in \(library)")
-    }
-}

@@ -23,7 +23,7 @@ let exitWhileReadingCommand = HelperCommand(
     }
     let path = arguments[0], kind = arguments[2]
     if arguments.count == 5 {
-        try initialiseOpenSSL(arguments[4])
+        try initialiseLibcrypto(arguments[4])
     }
     let key = try HelperKey(arguments[1]).requiredKey(by: "exit-while-reading")
     var configuration = DatabaseConfiguration()
@@ -55,17 +55,4 @@ let exitWhileReadingCommand = HelperCommand(
     for _ in 0..<readers { firstReads.wait() }
     report("reading \(try SqlCipherLibrary.shared.exitProtection.rawValue)")
     return 0
-}
-
-/// Loads `library` into the global scope and initialises it with the options a TLS client uses
-/// (`OPENSSL_INIT_ADD_ALL_CIPHERS | OPENSSL_INIT_ADD_ALL_DIGESTS | OPENSSL_INIT_LOAD_CONFIG`), which
-/// registers `OPENSSL_cleanup` with `atexit`.
-private func initialiseOpenSSL(_ library: String) throws {
-    guard let handle = dlopen(library, RTLD_NOW | RTLD_GLOBAL), let symbol = dlsym(handle, "OPENSSL_init_crypto") else {
-        throw DatabaseHelperError(message: "cannot load OPENSSL_init_crypto from \(library)")
-    }
-    typealias Initialise = @convention(c) (UInt64, UnsafeRawPointer?) -> Int32
-    guard unsafeBitCast(symbol, to: Initialise.self)(0x04 | 0x08 | 0x40, nil) == 1 else {
-        throw DatabaseHelperError(message: "OPENSSL_init_crypto failed in \(library)")
-    }
 }

@@ -99,3 +99,18 @@ struct PlainSQLiteError: Error, CustomStringConvertible {
     let message: String
     var description: String { "libsqlite3 error \(code): \(message)" }
 }
+
+/// Loads `library` (a libcrypto file name, e.g. `libcrypto.so.3`) into the global scope and
+/// initialises it with the options a TLS client such as libcurl uses
+/// (`OPENSSL_INIT_ADD_ALL_CIPHERS | OPENSSL_INIT_ADD_ALL_DIGESTS | OPENSSL_INIT_LOAD_CONFIG`),
+/// which registers `OPENSSL_cleanup` with `atexit` before SqlCipherKit loads its library: the
+/// process the exit gate is for (exit-while-reading, exit-during).
+func initialiseLibcrypto(_ library: String) throws {
+    guard let handle = dlopen(library, RTLD_NOW | RTLD_GLOBAL), let symbol = dlsym(handle, "OPENSSL_init_crypto") else {
+        throw DatabaseHelperError(message: "cannot load OPENSSL_init_crypto from \(library)")
+    }
+    typealias Initialise = @convention(c) (UInt64, UnsafeRawPointer?) -> Int32
+    guard unsafeBitCast(symbol, to: Initialise.self)(0x04 | 0x08 | 0x40, nil) == 1 else {
+        throw DatabaseHelperError(message: "OPENSSL_init_crypto failed in \(library)")
+    }
+}

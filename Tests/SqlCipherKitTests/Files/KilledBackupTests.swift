@@ -50,12 +50,7 @@ import Testing
     @Test func aRunningBackupsHiddenFileIsNotTakenForADeadOnes() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("store.db"), target = dir.path("backup.db")
-        let source = try Database(path: path, rawKey: rawKey())
-        try await source.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
-        try await source.execute("""
-            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200)
-            INSERT INTO t SELECT i, hex(randomblob(400)) FROM c
-            """)
+        let source = try await makeSource(path)
         await source.close()
         let child = try KillableChild(helperArguments: ["backup-pause", path, "database", "raw:" + hex(rawKey()), target])
         #expect(child.waitForLine(startingWith: "paused", timeout: 120) != nil, "the child never paused: \(child.lines)")
@@ -77,6 +72,17 @@ import Testing
     }
 
     /// The hidden files beside `target` (a backup's `.<name>.backup-<UUID>` and its `-journal`).
+    /// A source of 200 rows of about 800 bytes under `rawKey()`, left open.
+    private func makeSource(_ path: String) async throws -> Database {
+        let source = try Database(path: path, rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
+        try await source.execute("""
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200)
+            INSERT INTO t SELECT i, hex(randomblob(400)) FROM c
+            """)
+        return source
+    }
+
     private func hiddenFiles(_ dir: TemporaryDirectory, of target: String) throws -> [String] {
         let prefix = "." + (target as NSString).lastPathComponent + ".backup-"
         return try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(prefix) }
@@ -146,12 +152,7 @@ import Testing
     @Test func aDeadBackupsHiddenFileGoesEvenWhenItsTargetExists() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("store.db"), target = dir.path("backup.db")
-        let source = try Database(path: path, rawKey: rawKey())
-        try await source.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
-        try await source.execute("""
-            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200)
-            INSERT INTO t SELECT i, hex(randomblob(400)) FROM c
-            """)
+        let source = try await makeSource(path)
         let child = try KillableChild(helperArguments: ["backup-pause", path, "database", "raw:" + hex(rawKey()), target])
         #expect(child.waitForLine(startingWith: "paused", timeout: 120) != nil, "the child never paused: \(child.lines)")
         try await source.backup(to: target, key: .rawKey(rawKey()))

@@ -19,14 +19,12 @@ private func makePool(_ dir: TemporaryDirectory, rows: Int = 0, maximumReaderCou
     return pool
 }
 
-/// Waits on a semaphore at most `seconds`; false when it timed out.
-/// Waits for a semaphore; the 60 s bound only stops a hang (a loaded machine can take seconds).
+/// Waits on a semaphore at most `seconds`; false when it timed out. The 60 s bound only stops a
+/// hang (a loaded machine can take seconds). Blocks its thread: from async code, ``signalled(_:seconds:)``.
 func wait(_ semaphore: DispatchSemaphore, seconds: Double = 60) -> Bool {
     semaphore.wait(timeout: .now() + seconds) == .success
 }
 
-/// Waits for a semaphore on a dispatch thread, never blocking Swift's cooperative pool (whose
-/// threads the pool's own calls need).
 /// Whether `condition` held within `seconds`, looked at every millisecond: for a state the
 /// package shows (a call waiting for a reader) that a test waits for instead of sleeping. The time
 /// limit only stops a hang.
@@ -39,6 +37,8 @@ func reached(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     return true
 }
 
+/// Waits for a semaphore on a dispatch thread, never blocking Swift's cooperative pool (whose
+/// threads the pool's own calls need); false when it timed out.
 func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 60) async -> Bool {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
@@ -521,7 +521,8 @@ extension DatabasePoolExtensionTests {
                         }
                     }
                 }
-                for _ in 0..<3 { #expect(started.wait(timeout: .now() + 60) == .success) }
+                // Waited for off the cooperative pool: the reads need its threads to reach their readers.
+                for _ in 0..<3 { #expect(await signalled(started)) }
                 for _ in 0..<3 { release.signal() }
                 return try await group.reduce(into: []) { $0.append($1) }
             }

@@ -56,7 +56,7 @@ import Testing
         var failures: [String] = []
         let rounds = 20
         for round in 1...rounds {
-            let result = try runHelper(["exit-while-reading", path, argument, kind, "4"] + (libcrypto.map { [$0] } ?? []))
+            let result = try await runHelperOffThePool(["exit-while-reading", path, argument, kind, "4"] + (libcrypto.map { [$0] } ?? []))
             #expect(result.stdout.contains("reading \(protection)"), "round \(round): \(result.stdout) \(result.stderr)",
                     sourceLocation: sourceLocation)
             if result.status != 0 || result.signaled {

@@ -24,7 +24,7 @@ import Testing
             let dir = TemporaryDirectory()
             let path = dir.path("work.db")
             try await Self.makeFile(path, encrypted: scenario != "encrypt")
-            let run = try Self.run(scenario, path, preloadedLibcrypto)
+            let run = try await offThePool { try Self.run(scenario, path, preloadedLibcrypto) }
             #expect(run.endedInTime && !run.signaled && run.status == 0 && run.stdout.contains("exiting 0"),
                     "\(scenario) round \(round): \(run)")
             try await Self.checkFile(scenario, path)
@@ -38,7 +38,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("closure.db")
         try await Self.makeFile(path, encrypted: true)
-        let run = try Self.run(scenario, path, preloadedLibcrypto)
+        let run = try await offThePool { try Self.run(scenario, path, preloadedLibcrypto) }
         #expect(run.endedInTime && !run.signaled && run.status == 7 && run.seconds < 8, "\(scenario): \(run)")
         try await Self.checkFile(scenario, path)
         let db = try Database(path: path, rawKey: Self.key)
@@ -57,7 +57,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("atexit.db")
         try await Self.makeFile(path, encrypted: true)
-        let run = try Self.run(scenario, path, preloadedLibcrypto)
+        let run = try await offThePool { try Self.run(scenario, path, preloadedLibcrypto) }
         #expect(run.endedInTime && !run.signaled && run.status == 0, "\(scenario): \(run)")
         let refused = scenario == "atexit-before" && preloadedLibcrypto
         #expect(run.stdout.contains(refused ? "the process is exiting" : "atexit wrote"), "\(scenario): \(run)")
@@ -76,7 +76,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("sigterm.db")
         try await Self.makeFile(path, encrypted: true)
-        let run = try Self.run(scenario, path, preloadedLibcrypto, signalOnReady: SIGTERM)
+        let run = try await offThePool { try Self.run(scenario, path, preloadedLibcrypto, signalOnReady: SIGTERM) }
         #expect(run.endedInTime && !run.signaled && run.status == 0, "\(scenario): \(run)")
         try await Self.checkFile(scenario, path)
     }
@@ -90,7 +90,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("fork.db")
         try await Self.makeFile(path, encrypted: true)
-        let run = try Self.run(scenario, path, preloadedLibcrypto)
+        let run = try await offThePool { try Self.run(scenario, path, preloadedLibcrypto) }
         #expect(run.endedInTime && !run.signaled && run.status == 0 && run.stdout.contains("forks ok"), "\(scenario): \(run)")
         try await Self.checkFile(scenario, path)
     }
@@ -101,7 +101,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.path("threads.db")
         try await Self.makeFile(path, encrypted: true)
-        let run = try Self.run("threads", path, preloadedLibcrypto)
+        let run = try await offThePool { try Self.run("threads", path, preloadedLibcrypto) }
         #expect(run.endedInTime && !run.signaled && run.status == 0, "\(run)")
         try await Self.checkFile("threads", path)
     }
@@ -115,7 +115,7 @@ import Testing
             let dir = TemporaryDirectory()
             let path = dir.path("busy.db")
             try await Self.makeFile(path, encrypted: true)
-            let run = try Self.run("busy", path, preloadedLibcrypto)
+            let run = try await offThePool { try Self.run("busy", path, preloadedLibcrypto) }
             #expect(run.endedInTime && !run.signaled && run.status == 0 && run.seconds < 4, "round \(round): \(run)")
             try await Self.checkFile("busy", path)
             let db = try Database(path: path, rawKey: Self.key)

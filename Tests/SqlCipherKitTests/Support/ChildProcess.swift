@@ -65,17 +65,25 @@ func runChild(_ executable: String, _ arguments: [String], environment: [String:
         signaled: process.terminationReason == .uncaughtSignal)
 }
 
+/// Runs `body`, which blocks (a child process's run, a semaphore's wait), on a thread of its own:
+/// so that the wait does not hold one of the few threads of Swift's cooperative pool (two on a
+/// two-core machine), which the other tests running in parallel and the code under test need.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 /// Runs an executable to completion like ``runChild(_:_:environment:input:)``, waiting on a thread
-/// of its own: for children that run for many seconds, so that the wait does not hold one of the
-/// few threads of Swift's cooperative pool (two on a two-core machine) from the other tests.
+/// of its own (``offThePool(_:)``): for children that run for many seconds.
 func runChildOffThePool(_ executable: String, _ arguments: [String],
                         environment: [String: String?] = [:]) async throws -> ChildResult {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(with: Result { try runChild(executable, arguments, environment: environment) })
-        }
-        thread.start()
-    }
+    try await offThePool { try runChild(executable, arguments, environment: environment) }
+}
+
+/// Runs the test helper like ``runHelper(_:environment:)``, waiting on a thread of its own.
+func runHelperOffThePool(_ arguments: [String], environment: [String: String?] = [:]) async throws -> ChildResult {
+    try await runChildOffThePool(productPath("sqlcipherkit-test-helper"), arguments, environment: environment)
 }
 
 /// Runs the test helper with a command.
