@@ -399,6 +399,13 @@ enum KeyDerivation {
                            output.baseAddress, Int32(output.count))
         }
         guard ok == 1 else {
+            // The exit gate refuses a derivation that another thread starts once exit() has
+            // begun (docs/reliability.md): say so, as a refused statement does.
+            if scb_exit_refusing() != 0 {
+                let interrupted = SQLiteConnection.sqliteInterrupt
+                throw SqlCipherError.sqlite(code: interrupted, extendedCode: interrupted,
+                                            message: SQLiteConnection.exitingMessage, sql: nil)
+            }
             throw SqlCipherError.invalidQuery(reason: "the crypto library refused to derive the key")
         }
         return try KeyMaterial(rawKeyBytes: UnsafeRawBufferPointer(output), salt: salt)
