@@ -162,7 +162,8 @@ extension SQLiteConnection {
     }
 
     /// The check after a user's `ATTACH` ran: every attached database that lives in a file must be
-    /// encrypted exactly when this one is. One that is not (an empty `KEY` on an encrypted
+    /// a regular file (a device is detached again with ``SqlCipherError/cannotOpen(path:reason:)``),
+    /// and encrypted exactly when this one is. One that is not (an empty `KEY` on an encrypted
     /// database, a `key=` URI parameter, a key on a plaintext database) is detached at once, before
     /// any other statement can write to it, and the statement fails with
     /// ``SqlCipherError/unsafeAttach(schema:path:encrypted:sql:)``. In-memory and temporary
@@ -183,9 +184,22 @@ extension SQLiteConnection {
             }
         }) else { return }
         for (schema, file) in attached {
+            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            // A device (`/dev/zero`, `/dev/null`) attaches as an empty database that takes every
+            // write and keeps none; `file:` URIs reach it as plain paths do. PRAGMA database_list
+            // names the file SQLite opened, so one check covers every way of naming it.
+            if let kind = SnapshotFiles.specialKind(file) {
+                scb_reset(statement.handle)
+                if !rows("DETACH DATABASE \(quoted)", columns: [], { _ in }) {
+                    gate.unsafeAttachment = (schema, file, gate.isEncrypted)
+                }
+                throw SqlCipherError.cannotOpen(
+                    path: file,
+                    reason: "the ATTACH named \(kind), not a regular file: SQLite would read no database from it and "
+                        + "every write to \(schema) would be lost. Attach a regular database file")
+            }
             // SQLCipher answers cipher_page_size only for a database with a codec (both versions).
             var encrypted = false
-            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             _ = rows("PRAGMA \(quoted).cipher_page_size", columns: []) { _ in encrypted = true }
             guard encrypted != gate.isEncrypted else { continue }
             scb_reset(statement.handle)

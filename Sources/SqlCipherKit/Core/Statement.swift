@@ -277,7 +277,18 @@ final class Statement {
             return retried == 100 ? true : try ended(retried)
         }
         var error = connection.error(rc, sql: sql)
-        if guardKind == .attach, case let .sqlite(code, extended, _, redacted) = error, code == 26 {
+        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 10 || code == 14 {
+            // "unable to open database", its file name already masked (it may be a URI holding a
+            // key; SQLite's own message is never read again here): say
+            // what an ATTACH can open. A named pipe fails here (SQLite reads with pread, which a
+            // pipe refuses), as do a directory and a missing folder.
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (an ATTACH opens a regular database file, "
+                    + "or creates one in a folder this process can write; a named pipe, socket, device or directory "
+                    + "cannot be attached)",
+                sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, _, redacted) = error, code == 26 {
             // SQLite's "file is not a database" says nothing of why: an ATTACH reads the file with
             // its KEY, or without one with this database's key, and a plaintext file has neither.
             // SQLite's own words, without the advice for a main file whose key changed.

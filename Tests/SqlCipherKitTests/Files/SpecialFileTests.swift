@@ -71,3 +71,56 @@ import Testing
         }
     }
 }
+
+/// Raw `ATTACH` of names that are not regular files: refused with a typed error, never attached.
+@Suite struct AttachSpecialFileTests {
+    /// A raw `ATTACH` of a device once attached it as an empty database: every write to it was
+    /// acknowledged and lost. Every spelling of the name (a path, a `file:` URI, a symlink to the
+    /// device) is now detached again and refused with `cannotOpen`, on an encrypted database and on
+    /// a plaintext one, and the connection goes on as before.
+    @Test(arguments: [true, false])
+    func aDeviceIsNeverAttached(encrypted: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let db = encrypted
+            ? try Database(path: dir.path("main.db"), rawKey: Data(repeating: 0xAB, count: 32))
+            : try Database(unencryptedPath: dir.path("main.db"))
+        try await db.execute("CREATE TABLE t(x)")
+        #expect(symlink("/dev/zero", dir.path("link.db")) == 0)
+        let key = encrypted ? " KEY 'other'" : ""
+        for name in ["/dev/zero", "/dev/null", "file:/dev/zero", "file:///dev/null?mode=rw", dir.path("link.db")] {
+            await #expect("\(name)") {
+                try await db.execute("ATTACH '\(name)' AS a\(key)")
+            } throws: { error in
+                if case SqlCipherError.cannotOpen(_, let reason) = error {
+                    return reason.contains("a device") && reason.contains("lost")
+                }
+                // A SQLite built without URI names (3.4.1's) reads `file:/dev/zero` as a relative
+                // path in a folder `file:` that does not exist.
+                guard name.hasPrefix("file:"), case SqlCipherError.sqlite(14, _, _, _) = error else { return false }
+                return true
+            }
+            let schemas = try await db.query("PRAGMA database_list").compactMap { $0.get(1, as: String.self) }
+            #expect(schemas == ["main"], "\(name)")
+        }
+        try await db.execute("INSERT INTO t VALUES (1)")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+    }
+
+    /// A raw `ATTACH` of a named pipe fails at once (SQLite reads with `pread`, which a pipe
+    /// refuses) and the error says what an `ATTACH` can open, without the file's name or a key.
+    @Test func aNamedPipeIsNotAttachedAndTheErrorSaysWhy() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), rawKey: Data(repeating: 0xAB, count: 32))
+        let pipe = dir.path("pipe.db")
+        #expect(mkfifo(pipe, 0o600) == 0)
+        for name in [pipe, "file:\(pipe)?key=HiddenPipeKey9"] {
+            await #expect("\(name)") {
+                try await db.execute("ATTACH '\(name)' AS p KEY 'HiddenPipeKey9'")
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains("named pipe") && !text.contains("HiddenPipeKey9") && !text.contains(pipe)
+            }
+        }
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+    }
+}
