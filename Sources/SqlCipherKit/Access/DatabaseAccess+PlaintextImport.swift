@@ -58,10 +58,8 @@ extension SQLiteConnection {
         guard gate.readOnlySchema == nil else {
             throw SqlCipherError.invalidQuery(reason: "a plaintext database is already attached as \(gate.readOnlySchema ?? "")")
         }
-        guard FileManager.default.fileExists(atPath: path), let header = FileHeader(path: path) else {
-            throw SqlCipherError.cannotOpen(path: path, reason: "the file does not exist or cannot be read")
-        }
-        guard header.fileSize > 0, header.looksPlaintextSQLite else {
+        guard let header = FileHeader(path: path), header.fileSize > 0 else { throw Exporter.noPlaintextSource(path) }
+        guard header.looksPlaintextSQLite else {
             throw SqlCipherError.notPlaintextDatabase(path: path)
         }
         let quoted = try SQLRenderer.quoteIdentifier(schema)

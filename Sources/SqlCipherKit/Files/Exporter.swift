@@ -302,22 +302,30 @@ struct Exporter {
     /// Opens `path` as an existing plaintext database: the source of ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``
     /// and of ``InPlaceEncryption``.
     static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
-        guard let header = FileHeader(path: path), header.fileSize > 0 else {
-            var info = stat()
-            let reason: String
-            if stat(path, &info) != 0 {
-                reason = errno == ELOOP
-                    ? "it is a symbolic link that leads through too many links (a loop?); point it at the database file"
-                    : "there is no database file there (\(String(cString: strerror(errno))))"
-            } else if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
-                reason = "it is \(kind), not a database file; give the path of a plaintext SQLite database"
-            } else {
-                reason = "the file is empty: there is no database to convert"
-            }
-            throw SqlCipherError.cannotOpen(path: path, reason: reason)
-        }
+        guard let header = FileHeader(path: path), header.fileSize > 0 else { throw noPlaintextSource(path) }
         return try SourceLock.describingBusy(path) {
             try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
         }
+    }
+
+    /// Why `path` holds no plaintext database to read (it has no readable header, or an empty
+    /// one): missing, a symlink loop, a pipe, socket, device or directory, or an empty file. The
+    /// one refusal of every call that reads an existing plaintext file (the conversions and
+    /// `importPlaintext(from:as:_:)`), so each names the file's kind the same way.
+    static func noPlaintextSource(_ path: String) -> SqlCipherError {
+        var info = stat()
+        let reason: String
+        if stat(path, &info) != 0 {
+            reason = errno == ELOOP
+                ? "it is a symbolic link that leads through too many links (a loop?); point it at the database file"
+                : "there is no database file there (\(String(cString: strerror(errno))))"
+        } else if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
+            reason = "it is \(kind), not a database file; give the path of a plaintext SQLite database"
+        } else if info.st_size == 0 {
+            reason = "the file is empty: there is no database in it"
+        } else {
+            reason = "the file cannot be read; check its permissions"
+        }
+        return .cannotOpen(path: path, reason: reason)
     }
 }

@@ -119,8 +119,19 @@ import Testing
         let dir = TemporaryDirectory()
         let db = try await makeEncrypted(dir)
         let missing = dir.path("missing.sqlite")
-        await #expect(throws: SqlCipherError.cannotOpen(path: missing, reason: "the file does not exist or cannot be read")) {
+        await #expect(throws: SqlCipherError.cannotOpen(path: missing, reason: "there is no database file there (No such file or directory)")) {
             try await db.importPlaintext(from: missing) { _ in }
+        }
+        // A pipe, a device or a directory is named as what it is (it was "does not exist", or
+        // "not a plaintext database" for a device), as the conversions name it.
+        let pipe = dir.path("pipe.sqlite")
+        #expect(mkfifo(pipe, 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: dir.path("folder"), withIntermediateDirectories: false)
+        for (path, kind) in [(pipe, "a named pipe (FIFO)"), ("/dev/zero", "a device"), (dir.path("folder"), "a directory")] {
+            await #expect(throws: SqlCipherError.cannotOpen(
+                path: path, reason: "it is \(kind), not a database file; give the path of a plaintext SQLite database")) {
+                try await db.importPlaintext(from: path) { _ in }
+            }
         }
         #expect(!FileManager.default.fileExists(atPath: missing))
         let other = try Database(path: dir.path("other.db"), rawKey: rawKey(2))
