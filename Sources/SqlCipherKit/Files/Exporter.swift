@@ -145,7 +145,7 @@ struct Exporter {
             try source.execute("DETACH DATABASE \(Self.schema)")
             reporter?.report(Self.bytesOnDisk(work) / pageSize)
             try Task.checkCancellation()
-            try Self.verify(work, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Self.verify(work, promised: target, key: key, cipher: cipher, expected: expected, source: sourcePath)
             try Task.checkCancellation()
             if hidden { try HiddenCopy.publish(work, as: target, fail: fail) }
         } catch {
@@ -213,11 +213,12 @@ struct Exporter {
 
     /// Opens `target` with a fresh connection and checks it against `expected`: tables and row
     /// counts, `user_version`, `application_id`, `quick_check`, and the header (ciphertext unless
-    /// plaintext was asked for).
-    static func verify(_ target: String, key: KeyMaterial?, cipher: CipherSettings, expected: Contents,
-                       source: String) throws {
+    /// plaintext was asked for). A failure names `promised`, the path the caller asked for: the
+    /// hidden work file it checks is removed before the error reaches anyone.
+    static func verify(_ target: String, promised: String, key: KeyMaterial?, cipher: CipherSettings,
+                       expected: Contents, source: String) throws {
         func fail(_ reason: String) -> SqlCipherError {
-            .conversionFailed(source: source, target: target, reason: "verification failed: " + reason)
+            .conversionFailed(source: source, target: promised, reason: "verification failed: " + reason)
         }
         guard let header = FileHeader(path: target), header.fileSize > 0 else { throw fail("the new file is empty") }
         if key == nil {
@@ -229,7 +230,7 @@ struct Exporter {
         do {
             opened = try DatabaseOpener.open(path: target, key: key, journalMode: .rollback, cipher: cipher)
         } catch {
-            throw fail("the new file does not open with the key (\(error))")
+            throw fail("the new file does not open with the key (\("\(error)".replacingOccurrences(of: target, with: promised)))")
         }
         defer { opened.connection.close() }
         let found = try contents(of: opened.connection, schema: "main")

@@ -104,7 +104,7 @@ final class HotBackup: @unchecked Sendable {
         guard rc == 0 else { throw fail("SQLite's backup ended with error \(rc)") }
         do {
             try Task.checkCancellation()
-            try Exporter.verify(temporary, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Exporter.verify(temporary, promised: target, key: key, cipher: cipher, expected: expected, source: sourcePath)
             try Task.checkCancellation()
             try HiddenCopy.publish(temporary, as: target, fail: fail)
             releaseOwnership()

@@ -62,7 +62,7 @@ enum SqlCipher3Upgrade {
             }
             migrating.close()
             try Task.checkCancellation()
-            try Exporter.verify(temporary, key: material, cipher: .default, expected: expected, source: path)
+            try Exporter.verify(temporary, promised: path, key: material, cipher: .default, expected: expected, source: path)
             // The last moment to stop: after it the original is replaced.
             try Task.checkCancellation()
         } catch {
