@@ -53,7 +53,7 @@ import Testing
         var tally = Tally()
         var outcomes: [String: Int] = [:]
         var killedWhileRunning = 0
-        for round in 0..<Reliability.count(short: 6, long: 60) {
+        for round in 0..<Reliability.count(short: 3, long: 60) {
             let name = "round\(round).db", path = dir.path(name)
             try original.write(to: URL(fileURLWithPath: path))
             // Up to 1.3 times a run: the run includes the child's start-up, and some kills must come

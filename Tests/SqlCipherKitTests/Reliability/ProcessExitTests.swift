@@ -54,9 +54,10 @@ import Testing
         try await fill(db, rows: 2000, size: 300)
         await db.close()
         var failures: [String] = []
-        // Without the fix a quarter to a half of such exits crashed: 10 rounds per case (40 in
-        // the long run) catch it in every case but one of about twenty, and in some case always.
-        let rounds = Reliability.count(short: 10, long: 40)
+        // Without the fix a quarter to a half of such exits crashed: 6 rounds per case (40 in
+        // the long run) miss it in one case with a chance of at most (3/4)^6, about 0.18, and in
+        // all six cases of a run together about once in 30,000 runs.
+        let rounds = Reliability.count(short: 6, long: 40)
         for round in 1...rounds {
             let result = try await runHelperOffThePool(["exit-while-reading", path, argument, kind, "4"] + (libcrypto.map { [$0] } ?? []))
             #expect(result.stdout.contains("reading \(protection)"), "round \(round): \(result.stdout) \(result.stderr)",
