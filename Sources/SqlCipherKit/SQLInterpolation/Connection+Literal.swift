@@ -3,12 +3,14 @@ extension Connection {
     /// ``DatabaseAccess/execute(literal:)``.
     @discardableResult
     public func execute(literal sql: SQL) throws -> Int {
-        try core.execute(sql.checkedText(), binding: sql)
+        try sql.checkPieces()
+        return try core.execute(sql.text, binding: sql)
     }
 
     /// Runs one query written as an ``SQL`` literal and returns its rows.
     public func query(literal sql: SQL) throws -> [Row] {
-        try core.query(sql.checkedText(), binding: sql)
+        try sql.checkPieces()
+        return try core.query(sql.text, binding: sql)
     }
 
     /// Every row of a query written as an ``SQL`` literal, decoded as `T`.

@@ -19,7 +19,7 @@ import Synchronization
 @usableFromInline
 struct LiteralShape: Sendable {
     /// How many pieces and values a shape notes.
-    @usableFromInline static let capacity = 12
+    @inlinable static var capacity: Int { 12 }
 
     /// One word per entry: a piece's address shifted left 16 bits, or'ed with its length (1 to
     /// 65,535 bytes), or 0 for a value. Small, because the shape is copied into every literal
@@ -28,14 +28,15 @@ struct LiteralShape: Sendable {
     /// The entries noted, or -1 once the literal is no longer a plain shape.
     @usableFromInline var count = 0
 
-    @usableFromInline init() {}
+    @inlinable init() {}
 
     /// Whether the literal is still a plain shape.
-    @usableFromInline var isRecording: Bool { count >= 0 }
+    @inlinable var isRecording: Bool { count >= 0 }
 
     /// Notes a piece of text; false when it cannot be noted: no room, a piece of 64 KiB or more,
     /// an address above 48 bits, or a literal of one character, which a `StaticString` holds as a
     /// scalar rather than at an address.
+    @inlinable
     mutating func record(_ literal: StaticString) -> Bool {
         guard literal.hasPointerRepresentation else { return false }
         let length = UInt(literal.utf8CodeUnitCount)
@@ -46,12 +47,13 @@ struct LiteralShape: Sendable {
     }
 
     /// Notes a value; false when there is no room.
-    @usableFromInline
+    @inlinable
     mutating func recordValue() -> Bool {
         note(0)
     }
 
-    private mutating func note(_ word: UInt) -> Bool {
+    @inlinable
+    mutating func note(_ word: UInt) -> Bool {
         guard count < Self.capacity else { return false }
         words[count] = word
         count += 1
@@ -94,6 +96,7 @@ struct LiteralShape: Sendable {
 /// runs often keep or win back a place, and memory stays bounded whatever runs. The text handed
 /// out is the same string storage at every run, which the statement cache compares by address
 /// before it compares bytes.
+@usableFromInline
 enum LiteralTextCache {
     /// Slots of the open-addressing table; a power of two.
     static let slotCount = 512
@@ -114,7 +117,10 @@ enum LiteralTextCache {
             let count = Int(keys[base])
             if count == 0 { return nil }
             guard count == shape.count else { return false }
-            for entry in 0..<count where keys[base + 1 + entry] != shape.words[entry] { return false }
+            // Through a span: subscripting the `InlineArray` of a borrowed shape copied all of it
+            // for every word compared (half the lookup's instructions).
+            let words = shape.words.span
+            for entry in 0..<count where keys[base + 1 + entry] != words[entry] { return false }
             return true
         }
 
@@ -129,6 +135,7 @@ enum LiteralTextCache {
     private static let table = Mutex(Table())
 
     /// The text a plain shape stands for, from the table or written now (and added).
+    @usableFromInline
     static func text(for shape: LiteralShape) -> String {
         // An empty shape (a literal of empty pieces) has the empty text, and marks empty slots.
         guard shape.count > 0 else { return "" }

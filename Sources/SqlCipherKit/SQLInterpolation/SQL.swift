@@ -36,21 +36,22 @@
 /// which writes the value into the text.
 public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStatement {
     /// The text, with a `?` for each value.
-    var text: String
+    @usableFromInline var text: String
     /// The values, in the order of their `?`.
-    var values: [DatabaseValue]
+    @usableFromInline var values: [DatabaseValue]
     /// Why a piece could not be written (an identifier with a NUL, a builder piece that does not
     /// render), thrown when the statement runs rather than trapping while the literal is built.
-    var failure: Failure?
+    @usableFromInline var failure: Failure?
 
     /// A piece that could not be written; all failures compare equal, as they all refuse to run.
     /// A class, so that a literal is three words whatever the size of an error: literals are
     /// built, copied and dropped at every statement, and a failure is rare.
+    @usableFromInline
     final class Failure: Sendable, Hashable {
         let error: SqlCipherError
         init(error: SqlCipherError) { self.error = error }
-        static func == (lhs: Failure, rhs: Failure) -> Bool { true }
-        func hash(into hasher: inout Hasher) {}
+        @usableFromInline static func == (lhs: Failure, rhs: Failure) -> Bool { true }
+        @usableFromInline func hash(into hasher: inout Hasher) {}
     }
 
     /// SQL text with no values.
@@ -65,13 +66,18 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     }
 
     /// SQL text with interpolated values, identifiers and builder pieces (see ``SQL``).
-    public init(stringInterpolation: StringInterpolation) {
+    @inlinable
+    public init(stringInterpolation: consuming StringInterpolation) {
         // A literal whose interpolations are all values has one text per place in the source:
         // it is found by the literal's pieces rather than written again at every statement.
         text = stringInterpolation.shape.isRecording
             ? LiteralTextCache.text(for: stringInterpolation.shape) : stringInterpolation.text
-        values = stringInterpolation.values
-        failure = stringInterpolation.failure
+        // Moved out rather than copied: copying retained the values and the failure, and
+        // dropping the interpolation then released them again, at every statement.
+        var values: [DatabaseValue] = []
+        swap(&values, &stringInterpolation.values)
+        self.values = values
+        failure = stringInterpolation.failure.take()
     }
 
     /// Appends another piece of SQL, its values kept in order.
@@ -104,8 +110,15 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
 
     /// The text, or the failure of a piece.
     func checkedText() throws -> String {
-        if let failure { throw failure.error }
+        try checkPieces()
         return text
+    }
+
+    /// Throws the failure of a piece, if one could not be written. For the hot paths, which then
+    /// pass ``text`` borrowed: ``checkedText()`` hands out a copy, one retain and release more
+    /// per statement.
+    func checkPieces() throws {
+        if let failure { throw failure.error }
     }
 
     /// Builds an ``SQL`` value from a string literal with interpolations; see ``SQL`` for what
@@ -115,26 +128,33 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     /// pieces of text are in the program (`LiteralShape`) and collects the values: the text,
     /// the same at every run of that line, is then taken from `LiteralTextCache`. The other
     /// interpolations write their text as they come.
+    ///
+    /// The initialiser, the value and piece appends and ``SQL/init(stringInterpolation:)`` are
+    /// inlinable, so a literal is built in the caller's frame: with each piece a constant there,
+    /// noting it is one store, and the interpolation is not copied from one function to the next
+    /// (three copies of its state per statement when these were calls). Only the table lookup and
+    /// the paths that write text stay calls into the package.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
         /// The literal's text pieces are `StaticString`s: constants of the program, which is what
         /// lets a literal's shape stand for its text.
         public typealias StringLiteralType = StaticString
 
         /// The text written so far, once the literal is no longer a plain shape.
-        var text = ""
+        @usableFromInline var text = ""
         /// The values, in the order of their `?`.
         @usableFromInline var values: [DatabaseValue] = []
         /// The pieces so far, while the literal is a plain shape.
         @usableFromInline var shape = LiteralShape()
-        var failure: Failure?
+        @usableFromInline var failure: Failure?
         /// The room the text needs, should it be written.
-        private let textCapacity: Int
+        @usableFromInline let textCapacity: Int
 
         /// Reserves room for the literal's values (and its text, should it be written).
         ///
         /// The counts are the compiler's estimates for a literal in the source; code that calls
         /// this itself may pass anything, so they are taken as hints and bounded (a negative or
         /// huge count reserves less, and the buffers grow as pieces come).
+        @inlinable
         public init(literalCapacity: Int, interpolationCount: Int) {
             let interpolations = Swift.min(Swift.max(interpolationCount, 0), Self.reservationLimit)
             values.reserveCapacity(interpolations)
@@ -142,11 +162,18 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         }
 
         /// The most either count reserves up front.
-        private static var reservationLimit: Int { 1 << 16 }
+        @inlinable static var reservationLimit: Int { 1 << 16 }
 
         /// Appends literal SQL text, as written.
+        @inlinable
         public mutating func appendLiteral(_ literal: StaticString) {
             if shape.isRecording, shape.record(literal) { return }
+            writeLiteral(literal)
+        }
+
+        /// Writes a piece of literal text once the literal is no longer a plain shape.
+        @usableFromInline
+        mutating func writeLiteral(_ literal: StaticString) {
             writeText()
             text += literal.sqlText
         }
@@ -165,9 +192,15 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         }
 
         /// Notes or writes the `?` of a value just appended to ``values``.
-        @usableFromInline
+        @inlinable
         mutating func appendPlaceholder() {
             if shape.isRecording, shape.recordValue() { return }
+            writePlaceholder()
+        }
+
+        /// Writes a `?` once the literal is no longer a plain shape.
+        @usableFromInline
+        mutating func writePlaceholder() {
             writeText()
             text += "?"
         }
