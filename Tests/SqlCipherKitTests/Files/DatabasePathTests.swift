@@ -1,5 +1,5 @@
 import Foundation
-import SqlCipherKit
+@testable import SqlCipherKit
 import Testing
 
 /// How a database path becomes a file (SqlCipherKit.docc/Security.md, "Paths and permissions"): symbolic links
@@ -8,6 +8,20 @@ import Testing
 @Suite struct DatabasePathTests {
     private func permissions(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
+    }
+
+    /// The creation lock and the checks of a path take its folder from `DatabasePath.folder(of:)`,
+    /// which must name the same folder as Foundation's `deletingLastPathComponent` (with `.` for
+    /// an empty answer) for every shape of path, Unicode names included.
+    @Test func theFolderOfAPathIsFoundationsParentFolder() {
+        let paths = ["store.db", "./store.db", "../store.db", "/store.db", "/", "//", "///", "", ".", "..",
+                     "/tmp/a/store.db", "/tmp//a///store.db", "tmp/a/", "tmp/a//", "/tmp/a/", "a/b/../c.db",
+                     "//tmp/x.db", "dir/", "/dir/", "naïve/café.db", "/données//ß/𝄞.db", "a b/c d.db",
+                     "file:notes.db", "./file:x/y.db", "/a/b/c/d/e/f/g.db"]
+        for path in paths {
+            let parent = (path as NSString).deletingLastPathComponent
+            #expect(DatabasePath.folder(of: path) == (parent.isEmpty ? "." : parent), "\(path)")
+        }
     }
 
     @Test func aDanglingSymlinkCreatesItsTargetAndTheCompanionsGoBesideTheTarget() async throws {
