@@ -51,12 +51,14 @@ enum DatabasePath {
 
     /// The folder that holds `path`, `.` for a bare file name: Foundation's
     /// `deletingLastPathComponent` (runs of `/` count as one, a trailing `/` is dropped, `/x`
-    /// gives `/`), with an empty answer read as the working folder.
+    /// gives `/`), with an empty answer read as the working folder, and `/` for a path of
+    /// slashes only.
     ///
     /// Worked out on the UTF-8 bytes (`/` is one byte in UTF-8 and never part of another
     /// character): every opening asks for the folder once or twice (the creation lock), and
     /// `NSString`'s version cost about 45,000 instructions a call, 10% of an unencrypted open
-    /// (docs/performance.md, "Opening").
+    /// (docs/performance.md, "Opening"). It also trapped on a path of one character (`x`, `a/`),
+    /// so `Database(path: "x")` in the working folder crashed the process.
     static func folder(of path: String) -> String {
         let slash = UInt8(ascii: "/")
         let bytes = path.utf8
