@@ -1,6 +1,7 @@
 import Foundation
-@testable import SqlCipherKit
 import Testing
+
+@testable import SqlCipherKit
 
 /// How a database path becomes a file (SqlCipherKit.docc/Security.md, "Paths and permissions"): symbolic links
 /// resolved once, at open, for the file and every companion; new files readable by their owner
