@@ -136,7 +136,10 @@ enum OpenFiles {
             if got == 0 { break }
             done += got
         }
-        return Array(bytes.prefix(done))
+        // Only a read cut short by the end of the file needs trimming; a full read is returned
+        // as it is, without a second buffer.
+        if done < count { bytes.removeSubrange(done...) }
+        return bytes
     }
 
     /// The whole file at `path` (empty when it does not exist or cannot be read), read without

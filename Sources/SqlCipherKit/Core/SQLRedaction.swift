@@ -178,7 +178,10 @@ enum SQLRedaction {
 
     /// Whether `sql` mentions `key`, `attach` or `vacuum` in any case: only such text is tokenized.
     static func mayHoldKey(_ sql: String) -> Bool {
-        mayHoldKey(sql.utf8)
+        // Straight over the bytes when the string has them in one piece (a native string always
+        // does): the statement cache asks this of every statement it keeps, and the string's own
+        // iterator cost twice as much (docs/performance.md, "Opening").
+        sql.utf8.withContiguousStorageIfAvailable { mayHoldKey($0) } ?? mayHoldKey(sql.utf8)
     }
 
     /// ``mayHoldKey(_:)-(String)`` for UTF-8 bytes.

@@ -237,13 +237,15 @@ enum DatabaseOpener {
             // the file it points to keeps what was written (plaintext frames, after
             // encryptInPlace on 3.4.1); 4.6.1 refuses it with a bare "unable to open".
             var info = stat()
-            if lstat(companion, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK {
+            guard lstat(companion, &info) == 0 else { continue }
+            if (info.st_mode & S_IFMT) == S_IFLNK {
                 throw SqlCipherError.cannotOpen(
                     path: path, reason: "\(companion) is a symbolic link; SQLite would write through it and then "
                         + "remove only the link, leaving the pages in the file it points to. Remove the link (a "
                         + "database's -wal, -shm and -journal are its own files, beside it)")
             }
-            guard let kind = SnapshotFiles.specialKind(companion) else { continue }
+            // Not a link, so lstat saw the file itself, as stat would: no second call.
+            guard let kind = SnapshotFiles.specialKind(mode: info.st_mode) else { continue }
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "\(companion) is \(kind), not a regular file: SQLite would wait on it forever or "
                     + "fail on it. Remove it (a database's -wal, -shm and -journal are always regular files)")
@@ -252,14 +254,15 @@ enum DatabaseOpener {
 
     /// Checks the path before SQLite sees it; returns whether the file is new (missing or empty).
     private static func checkPath(_ path: String, encrypted: Bool, cipher: CipherSettings) throws -> Bool {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue {
+        // One stat answers "is it there", "a directory" and "a regular file" at once.
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR {
                 throw SqlCipherError.cannotOpen(path: path, reason: "it is a directory; give the path of a file inside it")
             }
             // Reading the header of a named pipe would wait forever for a writer; a socket or a
             // device is no database either.
-            if let kind = SnapshotFiles.specialKind(path) {
+            if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
                 throw SqlCipherError.cannotOpen(
                     path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
             }
@@ -305,8 +308,8 @@ enum DatabaseOpener {
             }
             return false
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
+        var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue {
             throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
         }

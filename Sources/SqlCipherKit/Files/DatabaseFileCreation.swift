@@ -49,6 +49,42 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
+    /// The folder that holds `path`, `.` for a bare file name: Foundation's
+    /// `deletingLastPathComponent` (runs of `/` count as one, a trailing `/` is dropped, `/x`
+    /// gives `/`), with an empty answer read as the working folder, and `/` for a path of
+    /// slashes only.
+    ///
+    /// Worked out on the UTF-8 bytes (`/` is one byte in UTF-8 and never part of another
+    /// character): every opening asks for the folder once or twice (the creation lock), and
+    /// `NSString`'s version cost about 45,000 instructions a call, 10% of an unencrypted open
+    /// (docs/performance.md, "Opening"). It also trapped on a path of one character (`x`, `a/`),
+    /// so `Database(path: "x")` in the working folder crashed the process.
+    static func folder(of path: String) -> String {
+        let slash = UInt8(ascii: "/")
+        let bytes = path.utf8
+        let start = bytes.startIndex
+        // Trailing slashes go; a path of nothing but slashes is the root.
+        var end = bytes.endIndex
+        while end > start && bytes[bytes.index(before: end)] == slash { end = bytes.index(before: end) }
+        if end == start { return bytes.isEmpty ? "." : "/" }
+        // Before the last component, and before the run of slashes that ends the folder's name.
+        guard var parentEnd = bytes[..<end].lastIndex(of: slash) else { return "." }
+        while parentEnd > start && bytes[bytes.index(before: parentEnd)] == slash { parentEnd = bytes.index(before: parentEnd) }
+        if parentEnd == start { return "/" }
+        // Decoded from the bytes, not sliced as characters: a slice of a String rounds its bounds
+        // to whole characters.
+        let parent = bytes[..<parentEnd]
+        var previous: UInt8 = 0
+        guard parent.contains(where: { byte in
+            defer { previous = byte }
+            return byte == slash && previous == slash
+        }) else { return String(decoding: parent, as: UTF8.self) }
+        // Runs of `/` inside count as one, as Foundation writes them.
+        var compressed: [UInt8] = []
+        for byte in parent where byte != slash || compressed.last != slash { compressed.append(byte) }
+        return String(decoding: compressed, as: UTF8.self)
+    }
+
     /// The path of the file `path` names, after following symbolic links in its last component.
     /// Unchanged for `:memory:` and for a path that is no link.
     ///
@@ -150,8 +186,7 @@ final class CreationClaim: Sendable {
             if path != ":memory:" { try Self.waitForCreators(of: path) }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
@@ -205,8 +240,7 @@ final class CreationClaim: Sendable {
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when a creator holds the lock for
     ///   longer than ``timeoutSeconds``.
     static func waitForCreators(of path: String) throws {
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }  // releases the shared lock
@@ -241,8 +275,7 @@ final class CreationClaim: Sendable {
         }
         let error = errno
         guard error != EEXIST else { return }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         throw SqlCipherError.cannotOpen(
             path: path, reason: error == EACCES || error == EROFS || error == EPERM
                 ? "the folder \(folder) is not writable"

@@ -277,8 +277,7 @@ struct Exporter {
                 path: target, reason: "\(what); an export only writes a new file, with companion files of its own, so "
                     + "remove it or choose another path")
         }
-        let parent = (target as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: target)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw SqlCipherError.cannotOpen(path: target, reason: "the folder \(folder) does not exist; create it first")

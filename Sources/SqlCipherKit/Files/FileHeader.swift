@@ -29,8 +29,11 @@ struct FileHeader {
     /// page type of the schema table. Nil when the file is shorter.
     let firstPageType: UInt8?
     /// Whether page 1 was proven to be plain SQLite past the header (see ``hasPlainSQLiteLayout``),
-    /// worked out once when the header is made.
-    private var pageOneIsPlain = false
+    /// worked out once when the header is made if its pages reserve bytes: the only headers for
+    /// which ``looksPlaintextSQLite`` and ``looksPlaintextHeaderSQLCipher`` ask. Nil otherwise, and
+    /// worked out when asked (the proof, an entropy of up to 512 bytes, was a tenth of an
+    /// unencrypted open's instructions; docs/performance.md, "Opening").
+    private var pageOneIsPlain: Bool?
 
     /// Reads the header and page 1 of `path`, or nil when the file does not exist or cannot be read.
     /// The read goes through ``OpenFiles``, so that it leaves the locks of this process's
@@ -47,15 +50,27 @@ struct FileHeader {
     /// classifying a file, by ``init(path:)`` and ``DatabaseFileInspector``. Positional reads:
     /// the descriptor may be shared (``OpenFiles``).
     static func readPageOne(_ descriptor: Int32) -> [UInt8]? {
-        guard var bytes = OpenFiles.read(descriptor, offset: 0, count: length + 1) else { return nil }
-        let probe = FileHeader(headerOnly: bytes)
-        if probe.hasValidPageSize, let pageSize = probe.pageSize, pageSize > bytes.count {
-            guard let rest = OpenFiles.read(descriptor, offset: bytes.count,
-                                            count: min(pageSize, maximumPageLength) - bytes.count) else { return nil }
+        // One read of the most common page size first (SQLCipher 4's and SQLite's default), so
+        // that an opening reads page 1 with one call and one buffer; what lies past page 1, or
+        // past the header when it is not readable, is dropped again.
+        guard var bytes = OpenFiles.read(descriptor, offset: 0, count: firstRead) else { return nil }
+        let probe = FileHeader(headerOnly: Array(bytes.prefix(length + 1)))
+        guard probe.hasValidPageSize, let pageSize = probe.pageSize else {
+            if bytes.count > length + 1 { bytes.removeSubrange((length + 1)...) }
+            return bytes
+        }
+        let wanted = min(pageSize, maximumPageLength)
+        if bytes.count > wanted {
+            bytes.removeSubrange(wanted...)
+        } else if bytes.count == firstRead && wanted > firstRead {
+            guard let rest = OpenFiles.read(descriptor, offset: bytes.count, count: wanted - bytes.count) else { return nil }
             bytes += rest
         }
         return bytes
     }
+
+    /// How many bytes ``readPageOne(_:)`` reads at first.
+    private static let firstRead = 4096
 
     /// A header made of bytes already read from the start of the file: the first 100 are kept as
     /// ``bytes``, and up to one page (by the header's page size) as ``pageOne``.
@@ -73,7 +88,11 @@ struct FileHeader {
         self.pageOne = pageOne
         self.fileSize = fileSize
         self.firstPageType = pageOne.count > Self.length ? pageOne[Self.length] : nil
-        if classify { pageOneIsPlain = PageOneReader(self).isPlainSQLite }
+        if !classify {
+            pageOneIsPlain = false
+        } else if (reservedBytes ?? 0) > 0 {
+            pageOneIsPlain = PageOneReader(self).isPlainSQLite
+        }
     }
 
     /// How many bytes of the file make page 1: the header's page size when valid (at most 64 KiB),
@@ -111,7 +130,7 @@ struct FileHeader {
     /// the page, and the bytes there are ciphertext in such a file and SQL text or zeros in a plain
     /// one. This tells SQLCipher's files from plain SQLite files whose pages reserve bytes for
     /// something else (a checksum VFS, `SQLITE_FCNTL_RESERVE_BYTES`).
-    var hasPlainSQLiteLayout: Bool { pageOneIsPlain }
+    var hasPlainSQLiteLayout: Bool { pageOneIsPlain ?? PageOneReader(self).isPlainSQLite }
 
     /// A plain SQLite file: readable header, and either no reserved space per page or a plain
     /// SQLite layout past the header (reserved bytes that are not SQLCipher's).

@@ -1,6 +1,7 @@
 import Foundation
-import SqlCipherKit
 import Testing
+
+@testable import SqlCipherKit
 
 /// How a database path becomes a file (SqlCipherKit.docc/Security.md, "Paths and permissions"): symbolic links
 /// resolved once, at open, for the file and every companion; new files readable by their owner
@@ -8,6 +9,25 @@ import Testing
 @Suite struct DatabasePathTests {
     private func permissions(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
+    }
+
+    /// The creation lock and the checks of a path take its folder from `DatabasePath.folder(of:)`,
+    /// which names the same folder as Foundation's `deletingLastPathComponent` (with `.` for an
+    /// empty answer) for every shape of path, Unicode names included, and answers where Foundation
+    /// does not: its `deletingLastPathComponent` traps (SIGILL) on a path that is one character
+    /// once its trailing slashes go (`x`, `.`, `a/`), which the opener's creation lock passed it
+    /// for `Database(path: "x")` in the working folder; and it calls `//` a path without folder.
+    @Test func theFolderOfAPathIsFoundationsParentFolder() {
+        let paths = ["store.db", "./store.db", "../store.db", "/store.db", "/", "", "..", "ab", "/a",
+                     "/tmp/a/store.db", "/tmp//a///store.db", "tmp/a/", "tmp/a//", "/tmp/a/", "a/b/../c.db",
+                     "//tmp/x.db", "dir/", "/dir/", "naïve/café.db", "/données//ß/𝄞.db", "a b/c d.db",
+                     "file:notes.db", "./file:x/y.db", "/a/b/c/d/e/f/g.db", "//x", "///x/"]
+        for path in paths {
+            let parent = (path as NSString).deletingLastPathComponent
+            #expect(DatabasePath.folder(of: path) == (parent.isEmpty ? "." : parent), "\(path)")
+        }
+        for path in ["x", ".", "a/", "é"] { #expect(DatabasePath.folder(of: path) == ".", "\(path)") }
+        for path in ["//", "///"] { #expect(DatabasePath.folder(of: path) == "/", "\(path)") }
     }
 
     @Test func aDanglingSymlinkCreatesItsTargetAndTheCompanionsGoBesideTheTarget() async throws {
