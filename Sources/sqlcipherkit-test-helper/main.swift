@@ -10,6 +10,7 @@ import Foundation
 let helperCommands: [HelperCommand] = [
     pingCommand,
     openDatabaseCommand,
+    relativePathsCommand,
     encryptInPlaceCommand,
     rekeyLoopCommand,
     crashWriterCommand,

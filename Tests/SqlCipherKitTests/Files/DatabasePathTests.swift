@@ -30,6 +30,20 @@ import Testing
         for path in ["//", "///"] { #expect(DatabasePath.folder(of: path) == "/", "\(path)") }
     }
 
+    /// Every call that takes a path, given one-character names relative to the working folder
+    /// (in a child process started in a folder of its own): each once reached Foundation's
+    /// `deletingLastPathComponent`, which traps on such a name, so `Database(path: "x")` and
+    /// `export(to: "y")` crashed the process.
+    @Test func oneCharacterRelativePathsOpenCopyAndConvert() throws {
+        let folder = TemporaryDirectory()
+        let result = try runChild("/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" relative-paths",
+                                              folder.url.path, productPath("sqlcipherkit-test-helper")])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        // a, its export, its backup, the decrypted export (imported, then encrypted in place), the
+        // pool's backup, the encrypted copy; the pool with the imported rows.
+        #expect(result.stdout.contains("relative paths ok 3 3 3 3 3 3 6"), "\(result.stdout) \(result.stderr)")
+    }
+
     @Test func aDanglingSymlinkCreatesItsTargetAndTheCompanionsGoBesideTheTarget() async throws {
         let folder = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: folder.path("real"), withIntermediateDirectories: true)
