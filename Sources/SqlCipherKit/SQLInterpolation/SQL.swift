@@ -273,7 +273,7 @@ extension SQL: BindableArguments {
 
 /// An ``SQL`` value prints as a trace event shows a statement: its text through the package's one
 /// SQL redaction, and its values unless the statement is one whose values can be key material
-/// (`"ATTACH \(path) AS archive KEY \(passphrase)"` prints `ATTACH ? AS archive KEY ?` and no
+/// (`"ATTACH \(path) AS archive KEY \(passphrase)"` prints `ATTACH ? AS archive KEY '***'` and no
 /// values). `print`, string interpolation, `dump` and `String(reflecting:)` all go through it.
 extension SQL: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The text with a `?` for each value, redacted where it names a key, then the values
