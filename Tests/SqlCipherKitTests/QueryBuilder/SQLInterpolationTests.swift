@@ -404,7 +404,6 @@ import Testing
     /// their values.
     @Test func aLiteralPrintsNoKey() async throws {
         let dir = TemporaryDirectory()
-        let db = try await database(dir)
         let secret = "SeCrEt-passphrase-41"
         let bound: SQL = "ATTACH \(dir.path("other.db")) AS other KEY \(secret)"
         let written: SQL = "ATTACH 'other.db' AS other KEY 'SeCrEt-passphrase-41'"
