@@ -13,3 +13,39 @@ extension SQLText: CustomStringConvertible, CustomReflectable {
     var description: String { SQLRedaction.text(of: text) }
     var customMirror: Mirror { Mirror(self, children: ["text": SQLRedaction.text(of: text)], displayStyle: .struct) }
 }
+
+// SQL text with its values, held in a value the caller keeps (an `SQL` literal, a rendered
+// `SQLFragment`, the query of a stream or a live request), prints by the same rule as a trace
+// event: the text through `SQLRedaction`, the values only when the text is not one whose values
+// can be key material (`SQLRedaction.hidesArguments`: an `ATTACH … KEY ?`, a `VACUUM INTO ?`).
+extension SQLRedaction {
+    /// What a description shows in place of values that are never shown.
+    static let hiddenValues = "<values not shown: the statement can carry key material>"
+
+    /// `sql` and `values` as one line: the redacted text, then the values when they may be shown.
+    static func line(_ sql: String, values: [DatabaseValue]) -> String {
+        let text = text(of: sql)
+        guard !values.isEmpty else { return text }
+        return text + "  " + (hidesArguments(of: sql) ? hiddenValues : values.description)
+    }
+
+    /// The values (or arguments) of `sql` as a mirror child: themselves, or ``hiddenValues``.
+    static func mirrored(_ values: Any, of sql: String) -> Any {
+        hidesArguments(of: sql) ? hiddenValues : values
+    }
+}
+
+extension QuerySource: CustomReflectable {
+    var customMirror: Mirror {
+        switch self {
+        case let .sql(sql, arguments):
+            return Mirror(self, children: ["sql": SQLRedaction.text(of: sql),
+                                           "arguments": SQLRedaction.mirrored(arguments, of: sql)], displayStyle: .enum)
+        case let .fragment(fragment, bindings):
+            return Mirror(self, children: ["fragment": fragment,
+                                           "bindings": SQLRedaction.mirrored(bindings, of: fragment.sql)], displayStyle: .enum)
+        case let .literal(_, sql):
+            return Mirror(self, children: ["literal": sql], displayStyle: .enum)
+        }
+    }
+}

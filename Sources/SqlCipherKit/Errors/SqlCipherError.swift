@@ -430,15 +430,16 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .invalidConfiguration(reason):
             return "Invalid DatabaseConfiguration: \(Self.clause(reason)). Nothing was opened."
         case let .schemaNotFound(schema, available):
-            return "This connection has no database named \"\(schema)\" (it has: \(available.joined(separator: ", "))). "
+            return "This connection has no database named \(SQLRenderer.visible(schema)) (it has: "
+                + "\(available.map(SQLRenderer.visible).joined(separator: ", "))). "
                 + "Pass one of those names, or attach the database first (ATTACH 'file' AS name KEY ...; on a DatabasePool "
                 + "in DatabaseConfiguration.prepareConnection, so that every connection has it)."
         case let .tableNotFound(table, schema):
-            return "Schema \"\(schema)\" has no table named \"\(table)\". Check the name and the schema "
+            return "Schema \(SQLRenderer.visible(schema)) has no table named \(SQLRenderer.visible(table)). Check the name and the schema "
                 + "(tableExists(_:in:) tells without throwing); a view has columns but no indexes, primary key or "
                 + "foreign keys."
         case let .deleteWithoutWhere(table):
-            return "Delete from \"\(table)\" has no where clause and would remove every row. Add .where(...) "
+            return "Delete from \(SQLRenderer.visible(table)) has no where clause and would remove every row. Add .where(...) "
                 + "or use Delete(table, allRows: true)."
         case let .decodingFailed(entity, column, stored, expected) where stored == SqlCipherError.noSuchColumn:
             return "Cannot decode \(entity): the row has no column \"\(column)\" (expected \(expected)). Select that "

@@ -113,6 +113,22 @@ enum RowSource: Sendable, Hashable {
     }
 }
 
+/// A live request's query prints as every query the caller holds does (Core/SQLTextRendering.swift):
+/// the text redacted, the values only where they cannot be key material.
+extension RowSource: CustomReflectable {
+    var customMirror: Mirror {
+        switch self {
+        case let .sql(sql, arguments):
+            return Mirror(self, children: ["sql": SQLRedaction.text(of: sql),
+                                           "arguments": SQLRedaction.mirrored(arguments, of: sql)], displayStyle: .enum)
+        case let .select(select):
+            return Mirror(self, children: ["select": select], displayStyle: .enum)
+        case let .literal(sql):
+            return Mirror(self, children: ["literal": sql], displayStyle: .enum)
+        }
+    }
+}
+
 extension LiveRequest where Value == [Row] {
     /// A raw SQL query; its rows, placeholder `[]`.
     ///

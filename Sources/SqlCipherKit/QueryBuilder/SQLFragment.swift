@@ -27,14 +27,26 @@ public struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
     /// The names of the template's ``Param``s (without the `:p_` prefix), in order of first use.
     public let parameterNames: [String]
 
-    /// The SQL text.
-    public var description: String { sql }
+    /// The SQL text, redacted where it names a key, as errors and traces show SQL (a fragment of
+    /// an ``SQL`` literal can hold `ATTACH … KEY '…'`).
+    public var description: String { SQLRedaction.text(of: sql) }
 
     /// The placeholder of the literal at `index` (0-based): `:l1` for 0.
     static func literalPlaceholder(_ index: Int) -> String { ":l\(index + 1)" }
 
     /// The placeholder of a user parameter: `:p_<name>`.
     static func parameterPlaceholder(_ name: String) -> String { ":p_" + name }
+}
+
+/// A fragment prints its text and literals as a trace event does: the text redacted, the literals
+/// left out when the statement can carry key material (`ATTACH ? AS archive KEY ?`).
+extension SQLFragment: CustomReflectable {
+    /// The redacted text, the literals (unless hidden) and the parameter names, so that `dump`
+    /// shows no key.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["sql": SQLRedaction.text(of: sql), "literals": SQLRedaction.mirrored(literals, of: sql),
+                                "parameterNames": parameterNames], displayStyle: .struct)
+    }
 }
 
 /// Builds an ``SQLFragment``: SQL text plus literals and parameter names, assigned in order.
@@ -118,10 +130,17 @@ struct SQLRenderer {
         }
     }
 
-    /// A name for messages, with control characters made visible.
+    /// A name for messages, in quotes, with control characters (NUL included) made visible and at
+    /// most ``visibleLimit`` characters shown: the one way an error description shows a name.
     static func visible(_ name: String) -> String {
         var text = "\""
+        var shown = 0
         for scalar in name.unicodeScalars {
+            if shown == visibleLimit {
+                let more = name.unicodeScalars.count - shown
+                return text + "\"… (\(more) more character\(more == 1 ? "" : "s"))"
+            }
+            shown += 1
             if scalar.value < 0x20 || scalar.value == 0x7F {
                 text += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
@@ -130,4 +149,9 @@ struct SQLRenderer {
         }
         return text + "\""
     }
+
+    /// The most characters of a name a message shows: an identifier, a table or a schema name can
+    /// be as long as SQL text, and an error message stays one readable line (the error's associated
+    /// value keeps the whole name).
+    static let visibleLimit = 200
 }

@@ -303,3 +303,27 @@ extension SQL: BindableArguments {
         try ArgumentList(values).bind(to: statement)
     }
 }
+
+/// An ``SQL`` value prints as a trace event shows a statement: its text through the package's one
+/// SQL redaction, and its values unless the statement is one whose values can be key material
+/// (`"ATTACH \(path) AS archive KEY \(passphrase)"` prints `ATTACH ? AS archive KEY '***'` and no
+/// values). `print`, string interpolation, `dump` and `String(reflecting:)` all go through it.
+extension SQL: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The text with a `?` for each value, redacted where it names a key, then the values
+    /// (left out for an `ATTACH`, a `VACUUM` or a key pragma, whose values can be a key).
+    ///
+    /// ```swift
+    /// let query: SQL = "SELECT * FROM notes WHERE owner = \(owner)"
+    /// print(query)   // SELECT * FROM notes WHERE owner = ?  ['alice']
+    /// ```
+    public var description: String { SQLRedaction.line(text, values: values) }
+
+    /// The same text as ``description``.
+    public var debugDescription: String { description }
+
+    /// The redacted text and the values as ``description`` shows them, so that `dump` shows no key.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["text": SQLRedaction.text(of: text), "values": SQLRedaction.mirrored(values, of: text)],
+               displayStyle: .struct)
+    }
+}

@@ -395,4 +395,38 @@ import Testing
         #expect(try await pool.execute(literal: "DELETE FROM notes WHERE owner = \(5)") == 3)
         await pool.close()
     }
+
+    /// Every way of printing a literal (`print`, interpolation, `String(reflecting:)`, `dump`), the
+    /// fragment it renders, and a live request holding it show its text through the
+    /// one SQL redaction, and no value of a statement whose values can be a key: printing
+    /// `"ATTACH \(path) AS o KEY \(passphrase)"` showed the passphrase (and a key written in the
+    /// literal's own text), while the trace of the same statement hid it. Other literals still show
+    /// their values.
+    @Test func aLiteralPrintsNoKey() async throws {
+        let dir = TemporaryDirectory()
+        let secret = "SeCrEt-passphrase-41"
+        let bound: SQL = "ATTACH \(dir.path("other.db")) AS other KEY \(secret)"
+        let written: SQL = "ATTACH 'other.db' AS other KEY 'SeCrEt-passphrase-41'"
+        let rawKey: SQL = "ATTACH \(dir.path("other.db")) AS other KEY \(Data(secret.utf8))"
+        let vacuum: SQL = "VACUUM INTO \("file:copy.db?key=" + secret)"
+        func printed(_ value: Any) -> [String] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            return ["\(value)", String(reflecting: value), dumped]
+        }
+        for literal in [bound, written, rawKey, vacuum] {
+            var shown = printed(literal) + printed(LiveRequest.query(literal: literal))
+            if let fragment = try? literal.render() { shown += printed(fragment) }
+            for text in shown {
+                #expect(!text.contains(secret) && !text.contains(hex(Data(secret.utf8))), "\(text)")
+            }
+        }
+        #expect("\(bound)".hasPrefix("ATTACH ? AS other KEY '***'"))
+        // Values of other statements are still shown, as a trace shows them.
+        let query: SQL = "SELECT title FROM notes WHERE owner = \(7) AND title = \("key=x")"
+        #expect("\(query)" == "SELECT title FROM notes WHERE owner = ? AND title = ?  [7, 'key=x']")
+        var dumped = ""
+        dump(query, to: &dumped)
+        #expect(dumped.contains("'key=x'"))
+    }
 }

@@ -362,6 +362,32 @@ import Testing
         await db.close()
     }
 
+    /// A name an error repeats is shown with its control characters visible and cut after 200
+    /// characters, as SQL text is cut after 1,000: a missing table named by a megabyte of text made
+    /// a megabyte-long message, and a NUL or a newline in a name went into the message as is.
+    /// The error's associated values keep the whole name.
+    @Test func errorsShowNamesVisiblyAndCut() async throws {
+        let dir = TemporaryDirectory()
+        let db = try database(dir)
+        let long = String(repeating: "n", count: 1_000_000)
+        let tooLong = await #expect(throws: SqlCipherError.tableNotFound(table: long, schema: "main")) {
+            try await db.columns(in: long)
+        }
+        let description = tooLong?.description ?? ""
+        #expect(description.count < 1_000 && description.contains("(999800 more characters)"), "\(description.prefix(400))")
+        let schema = await #expect(throws: SqlCipherError.self) { try await db.views(schema: long + "\0") }
+        #expect((schema?.description.count ?? .max) < 1_000)
+        let odd = await #expect(throws: SqlCipherError.self) { try await db.primaryKey(of: "a\0b\nc") }
+        #expect(odd?.description.contains(#""a\u{0}b\u{a}c""#) == true, "\(String(describing: odd))")
+        #expect(odd?.description.contains("\0") == false)
+        // The same cut for an identifier an SQL literal cannot quote.
+        let identifier = await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT * FROM \(identifier: long + "\0")")
+        }
+        #expect((identifier?.description.count ?? .max) < 1_000)
+        await db.close()
+    }
+
     // MARK: The ways in
 
     /// A pool answers from a reader; attached schemas need `prepareConnection` there, so that the
