@@ -305,8 +305,7 @@ enum DatabaseOpener {
             }
             return false
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue {
             throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
         }

@@ -90,7 +90,7 @@ enum ReadOnlyOpening {
     }
 
     private static func fileName(_ path: String) -> String {
-        (path as NSString).lastPathComponent
+        DatabasePath.lastComponent(of: path)
     }
 
     // MARK: WAL on storage that cannot be written
@@ -106,8 +106,7 @@ enum ReadOnlyOpening {
         let walCodes: Set<Int32> = [264, 520, 1288, 1544]
         guard code == 14 || (code == 8 && walCodes.contains(extended)) else { return nil }
         let name = fileName(path)
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         if readOnly {
             return .cannotOpen(
                 path: path,

@@ -49,6 +49,46 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
+    // MARK: Components
+    // The package's one way to take a path apart. Foundation's path methods of `NSString` trap on
+    // Linux for a relative path of one character (`deletingLastPathComponent` of "x", "é", "x/"
+    // or "."), which made `Database(path: "x")`, `backup(to: "x")` and every other entry given
+    // such a path end the process.
+
+    /// The folder part of `path`, as `deletingLastPathComponent` gives it: empty for a bare name
+    /// ("copy.db"), "/" for a file at the root; trailing slashes are ignored.
+    static func parent(of path: String) -> String {
+        let trimmed = trimmingTrailingSlashes(path)
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        let folder = trimmingTrailingSlashes(String(trimmed[..<slash]))
+        return folder.isEmpty ? "/" : folder
+    }
+
+    /// The folder of `path` to open or list: ``parent(of:)``, or "." for a bare name.
+    static func folder(of path: String) -> String {
+        let parent = parent(of: path)
+        return parent.isEmpty ? "." : parent
+    }
+
+    /// The last component of `path`, as `lastPathComponent` gives it; trailing slashes are ignored.
+    static func lastComponent(of path: String) -> String {
+        let trimmed = trimmingTrailingSlashes(path)
+        guard let slash = trimmed.lastIndex(of: "/") else { return trimmed }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// `name` inside `folder`; `name` alone for an empty folder.
+    static func joined(_ folder: String, _ name: String) -> String {
+        folder.isEmpty ? name : folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
+
+    /// `path` without its trailing slashes, or "/" when it is made of slashes only.
+    private static func trimmingTrailingSlashes(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+
     /// The path of the file `path` names, after following symbolic links in its last component.
     /// Unchanged for `:memory:` and for a path that is no link.
     ///
@@ -67,8 +107,7 @@ enum DatabasePath {
             if target.hasPrefix("/") {
                 current = target
             } else {
-                let folder = (current as NSString).deletingLastPathComponent
-                current = folder.isEmpty ? target : folder + "/" + target
+                current = joined(parent(of: current), target)
             }
         }
         throw SqlCipherError.cannotOpen(
@@ -150,8 +189,7 @@ final class CreationClaim: Sendable {
             if path != ":memory:" { try Self.waitForCreators(of: path) }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
@@ -205,8 +243,7 @@ final class CreationClaim: Sendable {
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when a creator holds the lock for
     ///   longer than ``timeoutSeconds``.
     static func waitForCreators(of path: String) throws {
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }  // releases the shared lock
@@ -241,8 +278,7 @@ final class CreationClaim: Sendable {
         }
         let error = errno
         guard error != EEXIST else { return }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
+        let folder = DatabasePath.folder(of: path)
         throw SqlCipherError.cannotOpen(
             path: path, reason: error == EACCES || error == EROFS || error == EPERM
                 ? "the folder \(folder) is not writable"
