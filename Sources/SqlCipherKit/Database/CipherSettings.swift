@@ -145,8 +145,8 @@ public struct CipherSettings: Sendable, Hashable {
                 + "its key. Open it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) and the salt kept when it was created "
                 + "(PRAGMA cipher_salt)"
             : "the key-derivation salt is not stored in the file, so a file created with \(given) could not be "
-                + "opened again. Create it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) (or export(to:key:cipher:) with "
-                + "DatabaseKey.rawKey(_:salt:)) and keep the salt"
+                + "opened again. Create it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) (or export(to:key:cipher:) or backup(to:key:) "
+                + "with DatabaseKey.rawKey(_:salt:)) and keep the salt"
         throw SqlCipherError.keyFailed(
             path: path, reason: "with a plaintext header (CipherSettings.plaintextHeaderSize) " + what)
     }

@@ -90,7 +90,7 @@ enum ReadOnlyOpening {
     }
 
     private static func fileName(_ path: String) -> String {
-        (path as NSString).lastPathComponent
+        DatabasePath.lastComponent(of: path)
     }
 
     // MARK: WAL on storage that cannot be written

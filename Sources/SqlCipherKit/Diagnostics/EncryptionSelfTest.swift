@@ -186,7 +186,7 @@ private struct Runner {
         let foundAfterClose = filesContainingMarker()
         let found = Array(Set(foundWhileOpen + foundAfterClose)).sorted()
         if found.isEmpty {
-            let names = scannedWhileOpen.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
+            let names = scannedWhileOpen.map { DatabasePath.lastComponent(of: $0) }.joined(separator: ", ")
             record(.markerAbsent, true, "the marker is in none of the files: scanned \(names) while open, and the "
                 + "database file again after closing")
         } else {

@@ -144,7 +144,7 @@ struct VerificationRun {
                     return fail(.notVerifiable, "The file or its -wal/-journal changed while it was copied: a program is "
                         + "writing to it. Run verify again when no program has it open")
                 }
-                let copy = folder + "/" + (target as NSString).lastPathComponent
+                let copy = folder + "/" + DatabasePath.lastComponent(of: target)
                 connection = try DatabaseVerifier.open(copy, key: key, candidate: opened.candidate, library: library, inPlace: false)
                 let what = [companions.walHasFrames ? "the -wal's frames" : nil,
                             companions.journalIsHot ? "a hot -journal (an interrupted transaction)" : nil]

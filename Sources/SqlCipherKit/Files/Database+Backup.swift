@@ -31,7 +31,9 @@ extension Database {
     /// - Throws: ``SqlCipherError/notEncrypted`` for an unencrypted database (its pages cannot be
     ///   copied into an encrypted file; use ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``),
     ///   ``SqlCipherError/cannotOpen(path:reason:)`` when `target` exists,
-    ///   ``SqlCipherError/conversionFailed(source:target:reason:)``, ``SqlCipherError/databaseClosed``,
+    ///   ``SqlCipherError/conversionFailed(source:target:reason:)`` (also inside a raw `BEGIN` that
+    ///   has written, and when another connection keeps the file locked past `busyTimeout`),
+    ///   ``SqlCipherError/databaseClosed``,
     ///   `CancellationError`.
     public func backup(to target: String, key: DatabaseKey, pagesPerStep: Int = 256,
                        progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
@@ -40,7 +42,7 @@ extension Database {
         try Task.checkCancellation()
         let run = try core.asInternal {
             try HotBackup(source: core, sourcePath: path, target: target, key: key, cipher: cipherSettings,
-                          pagesPerStep: pagesPerStep, progress: progress)
+                          pagesPerStep: pagesPerStep, sourceMayWrite: true, progress: progress)
         }
         while try !core.asInternal({ try run.step() }) {
             // Other calls run on the actor here.
@@ -76,7 +78,7 @@ extension DatabasePool {
                     // The snapshot begins at the first read.
                     let expected = try Exporter.contents(of: core, schema: "main")
                     let run = try HotBackup(source: core, sourcePath: path, target: target, key: key, cipher: cipher,
-                                            pagesPerStep: pagesPerStep, progress: progress)
+                                            pagesPerStep: pagesPerStep, sourceMayWrite: false, progress: progress)
                     while try !run.step() {
                         try Task.checkCancellation()
                     }

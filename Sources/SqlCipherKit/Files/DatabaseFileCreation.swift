@@ -49,6 +49,12 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
+    // MARK: Components
+    // The package's one way to take a path apart. Foundation's path methods of `NSString` trap on
+    // Linux for a relative path of one character (`deletingLastPathComponent` of "x", "é", "x/"
+    // or "."), which made `Database(path: "x")`, `backup(to: "x")` and every other entry given
+    // such a path end the process.
+
     /// The folder that holds `path`, `.` for a bare file name: Foundation's
     /// `deletingLastPathComponent` (runs of `/` count as one, a trailing `/` is dropped, `/x`
     /// gives `/`), with an empty answer read as the working folder, and `/` for a path of
@@ -85,6 +91,31 @@ enum DatabasePath {
         return String(decoding: compressed, as: UTF8.self)
     }
 
+    /// The folder part of `path` as `deletingLastPathComponent` writes it: empty for a bare name
+    /// ("copy.db"), otherwise ``folder(of:)``.
+    static func parent(of path: String) -> String {
+        trimmingTrailingSlashes(path).contains("/") ? folder(of: path) : ""
+    }
+
+    /// The last component of `path`, as `lastPathComponent` gives it; trailing slashes are ignored.
+    static func lastComponent(of path: String) -> String {
+        let trimmed = trimmingTrailingSlashes(path)
+        guard let slash = trimmed.lastIndex(of: "/") else { return trimmed }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// `name` inside `folder`; `name` alone for an empty folder.
+    static func joined(_ folder: String, _ name: String) -> String {
+        folder.isEmpty ? name : folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
+
+    /// `path` without its trailing slashes, or "/" when it is made of slashes only.
+    private static func trimmingTrailingSlashes(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+
     /// The path of the file `path` names, after following symbolic links in its last component.
     /// Unchanged for `:memory:` and for a path that is no link.
     ///
@@ -103,8 +134,7 @@ enum DatabasePath {
             if target.hasPrefix("/") {
                 current = target
             } else {
-                let folder = (current as NSString).deletingLastPathComponent
-                current = folder.isEmpty ? target : folder + "/" + target
+                current = joined(parent(of: current), target)
             }
         }
         throw SqlCipherError.cannotOpen(

@@ -60,7 +60,7 @@ enum FileReplacement {
             try? removeDatabaseFiles(replacement)
             throw fail("\(path)-journal exists: another connection is writing to the file; close it first")
         }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = DatabasePath.folder(of: path)
         do {
             // The new file gets the original's permissions (SQLite creates files with the umask's).
             var original = stat()
@@ -68,10 +68,10 @@ enum FileReplacement {
                 guard chmod(replacement, original.st_mode & 0o7777) == 0 else { throw posixError("chmod \(replacement)") }
             }
             try fsyncPath(replacement, directory: false)
-            try fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+            try fsyncPath(folder, directory: true)
             if let backup {
                 guard link(path, backup) == 0 else { throw posixError("link \(path) to \(backup)") }
-                try fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+                try fsyncPath(folder, directory: true)
             }
         } catch {
             try? removeDatabaseFiles(replacement)
@@ -85,7 +85,7 @@ enum FileReplacement {
         }
         // After the rename the new file is in place; a failing folder sync can only mean that the
         // switch may not survive a power loss, which leaves the old file: still no data lost.
-        _ = try? fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+        _ = try? fsyncPath(folder, directory: true)
         for stale in [path + "-wal", path + "-shm"] { unlink(stale) }
     }
 

@@ -17,9 +17,8 @@ import Darwin
 enum HiddenCopy {
     /// A new hidden name beside `target` for a copy of this kind (`backup`, `export`).
     static func path(besides target: String, kind: String) -> String {
-        let folder = (target as NSString).deletingLastPathComponent
-        let name = "." + (target as NSString).lastPathComponent + "." + kind + "-" + UUID().uuidString
-        return folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
+        let name = "." + DatabasePath.lastComponent(of: target) + "." + kind + "-" + UUID().uuidString
+        return DatabasePath.joined(DatabasePath.parent(of: target), name)
     }
 
     /// Takes the `flock` that marks the just-created `file` as a live writer's, and checks that
@@ -49,11 +48,11 @@ enum HiddenCopy {
     /// `.<name>.<kind>-<UUID>` regular file that no process holds the `flock` of, with its
     /// `-journal`, `-wal` and `-shm`. Never throws: a file that cannot be proven dead is left.
     static func removeDead(besides target: String, kind: String) {
-        let folder = (target as NSString).deletingLastPathComponent
-        let prefix = "." + (target as NSString).lastPathComponent + "." + kind + "-"
+        let folder = DatabasePath.parent(of: target)
+        let prefix = "." + DatabasePath.lastComponent(of: target) + "." + kind + "-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return }
         for name in names where name.hasPrefix(prefix) && UUID(uuidString: String(name.dropFirst(prefix.count))) != nil {
-            let file = folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
+            let file = DatabasePath.joined(folder, name)
             let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard descriptor >= 0 else { continue }
             defer { _ = close(descriptor) }
@@ -77,7 +76,6 @@ enum HiddenCopy {
                 + "while the copy was written: remove it or choose another path")
         }
         unlink(file)
-        let folder = (target as NSString).deletingLastPathComponent
-        try FileReplacement.fsyncPath(folder.isEmpty ? "." : folder, directory: true)
+        try FileReplacement.fsyncPath(DatabasePath.folder(of: target), directory: true)
     }
 }

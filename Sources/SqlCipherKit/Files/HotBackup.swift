@@ -21,6 +21,9 @@ final class HotBackup: @unchecked Sendable {
     private let key: KeyMaterial
     private let cipher: CipherSettings
     private let pagesPerStep: Int32
+    /// Whether the source connection can hold a write transaction of its own (a `Database`'s; a
+    /// pool's reader cannot).
+    private let sourceMayWrite: Bool
     private let claim: CreationClaim
     private var destination: SQLiteConnection? = nil
     private var handle: OpaquePointer? = nil
@@ -35,22 +38,37 @@ final class HotBackup: @unchecked Sendable {
     ///   does not, ``SqlCipherError/conversionFailed(source:target:reason:)`` when the copy cannot
     ///   start.
     init(source: SQLiteConnection, sourcePath: String, target: String, key: DatabaseKey, cipher: CipherSettings,
-         pagesPerStep: Int, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+         pagesPerStep: Int, sourceMayWrite: Bool, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         // A dead backup's hidden file is removed first, even when the target is refused because
         // it exists: otherwise it stayed beside the target for as long as the target did.
         HiddenCopy.removeDead(besides: target, kind: "backup")
         try Exporter.checkNewTarget(target)
         let material = try key.material()
+        // Before the work file exists: with a plaintext header only a raw key with its salt could
+        // open the copy again (the work file's refusal named the work file).
+        try cipher.requireSaltedKey(material, path: target)
         self.source = source
         self.sourcePath = sourcePath
         self.target = target
         self.key = material
         self.cipher = cipher
         self.pagesPerStep = Int32(clamping: max(1, pagesPerStep))
+        self.sourceMayWrite = sourceMayWrite
         // Beside the target, in its folder (so the final link stays on one file system), under a
         // name no other backup picks.
-        temporary = HiddenCopy.path(besides: target, kind: "backup")
-        claim = try Exporter.createTarget(temporary)
+        let temporary = HiddenCopy.path(besides: target, kind: "backup")
+        self.temporary = temporary
+        // An error about the work file names the target the caller gave: the work file is removed
+        // before anyone sees the error.
+        func named(_ error: any Error) -> any Error {
+            guard case let SqlCipherError.cannotOpen(path, reason) = error, path == temporary else { return error }
+            return SqlCipherError.cannotOpen(path: target, reason: reason.replacingOccurrences(of: temporary, with: target))
+        }
+        do {
+            claim = try Exporter.createTarget(temporary)
+        } catch {
+            throw named(error)
+        }
         do {
             ownership = try HiddenCopy.own(temporary, fail: fail)
             let opened = try DatabaseOpener.open(path: temporary, key: try key.material(), journalMode: .rollback,
@@ -65,7 +83,7 @@ final class HotBackup: @unchecked Sendable {
             reporter?.start()
         } catch {
             abandon()
-            throw error
+            throw named(error)
         }
     }
 
@@ -73,19 +91,29 @@ final class HotBackup: @unchecked Sendable {
         abandon()
     }
 
-    /// Copies the next pages; returns true once every page is copied. A source locked by another
-    /// connection at this moment (`SQLITE_BUSY`, `SQLITE_LOCKED`) copies nothing now and is tried
-    /// again at the next step.
+    /// Copies the next pages; returns true once every page is copied.
+    ///
+    /// A step never comes back to a lock: SQLite returns `SQLITE_BUSY` at once while the source
+    /// connection itself has written in a transaction it has not ended (a raw `BEGIN`), and
+    /// otherwise only after the source's busy handler waited its whole busy timeout for another
+    /// connection's lock. Both used to be tried again at the next step, forever: the backup spun
+    /// until the process was killed.
     func step() throws -> Bool {
         guard let handle else { throw fail("the backup was already ended") }
         let rc = scb_backup_step(handle, pagesPerStep)
         switch rc {
         case 101:  // SQLITE_DONE
             return true
-        case 0, 5, 6:  // SQLITE_OK, SQLITE_BUSY, SQLITE_LOCKED
+        case 0:  // SQLITE_OK
             let total = Int64(scb_backup_pagecount(handle))
             reporter?.report(total - Int64(scb_backup_remaining(handle)))
             return false
+        case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
+            if sourceMayWrite && source.isInTransaction {
+                throw fail("the database has a transaction open that has written (a BEGIN without COMMIT), and a "
+                    + "backup copies committed pages only: commit or roll back that transaction, then back up again")
+            }
+            throw fail("the source database is locked" + SQLiteConnection.busyAdvice)
         default:
             let message = destination.map { String(cString: scb_errmsg($0.handle)) } ?? "error \(rc)"
             throw fail("SQLite's backup step failed (\(rc)): \(message)")

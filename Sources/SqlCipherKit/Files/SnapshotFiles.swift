@@ -152,7 +152,7 @@ enum SnapshotFiles {
     /// file name: each file's bytes (a `-wal` only as far as it is valid), into files created new
     /// (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600).
     static func copy(_ database: String, into directory: String) throws {
-        let name = (database as NSString).lastPathComponent
+        let name = DatabasePath.lastComponent(of: database)
         for (suffix, source) in try sources(of: database) where source.copyLength > 0 || suffix == "" {
             try copyBytes(source.path, to: directory + "/" + name + suffix, length: source.copyLength, database: database)
         }

@@ -16,7 +16,8 @@ import CSqlCipherBridge
 /// character of the input is FTS5 syntax: quotes, `*`, `^`, `:`, `NEAR(`, `AND`, `OR`, `NOT` and
 /// column filters are all searched as text, and the pattern is never a syntax error. They return
 /// nil when the input holds no token (only spaces and punctuation, for example): there is then
-/// nothing to search for, and an empty FTS5 query would be an error.
+/// nothing to search for, and an empty FTS5 query would be an error. Under `trigram` a token of
+/// fewer than three characters can match no row, so it is left out (and a phrase that short is nil).
 ///
 /// One limit is the table's, not the pattern's: a table made with `detail=column` or `detail=none`
 /// (``CreateFTS5Table/detail(_:)``) answers a phrase of several tokens with an error ("phrase
@@ -42,14 +43,14 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
     /// `tokenizer` is the table's tokenizer: it chooses how `text` is split (for `trigram`, at
     /// white space only). Nil when `text` holds no token.
     public init?(matchingAllTokensIn text: String, tokenizer: FTS5Tokenizer = .unicode61) {
-        let tokens = Self.tokens(in: text, tokenizer.splitting)
+        let tokens = Self.searchableTokens(in: text, tokenizer.splitting)
         guard !tokens.isEmpty else { return nil }
         self.init(unchecked: tokens.map(Self.quoted).joined(separator: " AND "))
     }
 
     /// Rows holding at least one token of `text` (`"a" OR "b"`). Nil when `text` holds no token.
     public init?(matchingAnyTokenIn text: String, tokenizer: FTS5Tokenizer = .unicode61) {
-        let tokens = Self.tokens(in: text, tokenizer.splitting)
+        let tokens = Self.searchableTokens(in: text, tokenizer.splitting)
         guard !tokens.isEmpty else { return nil }
         self.init(unchecked: tokens.map(Self.quoted).joined(separator: " OR "))
     }
@@ -57,15 +58,17 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
     /// Rows holding the tokens of `text` next to each other, in order (`"a b"`). Nil when `text`
     /// holds no token. Needs a table with `detail=full` (the default) when `text` has several tokens.
     public init?(matchingPhrase text: String, tokenizer: FTS5Tokenizer = .unicode61) {
-        let tokens = Self.tokens(in: text, tokenizer.splitting)
-        guard !tokens.isEmpty else { return nil }
-        self.init(unchecked: Self.quoted(tokens.joined(separator: " ")))
+        let phrase = Self.tokens(in: text, tokenizer.splitting).joined(separator: " ")
+        guard phrase.unicodeScalars.count >= (tokenizer.splitting == .whitespace ? Self.trigramLength : 1) else {
+            return nil
+        }
+        self.init(unchecked: Self.quoted(phrase))
     }
 
     /// Rows holding, for every token of `text`, a token that starts with it (`"a"* AND "b"*`): what a
     /// search field shows while the user types. Nil when `text` holds no token.
     public init?(matchingAllPrefixesIn text: String, tokenizer: FTS5Tokenizer = .unicode61) {
-        let tokens = Self.tokens(in: text, tokenizer.splitting)
+        let tokens = Self.searchableTokens(in: text, tokenizer.splitting)
         guard !tokens.isEmpty else { return nil }
         self.init(unchecked: tokens.map { Self.quoted($0) + "*" }.joined(separator: " AND "))
     }
@@ -146,6 +149,18 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
                 return false
             }
         }
+    }
+
+    /// The characters of one `trigram` token.
+    static let trigramLength = 3
+
+    /// The tokens of `text` that can match a row. Under `trigram` a token shorter than three
+    /// characters holds no trigram: FTS5 finds no row for it, so one such token in an `AND` would
+    /// empty the whole result (a search field showed nothing while the user typed "hello w").
+    static func searchableTokens(in text: String, _ splitting: Splitting) -> [String] {
+        let tokens = tokens(in: text, splitting)
+        guard splitting == .whitespace else { return tokens }
+        return tokens.filter { $0.unicodeScalars.count >= trigramLength }
     }
 
     /// `token` as an FTS5 string: in double quotes, with each `"` doubled. Inside such a string no

@@ -40,11 +40,20 @@ extension TableName {
     /// (https://sqlite.org/fts5.html#the_snippet_function). `column` is the index of the column to
     /// take it from (0 for the first), nil for the best one; `maxTokens` is 1...64. The texts are
     /// bound values.
+    ///
+    /// A negative `column`, one past SQLite's limit of 32,767 columns, or a text holding a NUL
+    /// character (FTS5 reads these texts only up to their first NUL) is refused with
+    /// ``SqlCipherError/invalidQuery(reason:)`` when the statement renders. A `column` past the
+    /// table's last column makes the query fail with SQLite's "column index out of range".
     public func snippet(column: Int? = nil, before: String, after: String, ellipsis: String = "…",
                         maxTokens: Int = 15) -> SQLExpression {
         guard (1...64).contains(maxTokens) else {
             return SQLExpression(.invalid(
                 reason: "snippet(maxTokens: \(maxTokens)) is out of range; FTS5 takes 1 to 64 tokens", identity: 0))
+        }
+        if let reason = Self.auxiliaryRefusal("snippet", column: column,
+                                                texts: [("before", before), ("after", after), ("ellipsis", ellipsis)]) {
+            return SQLExpression(.invalid(reason: reason, identity: 0))
         }
         let arguments: [SQLExpression] = [
             fullTextColumn, .literal(column ?? -1), .literal(before), .literal(after), .literal(ellipsis),
@@ -56,9 +65,33 @@ extension TableName {
     /// `highlight(…)`: the whole text of column number `column` (0 for the first) of a matching row,
     /// each match between `before` and `after` (https://sqlite.org/fts5.html#the_highlight_function).
     /// The texts are bound values.
+    ///
+    /// A negative `column`, one past SQLite's limit of 32,767 columns, or a text holding a NUL
+    /// character (FTS5 reads these texts only up to their first NUL) is refused with
+    /// ``SqlCipherError/invalidQuery(reason:)`` when the statement renders. A `column` past the
+    /// table's last column gives an empty result: SQLite's `highlight` does not report it.
     public func highlight(column: Int, before: String, after: String) -> SQLExpression {
+        if let reason = Self.auxiliaryRefusal("highlight", column: column, texts: [("before", before), ("after", after)]) {
+            return SQLExpression(.invalid(reason: reason, identity: 0))
+        }
         let arguments: [SQLExpression] = [fullTextColumn, .literal(column), .literal(before), .literal(after)]
         return SQLExpression(.function(.highlight, arguments.map(\.node)), over: fullTextColumn, arguments)
+    }
+
+    /// Why `snippet` or `highlight` cannot take these arguments, or nil when it can. FTS5 reads a
+    /// column index as a 32-bit integer (`1 << 32` is column 0, and any negative index is
+    /// `snippet`'s "best column") and its texts as C text, which ends at the first NUL: each of
+    /// those would quietly run another call than the one written.
+    static func auxiliaryRefusal(_ function: String, column: Int?, texts: [(String, String)]) -> String? {
+        if let column, !(0..<32_767).contains(column) {
+            return "\(function)(column: \(column)) is out of range; give the index of one of the FTS5 table's "
+                + "columns, 0 for the first" + (function == "snippet" ? ", or nil for the best one" : "")
+        }
+        for (name, text) in texts where text.utf8.contains(0) {
+            return "\(function)(\(name): \(SQLRenderer.visible(text))) holds a NUL character, and FTS5 reads it only "
+                + "up to its first NUL; remove the NUL"
+        }
+        return nil
     }
 }
 

@@ -155,6 +155,33 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.db"])
     }
 
+    /// A relative path of one character ("x/", ".", "é/") ended the process: Foundation's
+    /// `deletingLastPathComponent` traps on Linux for such a path, and every opening, backup,
+    /// export and conversion took its path apart with it. Each is now a typed refusal (these
+    /// paths name folders), and nothing is created in the working directory.
+    @Test func aOneCharacterRelativePathIsATypedErrorNotACrash() async throws {
+        let folder = TemporaryDirectory()
+        let db = try Database(path: folder.path("live.db"), key: "live", cipher: CipherSettings(kdfIterations: 1000))
+        try await db.execute("CREATE TABLE t(v)")
+        let plain = try Database(unencryptedPath: folder.path("plain.db"))
+        try await plain.execute("CREATE TABLE t(v)")
+        await plain.close()
+        let before = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)
+        for path in ["x/", ".", "é/", "x//"] {
+            #expect(throws: SqlCipherError.self, "\(path)") { _ = try Database(path: path, key: "k") }
+            #expect(throws: SqlCipherError.self, "\(path)") { _ = try Database(unencryptedPath: path) }
+            #expect(throws: SqlCipherError.self, "\(path)") { _ = try DatabasePool(path: path, key: "k") }
+            await #expect(throws: SqlCipherError.self, "\(path)") { try await db.backup(to: path, key: "k") }
+            await #expect(throws: SqlCipherError.self, "\(path)") { try await db.export(to: path, key: "k") }
+            await #expect(throws: SqlCipherError.self, "\(path)") { try await db.exportDecrypted(to: path) }
+            #expect(throws: SqlCipherError.self, "\(path)") {
+                try Database.encrypt(plaintextAt: folder.path("plain.db"), to: path, key: "k")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath) == before)
+        await db.close()
+    }
+
     @Test func aLoopOfSymlinksIsATypedError() throws {
         let folder = TemporaryDirectory()
         try FileManager.default.createSymbolicLink(atPath: folder.path("a.db"), withDestinationPath: "b.db")

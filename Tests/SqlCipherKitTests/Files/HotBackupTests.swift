@@ -88,6 +88,69 @@ import Testing
         await db.close()
     }
 
+    /// A step that meets a lock no later step outlives fails with what to do. Before, the
+    /// `SQLITE_BUSY` that SQLite returns while the database's own transaction has written was
+    /// tried again at the next step, forever: the call hung.
+    @Test func aLockNoStepOutlivesFailsInsteadOfSpinning() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir, rows: 10)
+        try await db.execute("BEGIN")
+        try await db.execute("INSERT INTO notes(body) VALUES ('not committed')")
+        do {
+            try await db.backup(to: dir.path("copy.db"), key: "copy")
+            Issue.record("a backup inside a transaction that wrote ended")
+        } catch let SqlCipherError.conversionFailed(_, target, reason) {
+            #expect(target == dir.path("copy.db"))
+            #expect(reason.contains("commit or roll back"), "\(reason)")
+        }
+        try await db.execute("ROLLBACK")
+        #expect(try otherFiles(dir).isEmpty)
+        try await db.backup(to: dir.path("copy.db"), key: "copy")
+        #expect(try await count(dir.path("copy.db"), "copy") == 10)
+        await db.close()
+    }
+
+    /// Refusals about the copy name the target the caller gave, before any work file exists: a
+    /// plaintext header with a key that does not carry its salt named the hidden work file (already
+    /// removed), and a NUL in the target wrote the copy under another name.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers need SQLCipher 4"))
+    func badTargetsAndKeysAreRefusedByTheTargetsName() async throws {
+        let dir = TemporaryDirectory()
+        let salt = Data("0123456789abcdef".utf8)
+        let source = try Database(path: dir.path("live.db"), key: .rawKey(rawKey(3), salt: salt),
+                                  cipher: CipherSettings(plaintextHeaderSize: 32))
+        try await source.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)")
+        for key: DatabaseKey in ["passphrase", .rawKey(rawKey(4))] {
+            do {
+                try await source.backup(to: dir.path("copy.db"), key: key)
+                Issue.record("a copy that no key could open again was written")
+            } catch let SqlCipherError.keyFailed(path, reason) {
+                #expect(path == dir.path("copy.db"))
+                #expect(reason.contains("backup(to:key:)"), "\(reason)")
+            }
+        }
+        try await source.backup(to: dir.path("copy.db"), key: .rawKey(rawKey(4), salt: salt))
+        let copy = try Database(path: dir.path("copy.db"), key: .rawKey(rawKey(4), salt: salt),
+                                cipher: CipherSettings(plaintextHeaderSize: 32), readOnly: true)
+        #expect(try await copy.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 0)
+        await copy.close()
+
+        do {
+            try await source.backup(to: dir.url.path + "/new.db\0x", key: .rawKey(rawKey(4), salt: salt))
+            Issue.record("a target with NUL was written")
+        } catch let SqlCipherError.cannotOpen(_, reason) {
+            #expect(reason.contains("NUL"))
+        }
+        do {
+            try await source.backup(to: "/proc/copy.db", key: .rawKey(rawKey(4), salt: salt))
+            Issue.record("a copy was written into /proc")
+        } catch let SqlCipherError.cannotOpen(path, _) {
+            #expect(path == "/proc/copy.db")
+        }
+        #expect(try otherFiles(dir) == ["copy.db"])
+        await source.close()
+    }
+
     @Test func anUnencryptedDatabaseIsRefused() async throws {
         let dir = TemporaryDirectory()
         let plain = try Database(unencryptedPath: dir.path("plain.db"))

@@ -11,7 +11,7 @@ import Testing
         #expect(FTS5Pattern(matchingPhrase: " said, \"hello\" ")?.rawPattern == #""said hello""#)
         #expect(FTS5Pattern(matchingAllPrefixesIn: "enc no*")?.rawPattern == #""enc"* AND "no"*"#)
         // Under trigram only white space separates, so a quote can be part of a token: it is doubled.
-        #expect(FTS5Pattern(matchingAllTokensIn: #"a"b c"#, tokenizer: .trigram())?.rawPattern == #""a""b" AND "c""#)
+        #expect(FTS5Pattern(matchingAllTokensIn: #"a"b cde"#, tokenizer: .trigram())?.rawPattern == #""a""b" AND "cde""#)
         // ascii: every non-ASCII character is part of a word, punctuation separates.
         #expect(FTS5Pattern(matchingAllTokensIn: "🎉x,y", tokenizer: .ascii)?.rawPattern == #""🎉x" AND "y""#)
         // A combining accent stays with its letter; NUL and other controls always separate.
@@ -95,6 +95,33 @@ import Testing
             let pattern = try #require(FTS5Pattern(matchingAllPrefixesIn: text))
             #expect(try await t.ids(matching: pattern) == expected, "prefixes of \(text.debugDescription)")
         }
+    }
+
+    /// Under trigram a token of one or two characters holds no trigram and FTS5 finds no row for
+    /// it: "hello w", typed into a search field, found nothing though "hello world" was there.
+    @Test(.enabled(if: libraryHasFTS5() && sqliteVersionIsAtLeast(3_034_000), "needs FTS5's trigram"))
+    func trigramPatternsLeaveOutTokensTooShortToMatch() async throws {
+        #expect(FTS5Pattern(matchingAllTokensIn: "hello w", tokenizer: .trigram())?.rawPattern == #""hello""#)
+        #expect(FTS5Pattern(matchingAnyTokenIn: "a bc", tokenizer: .trigram()) == nil)
+        #expect(FTS5Pattern(matchingAllPrefixesIn: "wor h", tokenizer: .trigram())?.rawPattern == #""wor"*"#)
+        #expect(FTS5Pattern(matchingPhrase: "o w", tokenizer: .trigram())?.rawPattern == #""o w""#)
+        #expect(FTS5Pattern(matchingPhrase: "ab", tokenizer: .trigram()) == nil)
+        // The characters are counted, not their bytes: "éé" is two.
+        #expect(FTS5Pattern(matchingAllTokensIn: "éé", tokenizer: .trigram()) == nil)
+
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("tri.db"), rawKey: rawKey(5))
+        let tri = TableName("tri")
+        try await db.migrate([FTSMigration("tri") { ctx in try ctx.execute(CreateFTS5Table(tri).column("text").tokenizer(.trigram())) }])
+        try await db.execute("INSERT INTO tri(text) VALUES ('hello world'), ('goodbye')")
+        func count(_ pattern: FTS5Pattern?) async throws -> Int {
+            try await db.query(Select(col("rowid")).from(tri).where(tri.match(try #require(pattern)))).count
+        }
+        #expect(try await count(FTS5Pattern(matchingAllTokensIn: "hello w", tokenizer: .trigram())) == 1)
+        #expect(try await count(FTS5Pattern(matchingAllPrefixesIn: "hel wo", tokenizer: .trigram())) == 1)
+        #expect(try await count(FTS5Pattern(matchingAnyTokenIn: "bye x", tokenizer: .trigram())) == 1)
+        #expect(try await count(FTS5Pattern(matchingPhrase: "o w", tokenizer: .trigram())) == 1)
+        await db.close()
     }
 
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func rawPatternsAreCheckedBySQLite() async throws {

@@ -50,6 +50,41 @@ import Testing
         }
     }
 
+    /// FTS5 reads a column index as a 32-bit integer and its texts as C text: an index of
+    /// `1 << 32 | 1` highlighted column 1, any negative index was snippet's "best column", and a
+    /// NUL cut `before` short. Each is refused when the statement renders, before SQLite sees it.
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func argumentsFTS5WouldReadAsOthersAreRefused() async throws {
+        let t = try await NotesDatabase()
+        try await t.add("title words", "body words")
+        let index = NotesDatabase.index
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "words"))
+        let refused: [(String, SQLExpression)] = [
+            ("highlight 2^32+1", index.highlight(column: (1 << 32) + 1, before: "[", after: "]")),
+            ("highlight -1", index.highlight(column: -1, before: "[", after: "]")),
+            ("highlight Int.max", index.highlight(column: .max, before: "[", after: "]")),
+            ("snippet -5", index.snippet(column: -5, before: "[", after: "]")),
+            ("snippet 2^32", index.snippet(column: 1 << 32, before: "[", after: "]")),
+            ("highlight NUL before", index.highlight(column: 0, before: "<b\0x>", after: "]")),
+            ("highlight NUL after", index.highlight(column: 0, before: "[", after: "\0")),
+            ("snippet NUL ellipsis", index.snippet(before: "[", after: "]", ellipsis: ".\0.")),
+        ]
+        for (label, expression) in refused {
+            do {
+                _ = try await t.db.query(Select(expression).from(index).where(index.match(pattern)))
+                Issue.record("\(label) ran")
+            } catch let SqlCipherError.invalidQuery(reason) {
+                #expect(reason.contains("out of range") || reason.contains("NUL"), "\(label): \(reason)")
+            }
+        }
+        // The edges that are columns still run: the last possible index gives nothing past the table's columns.
+        let edge = try await t.db.query(
+            Select(index.highlight(column: 1, before: "[", after: "]"), index.highlight(column: 32_766, before: "[", after: "]"))
+                .from(index).where(index.match(pattern)))
+        #expect(edge.first?.get(0, as: String.self) == "body [words]")
+        let pastTheColumns = edge.first?.get(1, as: String.self) ?? ""
+        #expect(pastTheColumns.isEmpty)
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aParamPatternRunsOneTemplate() async throws {
         let t = try await NotesDatabase()
         try await t.add("a", "first words")
