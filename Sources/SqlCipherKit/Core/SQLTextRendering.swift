@@ -33,14 +33,19 @@ extension SQLRedaction {
     static func mirrored(_ values: Any, of sql: String) -> Any {
         hidesArguments(of: sql) ? hiddenValues : values
     }
+
+    /// The mirror children of a query held as text and its arguments (a stream's, a live
+    /// request's): the redacted text, and the arguments where they may be shown.
+    static func children(sql: String, arguments: Any) -> [Mirror.Child] {
+        [(label: "sql", value: text(of: sql)), (label: "arguments", value: mirrored(arguments, of: sql))]
+    }
 }
 
 extension QuerySource: CustomReflectable {
     var customMirror: Mirror {
         switch self {
         case let .sql(sql, arguments):
-            return Mirror(self, children: ["sql": SQLRedaction.text(of: sql),
-                                           "arguments": SQLRedaction.mirrored(arguments, of: sql)], displayStyle: .enum)
+            return Mirror(self, children: SQLRedaction.children(sql: sql, arguments: arguments), displayStyle: .enum)
         case let .fragment(fragment, bindings):
             return Mirror(self, children: ["fragment": fragment,
                                            "bindings": SQLRedaction.mirrored(bindings, of: fragment.sql)], displayStyle: .enum)

@@ -119,8 +119,7 @@ extension RowSource: CustomReflectable {
     var customMirror: Mirror {
         switch self {
         case let .sql(sql, arguments):
-            return Mirror(self, children: ["sql": SQLRedaction.text(of: sql),
-                                           "arguments": SQLRedaction.mirrored(arguments, of: sql)], displayStyle: .enum)
+            return Mirror(self, children: SQLRedaction.children(sql: sql, arguments: arguments), displayStyle: .enum)
         case let .select(select):
             return Mirror(self, children: ["select": select], displayStyle: .enum)
         case let .literal(sql):
