@@ -306,25 +306,26 @@ struct Exporter {
     /// Opens `path` as an existing plaintext database: the source of ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``
     /// and of ``InPlaceEncryption``.
     static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
-        guard let header = FileHeader(path: path), header.fileSize > 0 else { throw noPlaintextSource(path) }
+        guard let header = FileHeader(path: path), header.fileSize > 0 else { throw noSource(path) }
         return try SourceLock.describingBusy(path) {
             try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
         }
     }
 
-    /// Why `path` holds no plaintext database to read (it has no readable header, or an empty
-    /// one): missing, a symlink loop, a pipe, socket, device or directory, or an empty file. The
-    /// one refusal of every call that reads an existing plaintext file (the conversions and
-    /// `importPlaintext(from:as:_:)`), so each names the file's kind the same way.
-    static func noPlaintextSource(_ path: String) -> SqlCipherError {
+    /// Why `path` holds no database to read (it has no readable header, or an empty one):
+    /// missing, a symlink loop, a pipe, socket, device or directory, or an empty file. The one
+    /// refusal of every call that converts or reads an existing file it did not open itself (the
+    /// conversions, the SQLCipher 3 upgrade, `importPlaintext(from:as:_:)`), so each names the
+    /// file's kind the same way; `expected` says what the path should hold.
+    static func noSource(_ path: String, expected: String = "a plaintext SQLite database") -> SqlCipherError {
         var info = stat()
         let reason: String
         if stat(path, &info) != 0 {
             reason = errno == ELOOP
                 ? "it is a symbolic link that leads through too many links (a loop?); point it at the database file"
-                : "there is no database file there (\(String(cString: strerror(errno))))"
+                : "there is no database file there (\(String(cString: strerror(errno)))); give the path of \(expected)"
         } else if let kind = SnapshotFiles.specialKind(mode: info.st_mode) {
-            reason = "it is \(kind), not a database file; give the path of a plaintext SQLite database"
+            reason = "it is \(kind), not a database file; give the path of \(expected)"
         } else if info.st_size == 0 {
             reason = "the file is empty: there is no database in it"
         } else {

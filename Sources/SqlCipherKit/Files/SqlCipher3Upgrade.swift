@@ -11,6 +11,11 @@ enum SqlCipher3Upgrade {
         let material = try key.material()
         // Through a symbolic link, the file to upgrade is its target (see encryptInPlace).
         let path = SnapshotFiles.resolvedPath(path)
+        // The opening below would create a missing file: an upgrade of a mistyped path made an
+        // empty database there and reported success.
+        guard let header = FileHeader(path: path), header.fileSize > 0 else {
+            throw Exporter.noSource(path, expected: "the SQLCipher 3 database to upgrade")
+        }
         let temporary = path + ".sqlcipherkit-upgrading"
         let lock = try ConversionLock(path: path)
         defer { lock.release() }

@@ -366,4 +366,28 @@ import Testing
         #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: "wrong") }
         #expect(FileManager.default.contents(atPath: path) == before)
     }
+
+    /// An upgrade of a missing path (a typo) opened it as a new database: it created an empty
+    /// file there, "upgraded" it and reported success. A missing or empty file is refused, and
+    /// nothing is created.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeOfAMissingOrEmptyFileIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let missing = dir.path("missing.db")
+        #expect {
+            try Database.upgradeFromSqlCipher3(path: missing, key: "legacy")
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("no database file there") && reason.contains("SQLCipher 3 database")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+        let empty = dir.path("empty.db")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        #expect {
+            try Database.upgradeFromSqlCipher3(path: empty, key: "legacy")
+        } throws: { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("empty")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["empty.db"])
+    }
 }

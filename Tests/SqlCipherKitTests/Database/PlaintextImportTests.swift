@@ -119,7 +119,7 @@ import Testing
         let dir = TemporaryDirectory()
         let db = try await makeEncrypted(dir)
         let missing = dir.path("missing.sqlite")
-        await #expect(throws: SqlCipherError.cannotOpen(path: missing, reason: "there is no database file there (No such file or directory)")) {
+        await #expect(throws: SqlCipherError.cannotOpen(path: missing, reason: "there is no database file there (No such file or directory); give the path of a plaintext SQLite database")) {
             try await db.importPlaintext(from: missing) { _ in }
         }
         // A pipe, a device or a directory is named as what it is (it was "does not exist", or
