@@ -182,12 +182,32 @@ static int scb_exit_anyone_inside(void) {
     return 0;
 }
 
+/* 0 before any exit; 1 while the first exiting thread closes the gate; 2 once it has. */
+static atomic_int scb_exit_phase;
+
 /*
-** The atexit handler of measure 2. Guarantees: when it returns, no other thread is inside a
-** gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will enter one again (its calls
-** are refused).
+** The atexit handler of measure 2, registered twice in a row. Guarantees: when it returns, no
+** other thread is inside a gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will
+** enter one again (its calls are refused), whichever thread runs it and however many threads
+** call exit() at once.
+**
+** Two threads in exit() at once run the handler list together: glibc hands each the next handler
+** not yet started, so while the first waits here for the threads inside, the second would be
+** handed the next one, OpenSSL's cleanup, and free the ciphers under a thread still writing (a
+** page encrypted then was written as garbage, and the file read as malformed). The second copy of
+** this handler is that next one: the second exiting thread waits in it until the first has closed
+** the gate. A single exit runs the copy too, and it returns at once.
 */
 static void scb_exit_handler(void) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&scb_exit_phase, &expected, 1)) {
+        int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS + 1000;
+        while (atomic_load(&scb_exit_phase) != 2 && scb_exit_now_ms() < deadline) {
+            struct timespec pause_for = {0, 1000000};
+            nanosleep(&pause_for, NULL);
+        }
+        return;
+    }
     scb_exit_thread = pthread_self();
     atomic_store_explicit(&scb_exit_started, 1, memory_order_seq_cst);
 #if defined(__linux__) && defined(SYS_membarrier)
@@ -211,6 +231,7 @@ static void scb_exit_handler(void) {
         struct timespec pause_for = {0, 1000000};
         nanosleep(&pause_for, NULL);
     }
+    atomic_store(&scb_exit_phase, 2);
 }
 
 /* fork() child: only the forking thread exists there, so every other slot is idle. */
@@ -275,5 +296,6 @@ int scb_exit_prepare(void *handle, int library_was_present) {
 #endif
     pthread_atfork(NULL, NULL, scb_exit_after_fork);
     atexit(scb_exit_handler);
+    atexit(scb_exit_handler); /* the copy a second exiting thread runs first (see the handler) */
     return SCB_EXIT_GATED;
 }
