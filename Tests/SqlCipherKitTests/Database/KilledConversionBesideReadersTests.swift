@@ -51,7 +51,7 @@ import Testing
         let scenario = "SIGKILL during encryptInPlace, another process reading"
         var random = Reliability.generator(for: scenario)
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
-        for round in 0..<Reliability.count(short: 3, long: 40) {
+        for round in 0..<Reliability.count(short: 6, long: 40) {
             let delay = Double.random(in: 0...duration, using: &random)
             let label = "round \(round), delay \(delay)"
             let (_, killed) = try KillableChild.killed(["encrypt-in-place", path, "pass:readers"], after: delay)
@@ -91,7 +91,7 @@ import Testing
         var random = Reliability.generator(for: scenario)
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var outcomes: [String: Int] = [:]
-        for round in 0..<Reliability.count(short: 3, long: 40) {
+        for round in 0..<Reliability.count(short: 6, long: 40) {
             let name = "copy\(round).db", target = dir.path(name)
             // Up to 1.3 times a run, so that some kills come after the copy took its name.
             let delay = Double.random(in: 0...(duration * 1.3), using: &random)

@@ -108,7 +108,7 @@ import Testing
         var random = Reliability.generator(for: scenario)
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var outcomes: [String: Int] = [:]
-        for round in 0..<Reliability.count(short: 4, long: 60) {
+        for round in 0..<Reliability.count(short: 8, long: 60) {
             let target = dir.path("backup\(round).db")
             let delay = Double.random(in: 0...duration, using: &random)
             let label = "round \(round), delay \(delay)"

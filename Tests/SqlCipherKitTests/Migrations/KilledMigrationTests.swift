@@ -60,7 +60,7 @@ import Testing
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var tally = Tally()
         var reached: [Int] = []
-        for round in 0..<Reliability.count(short: 4, long: 60) {
+        for round in 0..<Reliability.count(short: 8, long: 60) {
             let path = dir.path("round\(round).db")
             // Aimed at a migration (the child says when each begins), at a random moment of it:
             // a whole run lasts longer or shorter as the machine is busy, a migration's start

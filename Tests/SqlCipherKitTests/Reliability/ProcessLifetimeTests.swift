@@ -205,9 +205,8 @@ import Testing
     /// of the interrupted work, never a part of it.
     static func checkFile(_ scenario: String, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         // One opening at a time, each closed before the next: on SQLCipher 3.4.1 (SQLite 3.15.2)
-        // a connection that fails with the wrong key checkpoints and removes the -wal when it
-        // closes, under another connection of this process that still reads it (reliability.md,
-        // "Limits"); that connection then read a page as malformed.
+        // a connection that fails with the wrong key can checkpoint and remove the -wal when it
+        // closes, under another connection of this process (reliability.md, "Observations").
         var keys: [Data?] = []
         for candidate in [key, otherKey, nil] as [Data?] where candidate != nil || scenario == "encrypt" {
             guard let opened = try? await openChecked(path, key: candidate) else { continue }
