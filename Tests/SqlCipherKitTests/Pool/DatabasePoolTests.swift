@@ -21,7 +21,7 @@ private func makePool(_ dir: TemporaryDirectory, rows: Int = 0, maximumReaderCou
 
 /// Waits on a semaphore at most `seconds`; false when it timed out. The 60 s bound only stops a
 /// hang (a loaded machine can take seconds). Blocks its thread: from async code, ``signalled(_:seconds:)``.
-func wait(_ semaphore: DispatchSemaphore, seconds: Double = 60) -> Bool {
+func wait(_ semaphore: DispatchSemaphore, seconds: Double = 300) -> Bool {
     semaphore.wait(timeout: .now() + seconds) == .success
 }
 
@@ -39,7 +39,7 @@ func reached(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
 
 /// Waits for a semaphore on a dispatch thread, never blocking Swift's cooperative pool (whose
 /// threads the pool's own calls need); false when it timed out.
-func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 60) async -> Bool {
+func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 300) async -> Bool {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
     }
@@ -513,7 +513,7 @@ extension DatabasePoolExtensionTests {
                         do {
                             return .success(try await pool.read { conn in
                                 started.signal()
-                                _ = release.wait(timeout: .now() + 60)
+                                _ = release.wait(timeout: .now() + 300)
                                 return try conn.query(sql).compactMap { $0.get(0, as: String.self) }
                             })
                         } catch {
