@@ -1,5 +1,13 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where the pieces of an ``SQL`` literal are in the program, for a literal whose every
 /// interpolation is a value.
 ///
@@ -95,7 +103,8 @@ struct LiteralShape: Sendable {
 /// When a shape finds its few slots taken, it replaces the first of them: the shapes a program
 /// runs often keep or win back a place, and memory stays bounded whatever runs. The text handed
 /// out is the same string storage at every run, which the statement cache compares by address
-/// before it compares bytes.
+/// before it compares bytes. In front of the table, each thread keeps a few texts of its own
+/// (``ThreadLiteralMemo``), so that a loop's literals are found without taking the lock.
 @usableFromInline
 enum LiteralTextCache {
     /// Slots of the open-addressing table; a power of two.
@@ -134,12 +143,25 @@ enum LiteralTextCache {
 
     private static let table = Mutex(Table())
 
-    /// The text a plain shape stands for, from the table or written now (and added).
+    /// The text a plain shape stands for: from the calling thread's memo, else from the table or
+    /// written now (and added to both).
     @usableFromInline
     static func text(for shape: LiteralShape) -> String {
         // An empty shape (a literal of empty pieces) has the empty text, and marks empty slots.
         guard shape.count > 0 else { return "" }
-        let start = Int(truncatingIfNeeded: shape.hash >> 32) & (slotCount - 1)
+        let hash = shape.hash
+        // The memo is borrowed from its thread-specific slot, which keeps it alive: no retain.
+        return ThreadLiteralMemo.current._withUnsafeGuaranteedRef { memo in
+            if let text = memo.text(for: shape, hash: hash) { return text }
+            let text = sharedText(for: shape, hash: hash)
+            memo.store(shape, text, hash: hash)
+            return text
+        }
+    }
+
+    /// The text of `shape` from the process-wide table, written and added when it is not there.
+    private static func sharedText(for shape: LiteralShape, hash: UInt) -> String {
+        let start = Int(truncatingIfNeeded: hash >> 32) & (slotCount - 1)
         let found: String? = table.withCheckedLock { table in
             for probe in 0...probeLimit {
                 let slot = (start + probe) & (slotCount - 1)
@@ -172,6 +194,89 @@ enum LiteralTextCache {
             table.store(shape, written, at: start)
             return written
         }
+    }
+}
+
+/// The texts of the literals the calling thread ran last, found without a lock.
+///
+/// A hit in ``LiteralTextCache``'s table costs two atomic read-modify-writes (taking and
+/// releasing its lock): about a tenth of a one-row insert written as a literal, on the machines
+/// this package is measured on (docs/performance.md). A loop runs its literals on one thread (a connection's executor, or
+/// the caller's), so a few entries per thread, direct-mapped by the shape's hash, answer almost
+/// every lookup with plain loads and one comparison of the shape. A miss goes to the table and
+/// replaces the entry. Each thread's memo is its own (a thread-specific slot, never shared), is
+/// made at the thread's first literal, and is freed when the thread ends.
+final class ThreadLiteralMemo {
+    /// Entries per thread; a power of two.
+    static let entryCount = 16
+    /// Words per entry: the entry count of the shape (0 for an empty entry), then its words.
+    static let entryWords = 1 + LiteralShape.capacity
+
+    /// The shapes, flat. Only the owning thread reads or writes them.
+    private let keys: UnsafeMutablePointer<UInt>
+    /// The texts, one per entry ("" in an empty one).
+    private let texts: UnsafeMutablePointer<String>
+
+    private init() {
+        keys = .allocate(capacity: Self.entryCount * Self.entryWords)
+        keys.initialize(repeating: 0, count: Self.entryCount * Self.entryWords)
+        texts = .allocate(capacity: Self.entryCount)
+        texts.initialize(repeating: "", count: Self.entryCount)
+    }
+
+    deinit {
+        texts.deinitialize(count: Self.entryCount)
+        texts.deallocate()
+        keys.deallocate()
+    }
+
+    /// The thread-specific slot; its destructor releases a thread's memo when the thread ends.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { memo in
+            #if canImport(Darwin)
+            Unmanaged<ThreadLiteralMemo>.fromOpaque(memo).release()
+            #else
+            if let memo { Unmanaged<ThreadLiteralMemo>.fromOpaque(memo).release() }
+            #endif
+        }
+        precondition(created == 0, "no thread-specific key for the SQL literal memo")
+        return key
+    }()
+
+    /// The calling thread's memo, made on first use; its slot holds the reference.
+    static var current: Unmanaged<ThreadLiteralMemo> {
+        if let memo = pthread_getspecific(key) {
+            return Unmanaged<ThreadLiteralMemo>.fromOpaque(memo)
+        }
+        let memo = Unmanaged.passRetained(ThreadLiteralMemo())
+        pthread_setspecific(key, memo.toOpaque())
+        return memo
+    }
+
+    private func base(of hash: UInt) -> Int {
+        Int(truncatingIfNeeded: hash >> 40) & (Self.entryCount - 1)
+    }
+
+    /// The text noted for `shape`, or nil.
+    @inline(__always)
+    func text(for shape: LiteralShape, hash: UInt) -> String? {
+        let entry = base(of: hash)
+        let words = keys + entry * Self.entryWords
+        guard words[0] == UInt(bitPattern: shape.count) else { return nil }
+        let shapeWords = shape.words.span
+        for index in 0..<shape.count where words[1 + index] != shapeWords[index] { return nil }
+        return texts[entry]
+    }
+
+    /// Notes `text` for `shape`, in place of the entry its hash names.
+    func store(_ shape: LiteralShape, _ text: String, hash: UInt) {
+        let entry = base(of: hash)
+        let words = keys + entry * Self.entryWords
+        words[0] = UInt(bitPattern: shape.count)
+        let shapeWords = shape.words.span
+        for index in 0..<shape.count { words[1 + index] = shapeWords[index] }
+        texts[entry] = text
     }
 }
 

@@ -338,6 +338,37 @@ import Testing
                 #expect(wrong == 0)
             }
         }
+
+        /// Each thread keeps a memo of the texts it ran last, made at its first literal and freed
+        /// when the thread ends: threads that start, run literals whose shapes share the memo's
+        /// entries, and end, each get every text right, and the freeing does not disturb the
+        /// threads still running.
+        @Test func threadsThatEndFreeTheirMemo() throws {
+            let finished = DispatchSemaphore(value: 0)
+            let wrong = Mutex(0)
+            let threads = 24
+            for thread in 0..<threads {
+                let worker = Thread {
+                    var mistakes = 0
+                    for round in 0..<200 {
+                        let value = thread * 1_000 + round
+                        func text(_ sql: SQL) -> String? { try? sql.render().sql }
+                        let texts = [
+                            (text("SELECT \(value)"), "SELECT ?"),
+                            (text("SELECT \(value), \(round)"), "SELECT ?, ?"),
+                            (text("SELECT x FROM t WHERE a = \(value) OR b = \(round) OR c = \(thread)"),
+                             "SELECT x FROM t WHERE a = ? OR b = ? OR c = ?"),
+                        ]
+                        mistakes += texts.filter { $0.0 != $0.1 }.count
+                    }
+                    wrong.withLock { $0 += mistakes }
+                    finished.signal()
+                }
+                worker.start()
+            }
+            for _ in 0..<threads { finished.wait() }
+            #expect(wrong.withLock { $0 } == 0)
+        }
     }
 
     @Test func everySurfaceRunsLiterals() async throws {
