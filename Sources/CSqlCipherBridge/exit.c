@@ -185,6 +185,21 @@ static int scb_exit_anyone_inside(void) {
 /* 0 before any exit; 1 while the first exiting thread closes the gate; 2 once it has. */
 static atomic_int scb_exit_phase;
 
+/* Whether the gate is closed (phase 2): what a second exiting thread waits for. */
+static int scb_exit_gate_open(void) { return atomic_load(&scb_exit_phase) != 2; }
+
+/*
+** Waits, in steps of 1 ms, while still_waiting() is true and for at most wait_ms. Guarantees to
+** return by then whatever the other threads do: an exit is never held for good.
+*/
+static void scb_exit_wait_while(int (*still_waiting)(void), int64_t wait_ms) {
+    int64_t deadline = scb_exit_now_ms() + wait_ms;
+    while (still_waiting() && scb_exit_now_ms() < deadline) {
+        struct timespec pause_for = {0, 1000000};
+        nanosleep(&pause_for, NULL);
+    }
+}
+
 /*
 ** The atexit handler of measure 2, registered twice in a row. Guarantees: when it returns, no
 ** other thread is inside a gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will
@@ -201,11 +216,7 @@ static atomic_int scb_exit_phase;
 static void scb_exit_handler(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&scb_exit_phase, &expected, 1)) {
-        int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS + 1000;
-        while (atomic_load(&scb_exit_phase) != 2 && scb_exit_now_ms() < deadline) {
-            struct timespec pause_for = {0, 1000000};
-            nanosleep(&pause_for, NULL);
-        }
+        scb_exit_wait_while(scb_exit_gate_open, SCB_EXIT_WAIT_MS + 1000);
         return;
     }
     scb_exit_thread = pthread_self();
@@ -226,11 +237,7 @@ static void scb_exit_handler(void) {
         scb_fn.busy_timeout(scb_exit_connections[i], 1);
     }
     pthread_mutex_unlock(&scb_exit_lock);
-    int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS;
-    while (scb_exit_anyone_inside() && scb_exit_now_ms() < deadline) {
-        struct timespec pause_for = {0, 1000000};
-        nanosleep(&pause_for, NULL);
-    }
+    scb_exit_wait_while(scb_exit_anyone_inside, SCB_EXIT_WAIT_MS);
     atomic_store(&scb_exit_phase, 2);
 }
 
