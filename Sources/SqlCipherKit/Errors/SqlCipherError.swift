@@ -304,8 +304,9 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "Refusing to use \(path): it was meant to be encrypted but \(Self.clause(reason)). Nothing more was written. "
                 + "Run sqlcipher-doctor to check the SQLCipher binding."
         case let .unsupported(feature, requires, loaded):
-            return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Install SQLCipher 4 "
-                + "(libsqlcipher1) or leave this setting out."
+            return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Load a SQLCipher that "
+                + "has it (SQLCipher 4: libsqlcipher1 on Debian and Ubuntu), or do without it on this library "
+                + "(leave the setting out, or write the statement without it)."
         case .notEncrypted:
             return "This database was opened without encryption, so it has no key to change. Use "
                 + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."
