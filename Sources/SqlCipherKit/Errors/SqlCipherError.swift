@@ -81,7 +81,10 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// Opening:
     /// - the path is empty, a directory, in a missing or non-writable folder, or unreadable;
     /// - a file in WAL mode in a folder this process cannot write (its `-wal` and `-shm` cannot be
-    ///   created): `reason` says why and what to do.
+    ///   created): `reason` says why and what to do;
+    /// - a file the key opens whose schema holds SQL the loaded SQLite cannot parse (a `STRICT`
+    ///   table or a generated column, written by a newer SQLite, read by SQLCipher 3.4.1): `reason`
+    ///   says so and names the library to load instead.
     case cannotOpen(path: String, reason: String)
     /// A database that was meant to be encrypted shows plaintext on disk. Nothing more was written.
     case plaintextDetected(path: String, reason: String)
