@@ -345,7 +345,7 @@ enum DatabaseOpener {
                            error: SqlCipherError) -> SqlCipherError {
         guard case let .sqlite(code, _, message, _) = error else { return error.redactingSQL() }
         guard KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false else {
-            return unreadableSchema(path: path, code: code, message: message) ?? error.redactingSQL()
+            return unreadableSchema(path: path, encrypted: encrypted, code: code, message: message) ?? error.redactingSQL()
         }
         let size = FileHeader(path: path)?.fileSize ?? 0
         if size % 512 != 0 {
@@ -365,13 +365,13 @@ enum DatabaseOpener {
     /// 3.4.1's SQLite 3.15 reads none of the SQL added since 2016). SQLite's bare "database disk
     /// image is malformed" code read like damage; the file is intact and opens with a newer library.
     /// Nil for any other failure.
-    private static func unreadableSchema(path: String, code: Int32, message: String) -> SqlCipherError? {
+    private static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
         guard code == 11, message.hasPrefix("malformed database schema"), message.contains("syntax error") else { return nil }
         let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
             ?? "the loaded SQLite"
         return .cannotOpen(
             path: path,
-            reason: "the key opens it, but its schema holds SQL that \(loaded) cannot read (\(message)), most likely "
+            reason: (encrypted ? "the key opens it" : "it is a readable SQLite file") + ", but its schema holds SQL that \(loaded) cannot read (\(message)), most likely "
                 + "written by a newer SQLite. Open it with a newer SQLCipher (point \(SqlCipherLibrary.environmentVariable) "
                 + "at libsqlcipher.so.1 for SQLCipher 4); if no newer program wrote it, its schema is damaged")
     }

@@ -92,6 +92,15 @@ import Testing
         // A wrong key is still a wrong key, and nothing was written.
         #expect(throws: SqlCipherError.self) { try Database(path: path, key: "not it", cipher: .sqlcipher3) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        // The same for a plaintext file.
+        let plain = dir.path("plain.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plain, ["CREATE TABLE s(a INTEGER) STRICT"])
+        do {
+            _ = try Database(unencryptedPath: plain)
+            Issue.record("a plaintext schema this SQLite cannot parse opened")
+        } catch let SqlCipherError.cannotOpen(_, reason) {
+            #expect(reason.contains("readable SQLite file") && reason.contains("newer SQLite"))
+        }
     }
 
     @Test func sqlcipher341CLIFileOpensThroughSqlcipher3Settings() async throws {
