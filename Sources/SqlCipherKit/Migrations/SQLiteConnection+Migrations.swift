@@ -8,7 +8,7 @@ enum MigrationRunner {
     }
 
     static let createTable = """
-        CREATE TABLE IF NOT EXISTS "_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)
+        CREATE TABLE IF NOT EXISTS "main"."_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)
         """
 }
 
@@ -31,12 +31,47 @@ extension SQLiteConnection {
         guard compiled.rc == 0 else { throw compiled.error(sql: sql, on: self) }
     }
 
-    /// The ids recorded in `_migrations`, in the order they were applied.
+    /// The ids recorded in `_migrations`, in the order they were applied, each once.
+    ///
+    /// The table is named with its schema everywhere (a `TEMP` table of that name would otherwise
+    /// take the records, which vanish at close, so every migration ran again on the next opening),
+    /// and its shape is checked before it is read: a table changed outside the package (another
+    /// program's `_migrations`, a column of another type) is refused with a message that names
+    /// it, instead of failing with a bare type mismatch or `no such column: rowid`.
+    /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for a table that is not the runner's.
     func appliedMigrationIDs() throws -> [String] {
         try asInternal {
             guard try tableExists("_migrations", schema: "main") else { return [] }
-            return try query(#"SELECT "id" FROM "_migrations" ORDER BY rowid"#).map { try $0.decode(0, as: String.self) }
+            let columns = try query(#"PRAGMA "main".table_info("_migrations")"#).compactMap { $0.get(1, as: String.self) }
+            guard columns.contains("id") && columns.contains("applied_at") else {
+                throw Self.foreignMigrationsTable(
+                    "its columns are \(columns.map { "\"\($0)\"" }.joined(separator: ", ")), not \"id\" and \"applied_at\"")
+            }
+            do {
+                try compileOnly(#"SELECT rowid FROM "main"."_migrations""#)
+            } catch {
+                throw Self.foreignMigrationsTable("it is a WITHOUT ROWID table, which keeps no order of application")
+            }
+            var ids: [String] = []
+            var seen = Set<String>()
+            for row in try query(#"SELECT "id" FROM "main"."_migrations" ORDER BY rowid"#) {
+                guard case .text(let id) = row[0] else {
+                    throw Self.foreignMigrationsTable(
+                        "a row's \"id\" holds \(row[0].kindDescription), where the runner writes a migration's id as text")
+                }
+                if seen.insert(id).inserted { ids.append(id) }
+            }
+            return ids
         }
+    }
+
+    /// The refusal of a `_migrations` table that the runner did not write.
+    static func foreignMigrationsTable(_ what: String) -> SqlCipherError {
+        .invalidQuery(
+            reason: "the table \"_migrations\", where SqlCipherKit records the migrations applied, was changed outside "
+                + "SqlCipherKit (\(what)), so which migrations ran cannot be told and nothing was migrated or rolled back. "
+                + "Restore it as CREATE TABLE \"_migrations\" (\"id\" TEXT PRIMARY KEY NOT NULL, \"applied_at\" TEXT NOT "
+                + "NULL) holding the id of each applied migration, or rename it if another program owns it")
     }
 
     /// Applies every migration of `migrations` not yet recorded, in order, each in its own transaction.
@@ -149,11 +184,11 @@ extension SQLiteConnection {
                 switch direction {
                 case .up:
                     try asInternal {
-                        _ = try execute(#"INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)"#,
+                        _ = try execute(#"INSERT INTO "main"."_migrations" ("id", "applied_at") VALUES (?, ?)"#,
                                         [.text(migration.id), .text(DatabaseDateFormat.string(from: Date()))])
                     }
                 case .down:
-                    try asInternal { _ = try execute(#"DELETE FROM "_migrations" WHERE "id" = ?"#, [.text(migration.id)]) }
+                    try asInternal { _ = try execute(#"DELETE FROM "main"."_migrations" WHERE "id" = ?"#, [.text(migration.id)]) }
                 }
                 if checkForeignKeys { try checkForeignKeyViolations() }
             }

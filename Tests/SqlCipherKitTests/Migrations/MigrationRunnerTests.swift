@@ -115,6 +115,61 @@ import Testing
         #expect(try await db.builderColumns("products").contains("discount"))
     }
 
+    /// A `_migrations` table changed outside the runner: each failed with a bare `typeMismatch`
+    /// ('Column "id" holds integer 1, which cannot be read as String.') or SQLite's
+    /// `no such column: rowid`, naming neither the table nor what to do.
+    @Test(arguments: [
+        ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (1, 'x')", "integer 1"),
+        ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (NULL, 'x')", "NULL"),
+        ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (x'3030312d', 'x')", "blob"),
+        ("CREATE TABLE _migrations(version INTEGER, applied_at)", "\"version\""),
+        ("CREATE TABLE _migrations(id TEXT PRIMARY KEY, applied_at TEXT) WITHOUT ROWID", "WITHOUT ROWID"),
+    ])
+    func aMigrationsTableChangedOutsideTheRunnerIsRefusedByName(tamper: String, named: String) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute(tamper)
+        func expectRefusal(_ call: String, _ body: () async throws -> Void) async {
+            do {
+                try await body()
+                Issue.record("\(call) accepted the table changed by `\(tamper)`")
+            } catch let SqlCipherError.invalidQuery(reason) {
+                #expect(reason.contains("\"_migrations\"") && reason.contains(named) && reason.contains("Restore it"),
+                        "\(call): \(reason)")
+            } catch {
+                Issue.record("\(call): \(error)")
+            }
+        }
+        await expectRefusal("migrate") { try await db.migrate([Self.createProducts]) }
+        await expectRefusal("appliedMigrations") { _ = try await db.appliedMigrations() }
+        await expectRefusal("rollback") { try await db.rollback(to: Self.createProducts.id, using: [Self.createProducts]) }
+        #expect(try await db.builderSchemaNames("table").contains("products") == false)
+    }
+
+    @Test func recordsGoToTheMainTableAndEachIdIsListedOnce() async throws {
+        let dir = TemporaryDirectory()
+        // A TEMP table of the same name took the records (they vanished at close), so the
+        // migrations ran again on the next opening and failed: 'table products already exists'.
+        do {
+            let db = try builderTestDatabase(dir)
+            try await db.execute(#"CREATE TEMP TABLE "_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)"#)
+            try await db.migrate([Self.createProducts])
+            #expect(try await db.builderScalarInt(#"SELECT count(*) FROM temp."_migrations""#) == 0)
+            await db.close()
+        }
+        let reopened = try builderTestDatabase(dir)
+        try await reopened.migrate([Self.createProducts, Self.addDiscount])
+        #expect(try await reopened.appliedMigrations() == [Self.createProducts.id, Self.addDiscount.id])
+        // A row repeated by hand is listed once, and rolling back removes it.
+        try await reopened.execute(#"CREATE TABLE copy AS SELECT * FROM "_migrations""#)
+        try await reopened.execute(#"DROP TABLE "_migrations""#)
+        try await reopened.execute(#"CREATE TABLE "_migrations" ("id" TEXT NOT NULL, "applied_at" TEXT NOT NULL)"#)
+        try await reopened.execute(#"INSERT INTO "_migrations" SELECT * FROM copy UNION ALL SELECT * FROM copy"#)
+        #expect(try await reopened.appliedMigrations() == [Self.createProducts.id, Self.addDiscount.id])
+        try await reopened.rollback(to: Self.addDiscount.id, using: [Self.createProducts, Self.addDiscount])
+        #expect(try await reopened.appliedMigrations() == [Self.createProducts.id])
+    }
+
     @Test(arguments: [false, true])
     func rollbackInReverseOrder(forceTableRebuild: Bool) async throws {
         let dir = TemporaryDirectory()
