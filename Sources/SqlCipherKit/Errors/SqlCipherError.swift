@@ -143,7 +143,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// whichever one of the pool's connections ran the call, and leave the others as they were.
     /// Nothing was run. Set it for every connection with ``DatabaseConfiguration``
     /// (`configuration:` when the pool opens): its settings, or the statement in its
-    /// `prepareConnection`.
+    /// `prepareConnection`. Inside a migration's `up` or `down` (on a `Database` too) the same
+    /// statements are refused, since no rollback of the migration would undo them; the runner then
+    /// reports ``migrationFailed(id:reason:)``.
     ///
     /// The pragmas whose setting lives in the connection, not in the file: `analysis_limit`,
     /// `automatic_index`, `busy_timeout`, `cache_size`, `cache_spill`, `case_sensitive_like`,

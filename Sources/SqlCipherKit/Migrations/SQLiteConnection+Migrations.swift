@@ -151,6 +151,14 @@ extension SQLiteConnection {
             switch error {
             case .migrationNotReversible, .migrationFailed, .foreignKeyViolation:
                 throw error
+            case let .perConnectionPragma(name, _):
+                throw SqlCipherError.migrationFailed(
+                    id: migration.id,
+                    reason: "it sets PRAGMA \(name), a setting of the connection rather than of the file: the rollback of a "
+                        + "failed migration would not undo it, and it would stay set for every later call on this "
+                        + "connection (and for none of a pool's other connections). Set it when the database opens, with "
+                        + "DatabaseConfiguration's prepareConnection, or outside the migration; for foreign keys, declare "
+                        + "foreignKeyChecks = .deferred on the migration")
             default:
                 throw SqlCipherError.migrationFailed(id: migration.id, reason: error.description)
             }
@@ -176,9 +184,11 @@ extension SQLiteConnection {
         defer { context.invalidate() }
         do {
             try inTransaction {
-                switch direction {
-                case .up: try migration.up(context)
-                case .down: try migration.down(context)
+                try scope.with(.migration) {
+                    switch direction {
+                    case .up: try migration.up(context)
+                    case .down: try migration.down(context)
+                    }
                 }
                 if let refusal = context.refusedRebuild { throw refusal }
                 switch direction {

@@ -146,6 +146,46 @@ import Testing
         #expect(try await db.builderSchemaNames("table").contains("products") == false)
     }
 
+    /// A per-connection pragma set in a migration outlived it: `PRAGMA query_only = ON` failed the
+    /// migration ('attempt to write a readonly database' at its record), and every later write of
+    /// the database failed too; `recursive_triggers` stayed on after a rollback; `foreign_keys`
+    /// was silently a no-op inside the migration's transaction.
+    @Test(arguments: [ForeignKeyChecks.immediate, .deferred])
+    func aMigrationCannotSetAPerConnectionPragma(foreignKeyChecks: ForeignKeyChecks) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        // Run once outside a migration first: the text must not come back from the statement cache.
+        try await db.execute("PRAGMA recursive_triggers = ON")
+        try await db.execute("PRAGMA recursive_triggers = OFF")
+        let foreignKeys = try await db.builderScalarInt("PRAGMA foreign_keys")
+        for pragma in ["PRAGMA query_only = ON", "PRAGMA recursive_triggers = OFF", "pragma Foreign_Keys=0",
+                       "PRAGMA main.cache_size = 10"] {
+            let migration = StepMigration("001-pragma", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+                try ctx.execute("CREATE TABLE made(x)")
+                try ctx.execute(pragma)
+            })
+            do {
+                try await db.migrate([migration])
+                Issue.record("\(pragma) ran in a migration")
+            } catch let SqlCipherError.migrationFailed(id, reason) {
+                #expect(id == "001-pragma")
+                #expect(reason.lowercased().contains("pragma") && reason.contains("setting of the connection"), "\(reason)")
+            }
+            #expect(try await db.appliedMigrations().isEmpty)
+            #expect(try await db.builderSchemaNames("table").contains("made") == false)
+            #expect(try await db.builderScalarInt("PRAGMA query_only") == 0)
+            #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == foreignKeys)
+        }
+        // Reading one is allowed, and the database still takes writes.
+        let reads = StepMigration("002-read", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+            _ = try ctx.query("PRAGMA query_only")
+            try ctx.execute("CREATE TABLE made(x)")
+        })
+        try await db.migrate([reads])
+        try await db.execute("INSERT INTO made VALUES (1)")
+        try await db.execute("PRAGMA recursive_triggers = ON")
+    }
+
     @Test func recordsGoToTheMainTableAndEachIdIsListedOnce() async throws {
         let dir = TemporaryDirectory()
         // A TEMP table of the same name took the records (they vanished at close), so the
