@@ -182,6 +182,7 @@ extension SQLiteConnection {
                          forceTableRebuild: Bool, checkForeignKeys: Bool) throws {
         let context = MigrationContext(core: self, migrationID: migration.id, forceTableRebuild: forceTableRebuild)
         defer { context.invalidate() }
+        let attachedBefore = try attachedSchemas()
         do {
             try inTransaction {
                 try scope.with(.migration) {
@@ -203,9 +204,28 @@ extension SQLiteConnection {
                 if checkForeignKeys { try checkForeignKeyViolations() }
             }
         } catch {
+            detachSchemas(except: attachedBefore)
             // A migration that caught the refusal of its rebuild fails with it all the same.
             if let refusal = context.refusedRebuild { throw refusal }
             throw error
+        }
+    }
+
+    /// The schemas attached to the connection (`main` and `temp` excepted).
+    private func attachedSchemas() throws -> Set<String> {
+        try asInternal {
+            Set(try query("PRAGMA database_list").compactMap { $0.get(1, as: String.self) }
+                .filter { $0 != "main" && $0 != "temp" })
+        }
+    }
+
+    /// Detaches what a failed migration attached: its rollback does not undo an `ATTACH`, and the
+    /// name, still in use, made every retry of the migration fail ('database … is already in use').
+    private func detachSchemas(except kept: Set<String>) {
+        guard let attached = try? attachedSchemas() else { return }
+        for schema in attached.subtracting(kept) {
+            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            interruptGate.shielded { asInternal { _ = try? execute("DETACH \(quoted)") } }
         }
     }
 

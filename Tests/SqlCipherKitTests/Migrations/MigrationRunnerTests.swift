@@ -186,6 +186,38 @@ import Testing
         try await db.execute("PRAGMA recursive_triggers = ON")
     }
 
+    /// An `ATTACH` in a failed migration stayed: the rollback does not undo it, and every retry
+    /// of the migration failed with 'database side is already in use'.
+    @Test(.enabled(if: isSQLCipher4(), "SQLite 3.15 (SQLCipher 3.4.1) refuses ATTACH inside a transaction, so a migration cannot attach"),
+          arguments: [ForeignKeyChecks.immediate, .deferred])
+    func aFailedMigrationDetachesWhatItAttached(foreignKeyChecks: ForeignKeyChecks) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("ATTACH ':memory:' AS kept")
+        let failing = Failing()
+        let migration = StepMigration("001-attach", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+            try ctx.execute("ATTACH ':memory:' AS side")
+            try ctx.execute("CREATE TABLE side.copy(x)")
+            try ctx.execute("CREATE TABLE made(x)")
+            if failing.value { throw CancellationError() }
+        })
+        await #expect(throws: SqlCipherError.self) { try await db.migrate([migration]) }
+        let schemas = try await db.query("PRAGMA database_list").compactMap { $0.get(1, as: String.self) }
+        #expect(schemas == ["main", "kept"])
+        failing.value = false
+        try await db.migrate([migration])
+        #expect(try await db.appliedMigrations() == ["001-attach"])
+        #expect(try await db.builderSchemaNames("table").contains("made"))
+        // A migration that succeeds keeps what it attached (SQLite cannot detach a schema written
+        // in the open transaction); the caller detaches it.
+        try await db.execute("DETACH side")
+    }
+
+    /// Whether the migration above fails, switched off for its retry.
+    final class Failing: @unchecked Sendable {
+        var value = true
+    }
+
     @Test func recordsGoToTheMainTableAndEachIdIsListedOnce() async throws {
         let dir = TemporaryDirectory()
         // A TEMP table of the same name took the records (they vanished at close), so the
