@@ -41,6 +41,17 @@ extension SQLiteConnection {
     /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for a table that is not the runner's.
     func appliedMigrationIDs() throws -> [String] {
         try asInternal {
+            // Another kind of object of that name (a view, an index) or a trigger on the table
+            // would take, change or drop the records: every migration then ran again each time.
+            let objects = try query(#"""
+                SELECT "type", "name" FROM "main"."sqlite_master"
+                WHERE "name" = '_migrations' COLLATE NOCASE
+                   OR ("type" = 'trigger' AND "tbl_name" = '_migrations' COLLATE NOCASE)
+                """#).map { ($0.get(0, as: String.self) ?? "", $0.get(1, as: String.self) ?? "") }
+            if let other = objects.first(where: { $0.0 != "table" }) {
+                throw Self.foreignMigrationsTable(
+                    other.0 == "trigger" ? "it has a trigger, \"\(other.1)\"" : "it is a \(other.0), not a table")
+            }
             guard try tableExists("_migrations", schema: "main") else { return [] }
             let columns = try query(#"PRAGMA "main".table_info("_migrations")"#).compactMap { $0.get(1, as: String.self) }
             guard columns.contains("id") && columns.contains("applied_at") else {

@@ -117,13 +117,19 @@ import Testing
 
     /// A `_migrations` table changed outside the runner: each failed with a bare `typeMismatch`
     /// ('Column "id" holds integer 1, which cannot be read as String.') or SQLite's
-    /// `no such column: rowid`, naming neither the table nor what to do.
+    /// `no such column: rowid`, naming neither the table nor what to do; a view failed each
+    /// migration, and a trigger that deleted the records had every migration run again each time.
     @Test(arguments: [
         ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (1, 'x')", "integer 1"),
         ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (NULL, 'x')", "NULL"),
         ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (x'3030312d', 'x')", "blob"),
         ("CREATE TABLE _migrations(version INTEGER, applied_at)", "\"version\""),
         ("CREATE TABLE _migrations(id TEXT PRIMARY KEY, applied_at TEXT) WITHOUT ROWID", "WITHOUT ROWID"),
+        ("CREATE VIEW _Migrations AS SELECT '001-create-products' AS id, '' AS applied_at", "view"),
+        ("""
+            CREATE TABLE _migrations(id TEXT PRIMARY KEY NOT NULL, applied_at TEXT NOT NULL);
+            CREATE TRIGGER forget AFTER INSERT ON _migrations BEGIN DELETE FROM _migrations; END
+            """, "trigger, \"forget\""),
     ])
     func aMigrationsTableChangedOutsideTheRunnerIsRefusedByName(tamper: String, named: String) async throws {
         let dir = TemporaryDirectory()
