@@ -176,6 +176,9 @@ typedef struct scb_exit_slot {
 
 SCB_HIDDEN extern _Thread_local scb_exit_slot *scb_exit_my_slot;
 SCB_HIDDEN extern atomic_int scb_exit_started;
+/* Whether the gate counts calls at all: only when its handler is registered (SCB_EXIT_GATED).
+** Written once, at load, before the library is published to any thread (exit.c). */
+SCB_HIDDEN extern atomic_int scb_exit_gate_on;
 SCB_HIDDEN extern int scb_exit_full_fence;
 SCB_HIDDEN scb_exit_slot *scb_exit_attach(void);
 SCB_HIDDEN int scb_exit_refuse(scb_exit_slot *slot);
@@ -212,6 +215,7 @@ SCB_HIDDEN int scb_exit_prepare(void *handle, int library_was_present);
 ** calling the library.
 */
 static inline scb_exit_slot *scb_gate_enter(void) {
+    if (!atomic_load_explicit(&scb_exit_gate_on, memory_order_relaxed)) return NULL;
     scb_exit_slot *slot = scb_exit_my_slot;
     if (slot == NULL && (slot = scb_exit_attach()) == NULL) return NULL;
     int depth = atomic_load_explicit(&slot->depth, memory_order_relaxed);
@@ -238,10 +242,12 @@ static inline void scb_gate_leave(scb_exit_slot *slot) {
 
 /*
 ** A gated call: `expression` runs inside the exit gate and the statement yields its value; a
-** refused call yields `refused` without evaluating `expression`.
+** refused call yields `refused` without evaluating `expression`. Without the gate's handler (the
+** usual case: libcrypto's cleanup is off, exit.c measure 1) the call is a plain tail call.
 */
 #define SCB_GATED(type, refused, expression) \
     do { \
+        if (!atomic_load_explicit(&scb_exit_gate_on, memory_order_relaxed)) return (expression); \
         scb_exit_slot *scb_gate_slot_ = scb_gate_enter(); \
         if (scb_gate_slot_ == SCB_GATE_REFUSED) return (refused); \
         type scb_gate_result_ = (expression); \

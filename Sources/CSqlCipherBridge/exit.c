@@ -30,7 +30,9 @@
 ** asymmetric: the entering thread needs only a compiler barrier, and the handler, which runs
 ** once, forces a full memory barrier on every thread of the process with
 ** membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14). Where that is not available, the
-** entering thread pays a full fence instead.
+** entering thread pays a full fence instead. Without the handler (measure 1, or a crypto
+** provider other than OpenSSL) nothing ever waits at the gate, so scb_exit_prepare turns it off
+** and the wrappers call the library directly.
 **
 ** Only libc and the Linux system call interface are used.
 */
@@ -61,6 +63,9 @@
 
 _Thread_local scb_exit_slot *scb_exit_my_slot;
 atomic_int scb_exit_started;
+/* On until scb_exit_prepare finds that no handler is needed: a call counted needlessly is only
+** slower, a call not counted while the handler waits would be unsafe. */
+atomic_int scb_exit_gate_on = 1;
 int scb_exit_full_fence;
 
 /* Every slot ever attached; slots are reused, never freed. Appended under the lock. */
@@ -139,7 +144,7 @@ int scb_exit_refusing(void) {
 
 /* Records an open connection for the handler's interrupt; a full table only skips the interrupt. */
 void scb_exit_track(scb_db *db) {
-    if (db == NULL) return;
+    if (db == NULL || !atomic_load_explicit(&scb_exit_gate_on, memory_order_relaxed)) return;
     pthread_mutex_lock(&scb_exit_lock);
     if (scb_exit_connection_count == scb_exit_connection_capacity) {
         size_t capacity = scb_exit_connection_capacity ? scb_exit_connection_capacity * 2 : 64;
@@ -157,6 +162,7 @@ void scb_exit_track(scb_db *db) {
 
 /* Forgets a connection before it closes, so the handler never interrupts a closed one. */
 void scb_exit_untrack(scb_db *db) {
+    if (!atomic_load_explicit(&scb_exit_gate_on, memory_order_relaxed)) return;
     pthread_mutex_lock(&scb_exit_lock);
     for (size_t i = 0; i < scb_exit_connection_count; i++) {
         if (scb_exit_connections[i] == db) {
@@ -185,6 +191,21 @@ static int scb_exit_anyone_inside(void) {
 /* 0 before any exit; 1 while the first exiting thread closes the gate; 2 once it has. */
 static atomic_int scb_exit_phase;
 
+/* Whether the gate is closed (phase 2): what a second exiting thread waits for. */
+static int scb_exit_gate_open(void) { return atomic_load(&scb_exit_phase) != 2; }
+
+/*
+** Waits, in steps of 1 ms, while still_waiting() is true and for at most wait_ms. Guarantees to
+** return by then whatever the other threads do: an exit is never held for good.
+*/
+static void scb_exit_wait_while(int (*still_waiting)(void), int64_t wait_ms) {
+    int64_t deadline = scb_exit_now_ms() + wait_ms;
+    while (still_waiting() && scb_exit_now_ms() < deadline) {
+        struct timespec pause_for = {0, 1000000};
+        nanosleep(&pause_for, NULL);
+    }
+}
+
 /*
 ** The atexit handler of measure 2, registered twice in a row. Guarantees: when it returns, no
 ** other thread is inside a gated call (or SCB_EXIT_WAIT_MS passed), and no other thread will
@@ -201,11 +222,7 @@ static atomic_int scb_exit_phase;
 static void scb_exit_handler(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&scb_exit_phase, &expected, 1)) {
-        int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS + 1000;
-        while (atomic_load(&scb_exit_phase) != 2 && scb_exit_now_ms() < deadline) {
-            struct timespec pause_for = {0, 1000000};
-            nanosleep(&pause_for, NULL);
-        }
+        scb_exit_wait_while(scb_exit_gate_open, SCB_EXIT_WAIT_MS + 1000);
         return;
     }
     scb_exit_thread = pthread_self();
@@ -226,11 +243,7 @@ static void scb_exit_handler(void) {
         scb_fn.busy_timeout(scb_exit_connections[i], 1);
     }
     pthread_mutex_unlock(&scb_exit_lock);
-    int64_t deadline = scb_exit_now_ms() + SCB_EXIT_WAIT_MS;
-    while (scb_exit_anyone_inside() && scb_exit_now_ms() < deadline) {
-        struct timespec pause_for = {0, 1000000};
-        nanosleep(&pause_for, NULL);
-    }
+    scb_exit_wait_while(scb_exit_anyone_inside, SCB_EXIT_WAIT_MS);
     atomic_store(&scb_exit_phase, 2);
 }
 
@@ -268,7 +281,10 @@ int scb_exit_prepare(void *handle, int library_was_present) {
     /* The library's own dependencies: the scope dlsym searches on `handle`, which is the scope
     ** RTLD_DEEPBIND makes the library's references search first. */
     scb_openssl_init_fn init = (scb_openssl_init_fn)dlsym(handle, "OPENSSL_init_crypto");
-    if (init == NULL) return SCB_EXIT_NOT_OPENSSL;
+    if (init == NULL) {
+        atomic_store(&scb_exit_gate_on, 0);
+        return SCB_EXIT_NOT_OPENSSL;
+    }
     int crypto_was_present = library_was_present;
 #if defined(__GLIBC__)
     struct link_map *library = NULL, *crypto = NULL;
@@ -282,7 +298,12 @@ int scb_exit_prepare(void *handle, int library_was_present) {
     crypto_was_present = 1; /* no dladdr1 to tell (musl): assume the worst and use the gate */
 #endif
     init(SCB_OPENSSL_INIT_NO_ATEXIT, NULL);
-    if (!crypto_was_present) return SCB_EXIT_CLEANUP_OFF;
+    if (!crypto_was_present) {
+        /* No handler will run, so nothing ever waits at the gate: its count would be pure cost
+        ** (about 25 instructions on every step, reset, prepare and finalize). */
+        atomic_store(&scb_exit_gate_on, 0);
+        return SCB_EXIT_CLEANUP_OFF;
+    }
 
     static atomic_int installed;
     if (atomic_exchange(&installed, 1)) return SCB_EXIT_GATED;

@@ -123,23 +123,25 @@ enum OpenFiles {
     /// Up to `count` bytes at `offset` of an open file (fewer at its end), or nil when reading fails.
     static func read(_ descriptor: Int32, offset: Int, count: Int) -> [UInt8]? {
         guard count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let got = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+        // Read into uninitialised storage: zeroing a buffer that `pread` then overwrites was a
+        // `memset` of page 1's size at every opening. Only the bytes read count as initialised,
+        // so a read cut short by the end of the file needs no trimming either.
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let got = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    break
+                }
+                if got == 0 { break }
+                done += got
             }
-            if got < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if got == 0 { break }
-            done += got
+            initialized = done
         }
-        // Only a read cut short by the end of the file needs trimming; a full read is returned
-        // as it is, without a second buffer.
-        if done < count { bytes.removeSubrange(done...) }
-        return bytes
+        return failed ? nil : bytes
     }
 
     /// The whole file at `path` (empty when it does not exist or cannot be read), read without

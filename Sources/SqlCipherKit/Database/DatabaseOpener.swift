@@ -343,9 +343,10 @@ enum DatabaseOpener {
     /// code a library gives for a page 1 that does not decrypt differs by release (1, 7, 11, 26).
     static func failedRead(_ connection: SQLiteConnection, path: String, encrypted: Bool,
                            error: SqlCipherError) -> SqlCipherError {
-        guard case let .sqlite(code, _, message, _) = error,
-              KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false
-        else { return error.redactingSQL() }
+        guard case let .sqlite(code, _, message, _) = error else { return error.redactingSQL() }
+        guard KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false else {
+            return unreadableSchema(path: path, encrypted: encrypted, code: code, message: message) ?? error.redactingSQL()
+        }
         let size = FileHeader(path: path)?.fileSize ?? 0
         if size % 512 != 0 {
             return .notADatabase(path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
@@ -356,6 +357,23 @@ enum DatabaseOpener {
             reason: "its first page does not decrypt with this key (SQLCipher reports \"\(message)\", SQLite error "
                 + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
                 + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
+    }
+
+    /// The error for a file whose page 1 the key decrypts but whose schema the loaded SQLite cannot
+    /// parse (SQLite reports the schema as malformed with a syntax error): a `STRICT` table, a
+    /// generated column or other SQL that a newer SQLite wrote, read by an older one (SQLCipher
+    /// 3.4.1's SQLite 3.15 reads none of the SQL added since 2016). SQLite's bare "database disk
+    /// image is malformed" code read like damage; the file is intact and opens with a newer library.
+    /// Nil for any other failure.
+    private static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
+        guard code == 11, message.hasPrefix("malformed database schema"), message.contains("syntax error") else { return nil }
+        let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
+            ?? "the loaded SQLite"
+        return .cannotOpen(
+            path: path,
+            reason: (encrypted ? "the key opens it" : "it is a readable SQLite file") + ", but its schema holds SQL that \(loaded) cannot read (\(message)), most likely "
+                + "written by a newer SQLite. Open it with a newer SQLCipher (point \(SqlCipherLibrary.environmentVariable) "
+                + "at libsqlcipher.so.1 for SQLCipher 4); if no newer program wrote it, its schema is damaged")
     }
 
     /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads

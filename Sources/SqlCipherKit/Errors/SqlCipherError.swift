@@ -81,7 +81,10 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// Opening:
     /// - the path is empty, a directory, in a missing or non-writable folder, or unreadable;
     /// - a file in WAL mode in a folder this process cannot write (its `-wal` and `-shm` cannot be
-    ///   created): `reason` says why and what to do.
+    ///   created): `reason` says why and what to do;
+    /// - a file the key opens whose schema holds SQL the loaded SQLite cannot parse (a `STRICT`
+    ///   table or a generated column, written by a newer SQLite, read by SQLCipher 3.4.1): `reason`
+    ///   says so and names the library to load instead.
     case cannotOpen(path: String, reason: String)
     /// A database that was meant to be encrypted shows plaintext on disk. Nothing more was written.
     case plaintextDetected(path: String, reason: String)
@@ -306,8 +309,9 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "Refusing to use \(path): it was meant to be encrypted but \(Self.clause(reason)). Nothing more was written. "
                 + "Run sqlcipher-doctor to check the SQLCipher binding."
         case let .unsupported(feature, requires, loaded):
-            return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Install SQLCipher 4 "
-                + "(libsqlcipher1) or leave this setting out."
+            return "\(feature) needs \(requires); the loaded library is SQLCipher \(loaded). Load a SQLCipher that "
+                + "has it (SQLCipher 4: libsqlcipher1 on Debian and Ubuntu), or do without it on this library "
+                + "(leave the setting out, or write the statement without it)."
         case .notEncrypted:
             return "This database was opened without encryption, so it has no key to change. Use "
                 + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."

@@ -91,12 +91,6 @@ enum DatabasePath {
         return String(decoding: compressed, as: UTF8.self)
     }
 
-    /// The folder part of `path` as `deletingLastPathComponent` writes it: empty for a bare name
-    /// ("copy.db"), otherwise ``folder(of:)``.
-    static func parent(of path: String) -> String {
-        trimmingTrailingSlashes(path).contains("/") ? folder(of: path) : ""
-    }
-
     /// The last component of `path`, as `lastPathComponent` gives it; trailing slashes are ignored.
     static func lastComponent(of path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)
@@ -104,7 +98,7 @@ enum DatabasePath {
         return String(trimmed[trimmed.index(after: slash)...])
     }
 
-    /// `name` inside `folder`; `name` alone for an empty folder.
+    /// `name` inside `folder` (``folder(of:)``'s answer, or empty for `name` alone).
     static func joined(_ folder: String, _ name: String) -> String {
         folder.isEmpty ? name : folder.hasSuffix("/") ? folder + name : folder + "/" + name
     }
@@ -134,7 +128,7 @@ enum DatabasePath {
             if target.hasPrefix("/") {
                 current = target
             } else {
-                current = joined(parent(of: current), target)
+                current = joined(folder(of: current), target)
             }
         }
         throw SqlCipherError.cannotOpen(

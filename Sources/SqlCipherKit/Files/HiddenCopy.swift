@@ -18,7 +18,7 @@ enum HiddenCopy {
     /// A new hidden name beside `target` for a copy of this kind (`backup`, `export`).
     static func path(besides target: String, kind: String) -> String {
         let name = "." + DatabasePath.lastComponent(of: target) + "." + kind + "-" + UUID().uuidString
-        return DatabasePath.joined(DatabasePath.parent(of: target), name)
+        return DatabasePath.joined(DatabasePath.folder(of: target), name)
     }
 
     /// Takes the `flock` that marks the just-created `file` as a live writer's, and checks that
@@ -48,9 +48,9 @@ enum HiddenCopy {
     /// `.<name>.<kind>-<UUID>` regular file that no process holds the `flock` of, with its
     /// `-journal`, `-wal` and `-shm`. Never throws: a file that cannot be proven dead is left.
     static func removeDead(besides target: String, kind: String) {
-        let folder = DatabasePath.parent(of: target)
+        let folder = DatabasePath.folder(of: target)
         let prefix = "." + DatabasePath.lastComponent(of: target) + "." + kind + "-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where name.hasPrefix(prefix) && UUID(uuidString: String(name.dropFirst(prefix.count))) != nil {
             let file = DatabasePath.joined(folder, name)
             let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)

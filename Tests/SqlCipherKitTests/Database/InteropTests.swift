@@ -54,6 +54,55 @@ import Testing
         #expect(throws: SqlCipherError.self) { try Database(path: path, key: "not it") }
     }
 
+    /// A file in SQLCipher 3's format whose schema holds SQL that SQLite 3.15 (SQLCipher 3.4.1's)
+    /// cannot parse, written by the 4.6.1 CLI: a newer library reads it; the older one says that
+    /// the key opens it and that its schema needs a newer SQLite (it was SQLite's bare "malformed"
+    /// code 11, which read like damage), on a `Database`, a read-only opening and a pool.
+    @Test func aSchemaFromANewerSQLiteIsNamedAsSuchNotAsDamage() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("newer.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "newer"), "PRAGMA cipher_compatibility = 3", "PRAGMA journal_mode = WAL",
+            "CREATE TABLE s(a INTEGER, b TEXT) STRICT",
+            "CREATE TABLE g(a INT, b INT GENERATED ALWAYS AS (a * 2) STORED)", "INSERT INTO g(a) VALUES (21)",
+        ])
+        let library = try loadedLibrary()
+        guard library.sqliteVersionNumber < 3_037_000 else {
+            let db = try Database(path: path, key: "newer", cipher: .sqlcipher3)
+            #expect(try await db.query("SELECT b FROM g")[0].get(0, as: Int.self) == 42)
+            await db.close()
+            return
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        func check(_ open: () throws -> Void) {
+            do {
+                try open()
+                Issue.record("a schema this SQLite cannot parse opened")
+            } catch let SqlCipherError.cannotOpen(_, reason) {
+                #expect(reason.contains("the key opens it"))
+                #expect(reason.contains("newer SQLite"))
+                #expect(reason.contains("SQLite \(library.sqliteVersion)"))
+            } catch {
+                Issue.record("unexpected error \(error)")
+            }
+        }
+        check { _ = try Database(path: path, key: "newer", cipher: .sqlcipher3) }
+        check { _ = try Database(path: path, key: "newer", cipher: .sqlcipher3, readOnly: true) }
+        check { _ = try DatabasePool(path: path, key: "newer", cipher: .sqlcipher3) }
+        // A wrong key is still a wrong key, and nothing was written.
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "not it", cipher: .sqlcipher3) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        // The same for a plaintext file.
+        let plain = dir.path("plain.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plain, ["CREATE TABLE s(a INTEGER) STRICT"])
+        do {
+            _ = try Database(unencryptedPath: plain)
+            Issue.record("a plaintext schema this SQLite cannot parse opened")
+        } catch let SqlCipherError.cannotOpen(_, reason) {
+            #expect(reason.contains("readable SQLite file") && reason.contains("newer SQLite"))
+        }
+    }
+
     @Test func sqlcipher341CLIFileOpensThroughSqlcipher3Settings() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v3cli.db")

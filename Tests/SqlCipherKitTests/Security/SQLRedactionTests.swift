@@ -67,6 +67,22 @@ import Testing
                 || redacted == sql)
     }
 
+    /// The quick test for text that may hold a key passes `foreign_key…` names (an opening runs
+    /// `PRAGMA foreign_keys`), and still catches any other "key" in the same text.
+    @Test func foreignKeyNamesAreNoKeyButOtherKeysInTheTextAre() {
+        for sql in ["PRAGMA foreign_keys = ON", "PRAGMA FOREIGN_KEYS", "PRAGMA foreign_key_check",
+                    "SELECT * FROM pragma_foreign_key_list('t')"] {
+            #expect(!SQLRedaction.mayHoldKey(sql), "\(sql)")
+            #expect(SQLRedaction.text(of: sql) == sql)
+        }
+        for sql in ["PRAGMA foreign_keys; PRAGMA key = 'Zq7SecretPass'", "PRAGMA foreign_keykey = 'Zq7SecretPass'",
+                    "PRAGMA main.foreign_keys = 1; PRAGMA hexkey = 'Zq7SecretPass'", "PRAGMA FOREIGN_KEY; PRAGMA REKEY = Zq7SecretPass",
+                    "SELECT 1 -- foreign_key attach"] {
+            #expect(SQLRedaction.mayHoldKey(sql), "\(sql)")
+        }
+        #expect(!SQLRedaction.text(of: "PRAGMA foreign_keys; PRAGMA key = 'Zq7SecretPass'").contains(Self.secret))
+    }
+
     @Test func sqliteMessagesThatEchoTheKeyAreMasked() {
         let sql = "ATTACH 'a.db' AS x KEY x'Zq7SecretPass'"
         #expect(SQLRedaction.message("unrecognized token: \"x'Zq7SecretPass'\"", of: sql) == "unrecognized token: \"***\"")
