@@ -18,6 +18,7 @@
 /// | `readOnly`     | a `read` body (a `body` too)                                               | a statement that writes is refused before it runs (`readOnlyViolation`)                                          |
 /// | `transactional`| a body inside a transaction or savepoint the package opened (a `body` too) | no statement runs once SQLite has ended that transaction by itself (`transactionRolledBack`)                      |
 /// | `savepoint`    | `inSavepoint`, around the package's `SAVEPOINT` and the body               | names the savepoint (`sqlcipherkit_sp<depth>`), so that nested savepoints never share a name                     |
+/// | `migration`    | the runner, around a migration's `up` or `down`                            | setting a per-connection pragma as raw SQL is refused: a rollback of the migration would not undo it             |
 ///
 /// One fact is not a scope: ``isPooled`` is set once, when a ``DatabasePool`` opens the connection,
 /// and never changes; outside `package` and `configuring` it refuses per-connection pragmas as raw SQL.
@@ -37,6 +38,7 @@ final class ConnectionScope {
         var readOnly = 0
         var transactional = 0
         var savepoint = 0
+        var migration = 0
     }
 
     /// A scope to enter (one row of the table).
@@ -47,6 +49,8 @@ final class ConnectionScope {
         /// A body of the user's; `readOnly` and `transactional` raise those depths too.
         case body(readOnly: Bool, transactional: Bool)
         case savepoint
+        /// A migration's `up` or `down`.
+        case migration
     }
 
     @exclusivity(unchecked) private(set) var depths = Depths()
@@ -67,6 +71,7 @@ final class ConnectionScope {
             if readOnly { depths.readOnly += 1 }
             if transactional { depths.transactional += 1 }
         case .savepoint: depths.savepoint += 1
+        case .migration: depths.migration += 1
         }
         defer { depths = saved }
         return try body()
@@ -90,12 +95,12 @@ final class ConnectionScope {
     /// Whether a body runs inside a transaction the package opened (`transactional`).
     @inline(__always) var isTransactionalBody: Bool { depths.transactional > 0 }
 
-    /// Whether setting a per-connection pragma as raw SQL is refused: on a pool's connection,
-    /// outside `package` and `configuring`.
+    /// Whether setting a per-connection pragma as raw SQL is refused: on a pool's connection, or
+    /// in a migration's body (`PRAGMA query_only = ON` there outlived the migration it failed, and
+    /// every later write of the connection failed), outside `package` and `configuring`.
     @inline(__always) var refusesPerConnectionPragmas: Bool {
-        isPooled && depths.package == 0 && depths.configuring == 0
+        (isPooled || depths.migration > 0) && depths.package == 0 && depths.configuring == 0
     }
-
     /// Whether setting a per-connection pragma is allowed only because of the scope (a pool's
     /// connection in `package` or `configuring`): such a statement must not be cached.
     @inline(__always) var bypassesPerConnectionPragmaRule: Bool {

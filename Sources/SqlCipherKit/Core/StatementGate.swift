@@ -234,12 +234,13 @@ extension SQLiteConnection {
                 return deny
             }
             let scope = gate.scope
-            if second != nil, scope.isPooled, isPerConnectionPragma(first) {
+            if second != nil, isPerConnectionPragma(first) {
                 if scope.refusesPerConnectionPragmas {
                     gate.refused = .perConnectionPragma(name: String(cString: first))
                     return deny
                 }
-                // Never cached: user SQL of the same text must be judged again.
+                // Never cached: the same text must be judged again where it is refused (a pool's
+                // connection outside its set-up, a migration's body).
                 gate.bypassed = true
             }
             guard CipherPragmaRule.refuses(first, value: second, encrypted: gate.isEncrypted) else { return 0 }

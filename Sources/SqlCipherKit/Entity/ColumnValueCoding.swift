@@ -45,7 +45,44 @@ enum ColumnValueCoding {
             var container = encoder.singleValueContainer()
             try container.encode(DatabaseDateFormat.string(from: date))
         }
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        let data = try encoder.encode(value)
+        if holdsBareNaN(data) { throw DecimalNotANumber() }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Signals a `Decimal` NaN in a value stored as JSON. `JSONEncoder` writes it as a bare `NaN`,
+    /// which is not JSON: the save would succeed and every later fetch of the row would fail to
+    /// decode it (a `Double` NaN is refused by the encoder itself).
+    struct DecimalNotANumber: Error, CustomStringConvertible {
+        var description: String {
+            "the value holds a Decimal NaN, which JSON has no form for: it would be written as NaN and could never be "
+                + "decoded again. Store a number, or nil in an optional property"
+        }
+    }
+
+    /// Whether `json` holds a `NaN` token outside its strings. `JSONEncoder`'s output has no other
+    /// bare `N`: outside strings there are only punctuation, numbers, `true`, `false` and `null`.
+    static func holdsBareNaN(_ json: Data) -> Bool {
+        json.withUnsafeBytes { bytes in
+            var inString = false
+            var escaped = false
+            for byte in bytes {
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                    }
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: "N") {
+                    return true
+                }
+            }
+            return false
+        }
     }
 
     // MARK: Decoding

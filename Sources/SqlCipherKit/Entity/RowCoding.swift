@@ -107,6 +107,13 @@ public struct EntityColumns {
     @usableFromInline var layoutVersion = 0
     /// The first value that cannot be stored, reported after encoding.
     @usableFromInline var problem: String?
+    /// Where each of this entity's first ``indexedCount`` names is, built only once an entity has
+    /// ``wideEntityColumns`` columns: looking a new name up among the names set so far by a scan
+    /// made the first save of a wide entity quadratic (32,766 columns took 42 seconds before
+    /// SQLite's refusal of as many variables).
+    var wideIndex: [String: Int] = [:]
+    var indexedCount = 0
+    static let wideEntityColumns = 64
 
     /// Empty columns. `save` makes its own; make one to check what an `encode(to:)` writes:
     ///
@@ -225,7 +232,7 @@ public struct EntityColumns {
             store(value)
             return
         }
-        if let index = names[..<count].firstIndex(where: { Self.sameName($0, column) }) {
+        if let index = indexOfSetColumn(column) {
             values[index] = value
             return
         }
@@ -233,6 +240,22 @@ public struct EntityColumns {
         names.append(column)
         store(value)
         layoutVersion += 1
+    }
+
+    /// The position of `column` among the names this entity has set, or nil. A scan for a narrow
+    /// entity; for a wide one, ``wideIndex``, extended to the names set since the last lookup (the
+    /// first ``count`` names never change while an entity is encoded).
+    private mutating func indexOfSetColumn(_ column: String) -> Int? {
+        guard count >= Self.wideEntityColumns else { return names[..<count].firstIndex { Self.sameName($0, column) } }
+        while indexedCount < count {
+            wideIndex[names[indexedCount]] = indexedCount
+            indexedCount += 1
+        }
+        guard let found = wideIndex[column] else { return nil }
+        if Self.sameName(names[found], column) { return found }
+        // Equal as Swift strings but not byte for byte (é as one scalar or two), which SQLite
+        // names apart: the scan decides.
+        return names[..<count].firstIndex { Self.sameName($0, column) }
     }
 
     private mutating func store(_ value: DatabaseValue) {
@@ -248,6 +271,10 @@ public struct EntityColumns {
     mutating func startEntity() {
         count = 0
         problem = nil
+        if indexedCount > 0 {
+            wideIndex.removeAll(keepingCapacity: true)
+            indexedCount = 0
+        }
     }
 
     /// Ends an entity: drops what is left of the previous layout. Returns the first problem.

@@ -146,7 +146,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// whichever one of the pool's connections ran the call, and leave the others as they were.
     /// Nothing was run. Set it for every connection with ``DatabaseConfiguration``
     /// (`configuration:` when the pool opens): its settings, or the statement in its
-    /// `prepareConnection`.
+    /// `prepareConnection`. Inside a migration's `up` or `down` (on a `Database` too) the same
+    /// statements are refused, since no rollback of the migration would undo them; the runner then
+    /// reports ``migrationFailed(id:reason:)``.
     ///
     /// The pragmas whose setting lives in the connection, not in the file: `analysis_limit`,
     /// `automatic_index`, `busy_timeout`, `cache_size`, `cache_spill`, `case_sensitive_like`,
@@ -421,9 +423,18 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "Use db.transaction { ... } or db.savepoint { ... } (on a Database or a DatabasePool) for statements "
                 + "that change the database."
         case let .unboundParameter(name):
-            if let first = name.first, ":@$?".contains(first) {
+            if name.first == "?" {
+                // A numbered or anonymous parameter left over by named values: no key reaches it.
+                return "The SQL parameter \(name) has no value: a ? parameter takes a value by position, and named "
+                    + "values were given (positional and named values are not mixed). Give it a name (:x) or pass "
+                    + "every value by position."
+            }
+            if let first = name.first, ":@$".contains(first) {
+                // A bare key matches :key first, so @key and $key are named with their prefix: a
+                // statement using both :a and @a needs [":a": …, "@a": …].
+                let key = first == ":" ? String(name.dropFirst()) : name
                 return "The SQL parameter \(name) has no value. Pass one value for every parameter, e.g. "
-                    + "arguments: [\"\(name.dropFirst())\": value] for a named one (positional and named values are not mixed)."
+                    + "arguments: [\"\(key)\": value] (positional and named values are not mixed)."
             }
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):

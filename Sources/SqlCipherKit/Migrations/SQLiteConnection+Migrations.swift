@@ -8,7 +8,7 @@ enum MigrationRunner {
     }
 
     static let createTable = """
-        CREATE TABLE IF NOT EXISTS "_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)
+        CREATE TABLE IF NOT EXISTS "main"."_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)
         """
 }
 
@@ -31,12 +31,58 @@ extension SQLiteConnection {
         guard compiled.rc == 0 else { throw compiled.error(sql: sql, on: self) }
     }
 
-    /// The ids recorded in `_migrations`, in the order they were applied.
+    /// The ids recorded in `_migrations`, in the order they were applied, each once.
+    ///
+    /// The table is named with its schema everywhere (a `TEMP` table of that name would otherwise
+    /// take the records, which vanish at close, so every migration ran again on the next opening),
+    /// and its shape is checked before it is read: a table changed outside the package (another
+    /// program's `_migrations`, a column of another type) is refused with a message that names
+    /// it, instead of failing with a bare type mismatch or `no such column: rowid`.
+    /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` for a table that is not the runner's.
     func appliedMigrationIDs() throws -> [String] {
         try asInternal {
+            // Another kind of object of that name (a view, an index) or a trigger on the table
+            // would take, change or drop the records: every migration then ran again each time.
+            let objects = try query(#"""
+                SELECT "type", "name" FROM "main"."sqlite_master"
+                WHERE "name" = '_migrations' COLLATE NOCASE
+                   OR ("type" = 'trigger' AND "tbl_name" = '_migrations' COLLATE NOCASE)
+                """#).map { ($0.get(0, as: String.self) ?? "", $0.get(1, as: String.self) ?? "") }
+            if let other = objects.first(where: { $0.0 != "table" }) {
+                throw Self.foreignMigrationsTable(
+                    other.0 == "trigger" ? "it has a trigger, \"\(other.1)\"" : "it is a \(other.0), not a table")
+            }
             guard try tableExists("_migrations", schema: "main") else { return [] }
-            return try query(#"SELECT "id" FROM "_migrations" ORDER BY rowid"#).map { try $0.decode(0, as: String.self) }
+            let columns = try query(#"PRAGMA "main".table_info("_migrations")"#).compactMap { $0.get(1, as: String.self) }
+            guard columns.contains("id") && columns.contains("applied_at") else {
+                throw Self.foreignMigrationsTable(
+                    "its columns are \(columns.map { "\"\($0)\"" }.joined(separator: ", ")), not \"id\" and \"applied_at\"")
+            }
+            do {
+                try compileOnly(#"SELECT rowid FROM "main"."_migrations""#)
+            } catch {
+                throw Self.foreignMigrationsTable("it is a WITHOUT ROWID table, which keeps no order of application")
+            }
+            var ids: [String] = []
+            var seen = Set<String>()
+            for row in try query(#"SELECT "id" FROM "main"."_migrations" ORDER BY rowid"#) {
+                guard case .text(let id) = row[0] else {
+                    throw Self.foreignMigrationsTable(
+                        "a row's \"id\" holds \(row[0].kindDescription), where the runner writes a migration's id as text")
+                }
+                if seen.insert(id).inserted { ids.append(id) }
+            }
+            return ids
         }
+    }
+
+    /// The refusal of a `_migrations` table that the runner did not write.
+    static func foreignMigrationsTable(_ what: String) -> SqlCipherError {
+        .invalidQuery(
+            reason: "the table \"_migrations\", where SqlCipherKit records the migrations applied, was changed outside "
+                + "SqlCipherKit (\(what)), so which migrations ran cannot be told and nothing was migrated or rolled back. "
+                + "Restore it as CREATE TABLE \"_migrations\" (\"id\" TEXT PRIMARY KEY NOT NULL, \"applied_at\" TEXT NOT "
+                + "NULL) holding the id of each applied migration, or rename it if another program owns it")
     }
 
     /// Applies every migration of `migrations` not yet recorded, in order, each in its own transaction.
@@ -116,6 +162,14 @@ extension SQLiteConnection {
             switch error {
             case .migrationNotReversible, .migrationFailed, .foreignKeyViolation:
                 throw error
+            case let .perConnectionPragma(name, _):
+                throw SqlCipherError.migrationFailed(
+                    id: migration.id,
+                    reason: "it sets PRAGMA \(name), a setting of the connection rather than of the file: the rollback of a "
+                        + "failed migration would not undo it, and it would stay set for every later call on this "
+                        + "connection (and for none of a pool's other connections). Set it when the database opens, with "
+                        + "DatabaseConfiguration's prepareConnection, or outside the migration; for foreign keys, declare "
+                        + "foreignKeyChecks = .deferred on the migration")
             default:
                 throw SqlCipherError.migrationFailed(id: migration.id, reason: error.description)
             }
@@ -139,28 +193,50 @@ extension SQLiteConnection {
                          forceTableRebuild: Bool, checkForeignKeys: Bool) throws {
         let context = MigrationContext(core: self, migrationID: migration.id, forceTableRebuild: forceTableRebuild)
         defer { context.invalidate() }
+        let attachedBefore = try attachedSchemas()
         do {
             try inTransaction {
-                switch direction {
-                case .up: try migration.up(context)
-                case .down: try migration.down(context)
+                try scope.with(.migration) {
+                    switch direction {
+                    case .up: try migration.up(context)
+                    case .down: try migration.down(context)
+                    }
                 }
                 if let refusal = context.refusedRebuild { throw refusal }
                 switch direction {
                 case .up:
                     try asInternal {
-                        _ = try execute(#"INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)"#,
+                        _ = try execute(#"INSERT INTO "main"."_migrations" ("id", "applied_at") VALUES (?, ?)"#,
                                         [.text(migration.id), .text(DatabaseDateFormat.string(from: Date()))])
                     }
                 case .down:
-                    try asInternal { _ = try execute(#"DELETE FROM "_migrations" WHERE "id" = ?"#, [.text(migration.id)]) }
+                    try asInternal { _ = try execute(#"DELETE FROM "main"."_migrations" WHERE "id" = ?"#, [.text(migration.id)]) }
                 }
                 if checkForeignKeys { try checkForeignKeyViolations() }
             }
         } catch {
+            detachSchemas(except: attachedBefore)
             // A migration that caught the refusal of its rebuild fails with it all the same.
             if let refusal = context.refusedRebuild { throw refusal }
             throw error
+        }
+    }
+
+    /// The schemas attached to the connection (`main` and `temp` excepted).
+    private func attachedSchemas() throws -> Set<String> {
+        try asInternal {
+            Set(try query("PRAGMA database_list").compactMap { $0.get(1, as: String.self) }
+                .filter { $0 != "main" && $0 != "temp" })
+        }
+    }
+
+    /// Detaches what a failed migration attached: its rollback does not undo an `ATTACH`, and the
+    /// name, still in use, made every retry of the migration fail ('database … is already in use').
+    private func detachSchemas(except kept: Set<String>) {
+        guard let attached = try? attachedSchemas() else { return }
+        for schema in attached.subtracting(kept) {
+            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            interruptGate.shielded { asInternal { _ = try? execute("DETACH \(quoted)") } }
         }
     }
 

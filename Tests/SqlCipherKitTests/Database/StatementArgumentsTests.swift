@@ -100,6 +100,18 @@ import Testing
         await #expect(throws: SqlCipherError.unboundParameter(name: "?2")) {
             try await db.execute("INSERT INTO notes(title, owner) VALUES (:title, ?)", arguments: ["title": "x"])
         }
+        // The message says which key reaches the parameter: "?2" takes none (it said
+        // arguments: ["2": value], a key that is then refused as unknown), and "@o" beside ":o"
+        // needs its prefix (it said ["o": value], the very key that had been given).
+        let anonymous = SqlCipherError.unboundParameter(name: "?2").description
+        #expect(anonymous.contains("by position") && !anonymous.contains("[\"2\""), "\(anonymous)")
+        let both = "SELECT :o, @o"
+        await #expect(throws: SqlCipherError.unboundParameter(name: "@o")) {
+            _ = try await db.query(both, arguments: ["o": 1])
+        }
+        #expect(SqlCipherError.unboundParameter(name: "@o").description.contains(#"arguments: ["@o": value]"#))
+        #expect(SqlCipherError.unboundParameter(name: ":o").description.contains(#"arguments: ["o": value]"#))
+        #expect(Array(try await db.query(both, arguments: ["@o": 2, ":o": 1])[0].values) == [.integer(1), .integer(2)])
         // A key holding a NUL names nothing, not the parameter before the NUL.
         await #expect(throws: SqlCipherError.unknownParameter(name: "title\0evil")) {
             try await db.execute(insert, arguments: ["title\0evil": "x", "owner": 1])

@@ -123,6 +123,72 @@ import Testing
         #expect(fetched[0].nested == nil && fetched[1].nested == .some(.some(7)))
     }
 
+    /// An entity with `Decimal` properties, stored as JSON text (a `Decimal` is not a column type).
+    struct Ledger: Entity, Equatable {
+        struct Line: Codable, Equatable, Sendable {
+            var label: String
+            var amount: Decimal
+        }
+
+        static let tableName = TableName("ledger")
+        static let primaryKey: WritableKeyPath<Ledger, Int?> & Sendable = \.id
+        var id: Int?
+        var total: Decimal = 0
+        var optionalTotal: Decimal?
+        var line = Line(label: "NaN \" NaN", amount: 1)
+        var amounts: [Decimal] = []
+    }
+
+    /// The same columns written by a ``RowEncodable`` entity through `setCodable`.
+    struct RowLedger: Entity, RowEncodable {
+        static let tableName = TableName("ledger")
+        static let primaryKey: WritableKeyPath<RowLedger, Int?> & Sendable = \.id
+        var id: Int?
+        var total: Decimal
+        func encode(to columns: inout EntityColumns) {
+            columns.set("id", id)
+            columns.setCodable("total", total)
+        }
+    }
+
+    @Test func aDecimalNaNIsRefusedWhereverItIsStoredAsJSON() async throws {
+        // JSONEncoder writes a Decimal NaN as a bare NaN, which is not JSON: the save succeeded
+        // and every later fetch of the table failed with decodingFailed ('holds text NaN').
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE ledger(id INTEGER PRIMARY KEY, total, optionalTotal, line, amounts)")
+        let cases: [(String, Ledger)] = [
+            ("total", Ledger(id: nil, total: .nan)),
+            ("optionalTotal", Ledger(id: nil, optionalTotal: .nan)),
+            ("line", Ledger(id: nil, line: Ledger.Line(label: "x", amount: .nan))),
+            ("amounts", Ledger(id: nil, amounts: [1, .nan])),
+        ]
+        for (column, ledger) in cases {
+            for batch in [false, true] {
+                do {
+                    if batch { _ = try await db.save([Ledger(id: nil), ledger]) } else { _ = try await db.save(ledger) }
+                    Issue.record("\(column): a Decimal NaN was saved (batch: \(batch))")
+                } catch let SqlCipherError.encodingFailed(entity, reason) {
+                    #expect(entity == "Ledger")
+                    #expect(reason.contains("\"\(column)\"") && reason.contains("Decimal NaN"), "\(reason)")
+                }
+            }
+        }
+        do {
+            _ = try await db.save(RowLedger(id: nil, total: .nan))
+            Issue.record("setCodable saved a Decimal NaN")
+        } catch let SqlCipherError.encodingFailed(_, reason) {
+            #expect(reason.contains("\"total\"") && reason.contains("Decimal NaN"), "\(reason)")
+        }
+        #expect(try await db.query("SELECT count(*) FROM ledger")[0].get(0, as: Int.self) == 0)
+        // Finite decimals (and "NaN" inside a string) are stored and read back.
+        let finite = Ledger(id: nil, total: Decimal(string: "123456789012345678901234567890.5")!, optionalTotal: -0.001,
+                            line: Ledger.Line(label: "NaN \\\" NaN", amount: Decimal.greatestFiniteMagnitude),
+                            amounts: [Decimal.leastNonzeroMagnitude, 0])
+        let saved = try await db.save(finite)
+        #expect(try await db.fetch(Ledger.self) == [saved])
+    }
+
     @Test func rawSQLStillBindsNaNAsNullAsSQLiteDoes() async throws {
         // Only entities refuse NaN: a statement argument is bound the way SQLite binds it (NULL),
         // as the article "Mapping rows and values" states, and the builder refuses it in comparisons (DeepExpressionTests).

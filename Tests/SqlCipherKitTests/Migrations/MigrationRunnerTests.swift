@@ -115,6 +115,139 @@ import Testing
         #expect(try await db.builderColumns("products").contains("discount"))
     }
 
+    /// A `_migrations` table changed outside the runner: each failed with a bare `typeMismatch`
+    /// ('Column "id" holds integer 1, which cannot be read as String.') or SQLite's
+    /// `no such column: rowid`, naming neither the table nor what to do; a view failed each
+    /// migration, and a trigger that deleted the records had every migration run again each time.
+    @Test(arguments: [
+        ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (1, 'x')", "integer 1"),
+        ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (NULL, 'x')", "NULL"),
+        ("CREATE TABLE _migrations(id, applied_at); INSERT INTO _migrations VALUES (x'3030312d', 'x')", "blob"),
+        ("CREATE TABLE _migrations(version INTEGER, applied_at)", "\"version\""),
+        ("CREATE TABLE _migrations(id TEXT PRIMARY KEY, applied_at TEXT) WITHOUT ROWID", "WITHOUT ROWID"),
+        ("CREATE VIEW _Migrations AS SELECT '001-create-products' AS id, '' AS applied_at", "view"),
+        ("""
+            CREATE TABLE _migrations(id TEXT PRIMARY KEY NOT NULL, applied_at TEXT NOT NULL);
+            CREATE TRIGGER forget AFTER INSERT ON _migrations BEGIN DELETE FROM _migrations; END
+            """, "trigger, \"forget\""),
+    ])
+    func aMigrationsTableChangedOutsideTheRunnerIsRefusedByName(tamper: String, named: String) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute(tamper)
+        func expectRefusal(_ call: String, _ body: () async throws -> Void) async {
+            do {
+                try await body()
+                Issue.record("\(call) accepted the table changed by `\(tamper)`")
+            } catch let SqlCipherError.invalidQuery(reason) {
+                #expect(reason.contains("\"_migrations\"") && reason.contains(named) && reason.contains("Restore it"),
+                        "\(call): \(reason)")
+            } catch {
+                Issue.record("\(call): \(error)")
+            }
+        }
+        await expectRefusal("migrate") { try await db.migrate([Self.createProducts]) }
+        await expectRefusal("appliedMigrations") { _ = try await db.appliedMigrations() }
+        await expectRefusal("rollback") { try await db.rollback(to: Self.createProducts.id, using: [Self.createProducts]) }
+        #expect(try await db.builderSchemaNames("table").contains("products") == false)
+    }
+
+    /// A per-connection pragma set in a migration outlived it: `PRAGMA query_only = ON` failed the
+    /// migration ('attempt to write a readonly database' at its record), and every later write of
+    /// the database failed too; `recursive_triggers` stayed on after a rollback; `foreign_keys`
+    /// was silently a no-op inside the migration's transaction.
+    @Test(arguments: [ForeignKeyChecks.immediate, .deferred])
+    func aMigrationCannotSetAPerConnectionPragma(foreignKeyChecks: ForeignKeyChecks) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        // Run once outside a migration first: the text must not come back from the statement cache.
+        try await db.execute("PRAGMA recursive_triggers = ON")
+        try await db.execute("PRAGMA recursive_triggers = OFF")
+        let foreignKeys = try await db.builderScalarInt("PRAGMA foreign_keys")
+        for pragma in ["PRAGMA query_only = ON", "PRAGMA recursive_triggers = OFF", "pragma Foreign_Keys=0",
+                       "PRAGMA main.cache_size = 10"] {
+            let migration = StepMigration("001-pragma", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+                try ctx.execute("CREATE TABLE made(x)")
+                try ctx.execute(pragma)
+            })
+            do {
+                try await db.migrate([migration])
+                Issue.record("\(pragma) ran in a migration")
+            } catch let SqlCipherError.migrationFailed(id, reason) {
+                #expect(id == "001-pragma")
+                #expect(reason.lowercased().contains("pragma") && reason.contains("setting of the connection"), "\(reason)")
+            }
+            #expect(try await db.appliedMigrations().isEmpty)
+            #expect(try await db.builderSchemaNames("table").contains("made") == false)
+            #expect(try await db.builderScalarInt("PRAGMA query_only") == 0)
+            #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == foreignKeys)
+        }
+        // Reading one is allowed, and the database still takes writes.
+        let reads = StepMigration("002-read", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+            _ = try ctx.query("PRAGMA query_only")
+            try ctx.execute("CREATE TABLE made(x)")
+        })
+        try await db.migrate([reads])
+        try await db.execute("INSERT INTO made VALUES (1)")
+        try await db.execute("PRAGMA recursive_triggers = ON")
+    }
+
+    /// An `ATTACH` in a failed migration stayed: the rollback does not undo it, and every retry
+    /// of the migration failed with 'database side is already in use'.
+    @Test(.enabled(if: isSQLCipher4(), "SQLite 3.15 (SQLCipher 3.4.1) refuses ATTACH inside a transaction, so a migration cannot attach"),
+          arguments: [ForeignKeyChecks.immediate, .deferred])
+    func aFailedMigrationDetachesWhatItAttached(foreignKeyChecks: ForeignKeyChecks) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("ATTACH ':memory:' AS kept")
+        let failing = Failing()
+        let migration = StepMigration("001-attach", foreignKeyChecks: foreignKeyChecks, up: { ctx in
+            try ctx.execute("ATTACH ':memory:' AS side")
+            try ctx.execute("CREATE TABLE side.copy(x)")
+            try ctx.execute("CREATE TABLE made(x)")
+            if failing.value { throw CancellationError() }
+        })
+        await #expect(throws: SqlCipherError.self) { try await db.migrate([migration]) }
+        let schemas = try await db.query("PRAGMA database_list").compactMap { $0.get(1, as: String.self) }
+        #expect(schemas == ["main", "kept"])
+        failing.value = false
+        try await db.migrate([migration])
+        #expect(try await db.appliedMigrations() == ["001-attach"])
+        #expect(try await db.builderSchemaNames("table").contains("made"))
+        // A migration that succeeds keeps what it attached (SQLite cannot detach a schema written
+        // in the open transaction); the caller detaches it.
+        try await db.execute("DETACH side")
+    }
+
+    /// Whether the migration above fails, switched off for its retry.
+    final class Failing: @unchecked Sendable {
+        var value = true
+    }
+
+    @Test func recordsGoToTheMainTableAndEachIdIsListedOnce() async throws {
+        let dir = TemporaryDirectory()
+        // A TEMP table of the same name took the records (they vanished at close), so the
+        // migrations ran again on the next opening and failed: 'table products already exists'.
+        do {
+            let db = try builderTestDatabase(dir)
+            try await db.execute(#"CREATE TEMP TABLE "_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)"#)
+            try await db.migrate([Self.createProducts])
+            #expect(try await db.builderScalarInt(#"SELECT count(*) FROM temp."_migrations""#) == 0)
+            await db.close()
+        }
+        let reopened = try builderTestDatabase(dir)
+        try await reopened.migrate([Self.createProducts, Self.addDiscount])
+        #expect(try await reopened.appliedMigrations() == [Self.createProducts.id, Self.addDiscount.id])
+        // A row repeated by hand is listed once, and rolling back removes it.
+        try await reopened.execute(#"CREATE TABLE copy AS SELECT * FROM "_migrations""#)
+        try await reopened.execute(#"DROP TABLE "_migrations""#)
+        try await reopened.execute(#"CREATE TABLE "_migrations" ("id" TEXT NOT NULL, "applied_at" TEXT NOT NULL)"#)
+        try await reopened.execute(#"INSERT INTO "_migrations" SELECT * FROM copy UNION ALL SELECT * FROM copy"#)
+        #expect(try await reopened.appliedMigrations() == [Self.createProducts.id, Self.addDiscount.id])
+        try await reopened.rollback(to: Self.addDiscount.id, using: [Self.createProducts, Self.addDiscount])
+        #expect(try await reopened.appliedMigrations() == [Self.createProducts.id])
+    }
+
     @Test(arguments: [false, true])
     func rollbackInReverseOrder(forceTableRebuild: Bool) async throws {
         let dir = TemporaryDirectory()
