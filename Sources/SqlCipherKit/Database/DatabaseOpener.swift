@@ -98,6 +98,9 @@ enum DatabaseOpener {
         let encrypted = key != nil
         let inMemory = path == ":memory:"
         try identity?.check(path: path)
+        if encrypted && !inMemory && !readOnly {
+            try refuseHotJournalOfOtherPageSize(path: path, cipher: cipher, library: library)
+        }
         let connection: SQLiteConnection
         if readOnly {
             let access = try ReadOnlyOpening.access(for: path)
@@ -193,6 +196,32 @@ enum DatabaseOpener {
             connection.close()
             throw error
         }
+    }
+
+    /// Refuses, before SQLite opens the file, a live `-journal` (a write that was interrupted, or
+    /// is under way in another process) whose pages have another size than the one `cipher` gives:
+    /// the file was made with other cipher settings. SQLite rolls a hot journal back at the first
+    /// read, before the key is checked, and SQLCipher 3.4.1 then crashes the process (SIGSEGV,
+    /// measured with its own CLI) when the journal's pages are smaller than its cipher page size;
+    /// 4.6.1 rolls the file back and then fails. The journal is left for an opening with the
+    /// file's settings, which rolls it back. Nothing is read or changed; a library that cannot
+    /// report its page size skips the check.
+    private static func refuseHotJournalOfOtherPageSize(path: String, cipher: CipherSettings,
+                                                        library: SqlCipherLibrary) throws {
+        let journal = path + "-journal"
+        guard let journalPageSize = ReadOnlyOpening.liveJournalPageSize(journal),
+              let pageSize = try? KeyDerivation.parameters(for: cipher, library: library).pageSize,
+              pageSize != journalPageSize else { return }
+        let name = DatabasePath.lastComponent(of: journal)
+        let setting = journalPageSize == 1024 && library.cipherMajorVersion >= 4
+            ? "CipherSettings.sqlcipher3 for a SQLCipher 3 file, or CipherSettings(pageSize: 1024)"
+            : "CipherSettings(pageSize: \(journalPageSize))"
+        throw SqlCipherError.keyFailed(
+            path: path,
+            reason: "\(name), left by a write that was interrupted or is under way, holds \(journalPageSize)-byte pages, "
+                + "and these cipher settings give \(pageSize)-byte pages: the file was made with other cipher settings. "
+                + "Open it with the settings it was made with (\(setting), and the same key); that opening rolls the "
+                + "interrupted write back. Nothing was read or changed")
     }
 
     /// Runs the caller's ``DatabaseConfiguration/prepareConnection`` on a connection that is

@@ -89,6 +89,23 @@ enum ReadOnlyOpening {
         return header.contains { $0 != 0 }
     }
 
+    /// The page size that the rollback journal at `path` records in its header, when it is a live
+    /// journal (SQLite's magic, a page size SQLite accepts), else nil. The header is plaintext in
+    /// SQLCipher's journals too, and the page size is the database's at the time of the write.
+    static func liveJournalPageSize(_ path: String) -> Int? {
+        guard let size = SnapshotFiles.regularFileSize(path), size >= 28,
+              let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 28)) ?? Data())
+        // https://sqlite.org/fileformat.html#the_rollback_journal: magic, record count, nonce,
+        // initial page count, sector size, page size (big-endian).
+        let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+        guard header.count == 28, Array(header[0..<8]) == magic else { return nil }
+        let pageSize = header[24..<28].reduce(0) { $0 << 8 | Int($1) }
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return nil }
+        return pageSize
+    }
+
     private static func fileName(_ path: String) -> String {
         DatabasePath.lastComponent(of: path)
     }

@@ -107,6 +107,49 @@ import Testing
         #expect(!filesContain([plainPath], marker).isEmpty)
     }
 
+    /// A CLI killed inside a write transaction leaves a hot `-journal` and a half-written file.
+    /// Opening it with settings of another page size is refused before SQLite reads anything:
+    /// SQLCipher 3.4.1 crashed the process (SIGSEGV, its own CLI too) rolling back a journal of
+    /// smaller pages than its cipher page size, and 4.6.1 rolled the file back during an opening
+    /// that then failed. The right settings roll the interrupted write back.
+    @Test func aHotJournalLeftByAKilledCLIIsRolledBackAndOtherSettingsAreRefusedFirst() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("killed.db")
+        let key = SqlcipherCLI.keyPragma(passphrase: "journal")
+        _ = try SqlcipherCLI.run(sameVersionCLI, path, [key, "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')"])
+        // A 2-page cache makes SQLite spill the transaction's pages into the file before commit.
+        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
+            key, "PRAGMA cache_size = 2", "BEGIN",
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 3000) "
+                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
+        ])
+        let journal = try #require(FileManager.default.contents(atPath: path + "-journal"))
+        #expect(journal.prefix(8) == Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]))
+        let before = try dir.snapshot()
+        let pageSize = isSQLCipher4() ? 4096 : 1024
+        for other in [1024, 8192, 65536] where other != pageSize {
+            #expect {
+                _ = try Database(path: path, key: "journal", cipher: CipherSettings(pageSize: other))
+            } throws: { error in
+                guard case let SqlCipherError.keyFailed(_, reason) = error else { return false }
+                return reason.contains("\(pageSize)-byte pages") && reason.contains("CipherSettings")
+                    && !reason.contains("journal'")
+            }
+            #expect(throws: SqlCipherError.self) {
+                _ = try DatabasePool(path: path, key: "journal", cipher: CipherSettings(pageSize: other))
+            }
+            let after = try dir.snapshot()
+            #expect(after.keys.sorted() == before.keys.sorted())
+            #expect(after.allSatisfy { before[$0.key]?.0 == $0.value.0 }, "a refused opening changed a file")
+        }
+        let db = try Database(path: path, key: "journal")
+        #expect(try await db.query("SELECT x FROM t").map { $0.get(0, as: String.self) } == ["committed"])
+        #expect(try await db.verifyIntegrity().problems.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
+        await db.close()
+        #expect(try SqlcipherCLI.run(sameVersionCLI, path, [key, "SELECT count(*) FROM t"]) == ["1"])
+    }
+
     @Test func everyEncryptedFileStartsWithCiphertextAfterTheFirstWrite() async throws {
         // The open sequence writes and checks once; here the file is checked from outside too.
         let dir = TemporaryDirectory()
