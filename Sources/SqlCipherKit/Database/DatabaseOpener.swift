@@ -101,6 +101,10 @@ enum DatabaseOpener {
         if encrypted && !inMemory && !readOnly {
             try refuseHotJournalOfOtherPageSize(path: path, cipher: cipher, library: library)
         }
+        if !inMemory && !readOnly && library.sqliteVersionNumber < 3_016_000,
+           let walSize = SnapshotFiles.regularFileSize(path + "-wal"), walSize > 32 {
+            try proveReadableWithoutCheckpoint(path: path, key: key, settings: settings, setup: setup)
+        }
         let connection: SQLiteConnection
         if readOnly {
             let access = try ReadOnlyOpening.access(for: path)
@@ -144,7 +148,7 @@ enum DatabaseOpener {
                 try connection.asPackage {
                     for pragma in settings { try connection.execute(pragma) }
                 }
-                try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher, readOnly: readOnly)
+                try proveReadable(connection, path: path, key: key, settings: settings, readOnly: readOnly)
 
                 // New: the file was missing or empty, and no other connection has committed to it
                 // (a WAL database stays empty until its first checkpoint).
@@ -349,8 +353,8 @@ enum DatabaseOpener {
     }
 
     /// Reads the schema: the first read is where SQLCipher derives the key and checks it.
-    private static func proveReadable(_ connection: SQLiteConnection, path: String, encrypted: Bool,
-                                      cipher: CipherSettings, readOnly: Bool) throws {
+    private static func proveReadable(_ connection: SQLiteConnection, path: String, key: KeyMaterial?,
+                                      settings: [String], readOnly: Bool) throws {
         do {
             _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
         } catch SqlCipherError.sqlite(let code, let extended, let message, let sql) {
@@ -358,9 +362,97 @@ enum DatabaseOpener {
                 path: path, code: code, extended: extended, message: message, readOnly: readOnly) {
                 throw walError
             }
-            throw failedRead(connection, path: path, encrypted: encrypted,
-                             error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
+            let error = failedRead(connection, path: path, encrypted: key != nil,
+                                   error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
+            if let key, let walError = foreignOrDamagedWAL(error, path: path, key: key, settings: settings) {
+                throw walError
+            }
+            throw error
         }
+    }
+
+    /// On a library whose SQLite cannot be told not to checkpoint on close (before 3.16: SQLCipher
+    /// 3.4.1), proves the first read on a read-only connection before the file is opened for
+    /// writing, when a `-wal` beside it holds frames. Closing the last connection checkpoints the
+    /// `-wal` into the file and deletes it, whatever key the connection had: after a wrong key
+    /// that rewrote the file with its own frames, and beside another database's `-wal` it wrote
+    /// that database's pages over this one (measured: the file's tables were gone). A read-only
+    /// connection cannot checkpoint, so a failed opening leaves the file and its `-wal` as they
+    /// were (SQLite may create a missing `-shm`, an index it rebuilds from the `-wal`).
+    private static func proveReadableWithoutCheckpoint(path: String, key: KeyMaterial?, settings: [String],
+                                                       setup: ConnectionSetup) throws {
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(
+                path: ReadOnlyOpening.lockingReadOnlyURI(for: path),
+                flags: ReadOnlyOpening.readOnlyFlag | SQLiteConnection.uri | SQLiteConnection.noMutex)
+        } catch SqlCipherError.cannotOpen(_, let reason) {
+            throw SqlCipherError.cannotOpen(path: path, reason: reason)
+        }
+        defer { connection.close() }
+        try connection.asInternal {
+            scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
+            if let key { try connection.applyKey(key) }
+            try connection.asPackage {
+                for pragma in settings { try connection.execute(pragma) }
+            }
+            try proveReadable(connection, path: path, key: key, settings: settings, readOnly: true)
+        }
+    }
+
+    /// The error for a first read that failed as a wrong key would (`keyFailed`, or SQLCipher's
+    /// "file is not a database" once page 1 was proven to decrypt) although the key opens the
+    /// database file itself: page 1 in the `-wal` beside it does not decrypt. That `-wal` is
+    /// damaged, or another database's (a file restored or copied without its own `-wal`, next to
+    /// a stale one): SQLite reads the newest page images from it whatever file they came from.
+    /// Reported as a wrong key (3.4.1) or as a bare SQLite error (4.x) it sent the user after a
+    /// key that was right. Decided by reading page 1 of the main file alone, with the same key and
+    /// settings, on a connection of its own (`immutable=1`: no lock, no `-wal`, nothing written);
+    /// nil when the `-wal` holds no frames or the main file does not open either.
+    private static func foreignOrDamagedWAL(_ error: SqlCipherError, path: String, key: KeyMaterial,
+                                            settings: [String]) -> SqlCipherError? {
+        switch error {
+        case .keyFailed: break
+        case .sqlite(let code, _, _, _) where code & 0xFF == 26: break
+        default: return nil
+        }
+        // 32 bytes of WAL header, then frames: only a -wal with frames can hold a page 1.
+        guard let walSize = SnapshotFiles.regularFileSize(path + "-wal"), walSize > 32,
+              mainFileDecrypts(path: path, key: key, settings: settings) else { return nil }
+        let wal = DatabasePath.lastComponent(of: path) + "-wal"
+        let shm = DatabasePath.lastComponent(of: path) + "-shm"
+        return .cannotOpen(
+            path: path,
+            reason: "the key opens the database file, but not the newest pages in \(wal) beside it: that -wal is "
+                + "damaged, or it belongs to another database (a file copied or restored without its own -wal). "
+                + "Nothing was changed. If it is another file's, move \(wal) and \(shm) away and open again: the "
+                + "database then opens as of its last checkpoint. If it is this file's own, restore the database "
+                + "from a backup, or move them away to keep what the database file holds")
+    }
+
+    /// Whether page 1 of the database file alone, without its `-wal`, decrypts with `key` and
+    /// `settings`.
+    private static func mainFileDecrypts(path: String, key: KeyMaterial, settings: [String]) -> Bool {
+        // An empty main file has no page 1 (everything is in the -wal): nothing to prove.
+        guard (FileHeader(path: path)?.fileSize ?? 0) >= 512, let connection = try? SQLiteConnection(
+            path: ReadOnlyOpening.uri(for: path, access: .immutable),
+            flags: ReadOnlyOpening.readOnlyFlag | SQLiteConnection.uri | SQLiteConnection.noMutex)
+        else { return false }
+        defer { connection.close() }
+        return (try? connection.asInternal {
+            try connection.applyKey(key)
+            return try connection.asPackage {
+                if (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 5, 1) == true {
+                    try connection.execute("PRAGMA cipher_log = off")
+                }
+                for pragma in settings { try connection.execute(pragma) }
+                // Page 1 alone. It fails when page 1 does not decrypt (no SQLite magic), except with
+                // a plaintext header, whose magic is in the clear: a cookie of 0 is then a page
+                // SQLCipher zeroed after its HMAC failed (or an empty schema, which proves nothing).
+                let cookie = Int64.fromDatabaseValue(try connection.scalar("PRAGMA schema_version") ?? .null) ?? 0
+                return cookie != 0 || !settings.contains { $0.contains("cipher_plaintext_header_size") }
+            }
+        }) ?? false
     }
 
     /// The error for a failed first read of `path` on `connection`, which is still open with the

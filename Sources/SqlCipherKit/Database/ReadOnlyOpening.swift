@@ -62,6 +62,22 @@ enum ReadOnlyOpening {
     /// The URI that opens `path` with `access` (https://sqlite.org/uri.html); `%`, `?` and `#`
     /// are escaped so that the path is taken as it is.
     static func uri(for path: String, access: Access) -> String {
+        let escaped = escapedURIPath(path)
+        switch access {
+        case .sharedWAL: return "file:" + escaped + "?mode=ro&readonly_shm=1"
+        case .immutable: return "file:" + escaped + "?mode=ro&immutable=1"
+        }
+    }
+
+    /// The URI that opens `path` read-only with SQLite's locking, its `-wal` and `-shm` (which
+    /// SQLite creates when it is missing): a connection that can read everything committed and
+    /// can neither checkpoint nor remove the `-wal` when it closes.
+    static func lockingReadOnlyURI(for path: String) -> String {
+        "file:" + escapedURIPath(path) + "?mode=ro"
+    }
+
+    /// `path` for a `file:` URI: `%`, `?` and `#` escaped, a leading `//` collapsed.
+    private static func escapedURIPath(_ path: String) -> String {
         var escaped = ""
         for scalar in path.unicodeScalars {
             switch scalar {
@@ -73,10 +89,7 @@ enum ReadOnlyOpening {
         }
         // A path that begins with "//" would be read as an authority.
         if escaped.hasPrefix("//") { escaped = "/" + String(escaped.drop { $0 == "/" }) }
-        switch access {
-        case .sharedWAL: return "file:" + escaped + "?mode=ro&readonly_shm=1"
-        case .immutable: return "file:" + escaped + "?mode=ro&immutable=1"
-        }
+        return escaped
     }
 
     /// Whether `path` is a rollback journal that SQLite could treat as hot: a file whose header is

@@ -81,7 +81,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// Opening:
     /// - the path is empty, a directory, in a missing or non-writable folder, or unreadable;
     /// - a file in WAL mode in a folder this process cannot write (its `-wal` and `-shm` cannot be
-    ///   created): `reason` says why and what to do.
+    ///   created): `reason` says why and what to do;
+    /// - a `-wal` beside the file whose pages do not decrypt with the key that opens the file
+    ///   itself (damaged, or another database's): `reason` says so and what to do.
     case cannotOpen(path: String, reason: String)
     /// A database that was meant to be encrypted shows plaintext on disk. Nothing more was written.
     case plaintextDetected(path: String, reason: String)
