@@ -4,7 +4,7 @@ import CSqlCipherBridge
 /// on a copy beside the file, verified with SQLCipher 4's defaults, then renamed over the original
 /// (the contract is documented there).
 enum SqlCipher3Upgrade {
-    /// The error for a key that does not open `path` with SQLCipher 3's defaults. The opener's
+    /// The error for a key that does not open `path` with SQLCipher 3's (or 2's, 1's) defaults. The opener's
     /// reason points at `CipherSettings.sqlcipher3`, which the upgrade already uses: a file that is
     /// already in SQLCipher 4's format (an upgrade run at every launch) or that was made with a
     /// non-default page size or iteration count was reported as a wrong key, with nothing to do.
@@ -21,8 +21,9 @@ enum SqlCipher3Upgrade {
         }
         return .keyFailed(
             path: path,
-            reason: reason + ". upgradeFromSqlCipher3 reads SQLCipher 3's default settings only (1024-byte pages, "
-                + "PBKDF2-HMAC-SHA1 with 64,000 iterations): for a file made with another page size or iteration count, "
+            reason: reason + ". upgradeFromSqlCipher3 reads files made with the default settings of SQLCipher 3 (1024-byte "
+                + "pages, PBKDF2-HMAC-SHA1 with 64,000 iterations), 2 or 1 only: for a file made with another page size or "
+                + "iteration count, "
                 + "open it with CipherSettings(compatibility: 3, pageSize:, kdfIterations:) and those values, and copy it "
                 + "with export(to:key:cipher:)")
     }
@@ -53,13 +54,27 @@ enum SqlCipher3Upgrade {
         // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes
         // the file for itself (a WAL moves into the file), so that a copy of the file alone is
         // complete and nobody writes to the original until it is replaced.
-        let source: DatabaseOpener.Opened
-        do {
-            source = try SourceLock.describingBusy(path) {
-                try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        // SQLCipher 3's defaults first, then 2.x's and 1.x's, which cipher_migrate migrates too:
+        // the source is opened with the format it was made in (opened read-only to gather what
+        // the result must hold and to lock it; nothing is written in the old format).
+        var opened: DatabaseOpener.Opened?
+        var firstFailure: (path: String, reason: String)?
+        for settings in [CipherSettings.sqlcipher3, .legacy(2), .legacy(1)] where opened == nil {
+            do {
+                opened = try SourceLock.describingBusy(path) {
+                    try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: settings)
+                }
+            } catch SqlCipherError.keyFailed(let failedPath, let reason) where !reason.contains("plaintext SQLite database") {
+                firstFailure = firstFailure ?? (failedPath, reason)
+            } catch SqlCipherError.sqlite(let code, _, _, _) where settings.allowsLegacyFormat && [11, 26].contains(code & 0xFF) {
+                // 1.x pages carry no HMAC: another key or format decrypts page 1 into bytes that are
+                // no database, which is no proof about the key (SQLCipher 3's attempt decided that).
+                continue
             }
-        } catch SqlCipherError.keyFailed(let failedPath, let reason) where !reason.contains("plaintext SQLite database") {
-            throw notASqlCipher3DefaultsFile(failedPath, reason: reason, key: material)
+        }
+        guard let source = opened else {
+            let failure = firstFailure ?? (path, "the key does not open it")
+            throw notASqlCipher3DefaultsFile(failure.path, reason: failure.reason, key: material)
         }
         let reporter: ProgressReporter?
         do {

@@ -408,6 +408,29 @@ import Testing
         #expect(try await upgraded.query("SELECT x FROM t")[0].get(0, as: String.self) == "tuned")
     }
 
+    /// The upgrade is documented for SQLCipher 1.x-3.x files with their version's defaults, and
+    /// `cipher_migrate` migrates them all, but the source was opened with SQLCipher 3's defaults
+    /// only: files in the 2.x and 1.x formats (written here by the real CLI with
+    /// `cipher_compatibility`) were refused as a wrong key.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only"), arguments: [1, 2])
+    func upgradeMigratesSqlCipher2And1Files(version: Int) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("v\(version).db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "old format"), "PRAGMA cipher_compatibility = \(version)",
+            "CREATE TABLE t(x)", "INSERT INTO t VALUES ('from SQLCipher \(version)')", "PRAGMA user_version = 4",
+        ])
+        #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: "wrong") }
+        try Database.upgradeFromSqlCipher3(path: path, key: "old format")
+        let db = try Database(path: path, key: "old format")
+        #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "from SQLCipher \(version)")
+        #expect(try await db.query("PRAGMA user_version")[0].get(0, as: Int.self) == 4)
+        await db.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "old format"), "SELECT count(*) FROM t",
+        ]) == ["1"])
+    }
+
     /// An upgrade of a missing path (a typo) opened it as a new database: it created an empty
     /// file there, "upgraded" it and reported success. A missing or empty file is refused, and
     /// nothing is created.
