@@ -195,7 +195,8 @@ enum DatabaseOpener {
             // file checkpoints the -wal into it and removes the -wal, whatever key the connection
             // had (a checkpoint copies frames byte for byte): a wrong key rewrote the database
             // file and deleted the -wal another program had left. SQLite 3.15.2 (SQLCipher 3.4.1)
-            // has no such option; there the frames are still copied, unchanged.
+            // has no such option; there a -wal with frames was proven readable on a read-only
+            // connection before this one opened (proveReadableWithoutCheckpoint).
             _ = scb_no_checkpoint_on_close(connection.handle)
             connection.close()
             throw error
