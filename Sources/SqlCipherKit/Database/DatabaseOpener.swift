@@ -397,7 +397,8 @@ enum DatabaseOpener {
             try connection.asPackage {
                 for pragma in settings { try connection.execute(pragma) }
             }
-            try proveReadable(connection, path: path, key: key, settings: settings, readOnly: true)
+            // readOnly: false: the caller's opening writes, and its errors say what that needs.
+            try proveReadable(connection, path: path, key: key, settings: settings, readOnly: false)
         }
     }
 
