@@ -44,6 +44,12 @@ public struct CipherSettings: Sendable, Hashable {
     /// read a file some other program wrote that way; <doc:RawSQLGuards> has the rule.
     public var plaintextHeaderSize: Int?
 
+    /// Whether ``compatibility`` may also be 1 or 2 (SQLCipher 1.x and 2.x files): only for the
+    /// package's own opening of a file that ``Database/upgradeFromSqlCipher3(path:key:progress:)``
+    /// migrates, never for a file that is written. Not public: those formats are weaker (2.x
+    /// derives keys with 4,000 iterations, 1.x has no HMAC).
+    var allowsLegacyFormat = false
+
     /// Creates settings; every nil field keeps the library's default.
     public init(compatibility: Int? = nil, pageSize: Int? = nil, kdfIterations: Int? = nil,
                 plaintextHeaderSize: Int? = nil) {
@@ -63,6 +69,13 @@ public struct CipherSettings: Sendable, Hashable {
     /// SQLCipher 4 defaults (4096-byte pages, PBKDF2-HMAC-SHA512 with 256,000 iterations). Needs SQLCipher 4.
     public static let sqlcipher4 = CipherSettings(compatibility: 4)
 
+    /// SQLCipher `version`'s defaults (1 or 2), for reading a file that an upgrade migrates.
+    static func legacy(_ version: Int) -> CipherSettings {
+        var settings = CipherSettings(compatibility: version)
+        settings.allowsLegacyFormat = true
+        return settings
+    }
+
     /// The pragmas that apply these settings on `library`, in the order SQLCipher needs
     /// (compatibility first: it resets the others).
     /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` or
@@ -75,7 +88,7 @@ public struct CipherSettings: Sendable, Hashable {
         let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
         var pragmas: [String] = []
         if let compatibility {
-            guard compatibility == 3 || compatibility == 4 else {
+            guard compatibility == 3 || compatibility == 4 || (allowsLegacyFormat && (1...2).contains(compatibility)) else {
                 throw SqlCipherError.invalidQuery(reason: "cipher compatibility must be 3 or 4, not \(compatibility)")
             }
             if library.cipherMajorVersion >= 4 {

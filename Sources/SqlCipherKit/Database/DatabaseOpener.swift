@@ -98,6 +98,13 @@ enum DatabaseOpener {
         let encrypted = key != nil
         let inMemory = path == ":memory:"
         try identity?.check(path: path)
+        if encrypted && !inMemory && !readOnly {
+            try refuseHotJournalOfOtherPageSize(path: path, cipher: cipher, library: library)
+        }
+        if !inMemory && !readOnly && library.sqliteVersionNumber < 3_016_000,
+           let walSize = SnapshotFiles.regularFileSize(path + "-wal"), walSize > 32 {
+            try proveReadableWithoutCheckpoint(path: path, key: key, settings: settings, setup: setup)
+        }
         let connection: SQLiteConnection
         if readOnly {
             let access = try ReadOnlyOpening.access(for: path)
@@ -141,7 +148,7 @@ enum DatabaseOpener {
                 try connection.asPackage {
                     for pragma in settings { try connection.execute(pragma) }
                 }
-                try proveReadable(connection, path: path, encrypted: encrypted, cipher: cipher, readOnly: readOnly)
+                try proveReadable(connection, path: path, key: key, settings: settings, readOnly: readOnly)
 
                 // New: the file was missing or empty, and no other connection has committed to it
                 // (a WAL database stays empty until its first checkpoint).
@@ -188,11 +195,38 @@ enum DatabaseOpener {
             // file checkpoints the -wal into it and removes the -wal, whatever key the connection
             // had (a checkpoint copies frames byte for byte): a wrong key rewrote the database
             // file and deleted the -wal another program had left. SQLite 3.15.2 (SQLCipher 3.4.1)
-            // has no such option; there the frames are still copied, unchanged.
+            // has no such option; there a -wal with frames was proven readable on a read-only
+            // connection before this one opened (proveReadableWithoutCheckpoint).
             _ = scb_no_checkpoint_on_close(connection.handle)
             connection.close()
             throw error
         }
+    }
+
+    /// Refuses, before SQLite opens the file, a live `-journal` (a write that was interrupted, or
+    /// is under way in another process) whose pages have another size than the one `cipher` gives:
+    /// the file was made with other cipher settings. SQLite rolls a hot journal back at the first
+    /// read, before the key is checked, and SQLCipher 3.4.1 then crashes the process (SIGSEGV,
+    /// measured with its own CLI) when the journal's pages are smaller than its cipher page size;
+    /// 4.6.1 rolls the file back and then fails. The journal is left for an opening with the
+    /// file's settings, which rolls it back. Nothing is read or changed; a library that cannot
+    /// report its page size skips the check.
+    private static func refuseHotJournalOfOtherPageSize(path: String, cipher: CipherSettings,
+                                                        library: SqlCipherLibrary) throws {
+        let journal = path + "-journal"
+        guard let journalPageSize = ReadOnlyOpening.liveJournalPageSize(journal),
+              let pageSize = try? KeyDerivation.parameters(for: cipher, library: library).pageSize,
+              pageSize != journalPageSize else { return }
+        let name = DatabasePath.lastComponent(of: journal)
+        let setting = journalPageSize == 1024 && library.cipherMajorVersion >= 4
+            ? "CipherSettings.sqlcipher3 for a SQLCipher 3 file, or CipherSettings(pageSize: 1024)"
+            : "CipherSettings(pageSize: \(journalPageSize))"
+        throw SqlCipherError.keyFailed(
+            path: path,
+            reason: "\(name), left by a write that was interrupted or is under way, holds \(journalPageSize)-byte pages, "
+                + "and these cipher settings give \(pageSize)-byte pages: the file was made with other cipher settings. "
+                + "Open it with the settings it was made with (\(setting), and the same key); that opening rolls the "
+                + "interrupted write back. Nothing was read or changed")
     }
 
     /// Runs the caller's ``DatabaseConfiguration/prepareConnection`` on a connection that is
@@ -320,8 +354,8 @@ enum DatabaseOpener {
     }
 
     /// Reads the schema: the first read is where SQLCipher derives the key and checks it.
-    private static func proveReadable(_ connection: SQLiteConnection, path: String, encrypted: Bool,
-                                      cipher: CipherSettings, readOnly: Bool) throws {
+    private static func proveReadable(_ connection: SQLiteConnection, path: String, key: KeyMaterial?,
+                                      settings: [String], readOnly: Bool) throws {
         do {
             _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
         } catch SqlCipherError.sqlite(let code, let extended, let message, let sql) {
@@ -329,9 +363,98 @@ enum DatabaseOpener {
                 path: path, code: code, extended: extended, message: message, readOnly: readOnly) {
                 throw walError
             }
-            throw failedRead(connection, path: path, encrypted: encrypted,
-                             error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
+            let error = failedRead(connection, path: path, encrypted: key != nil,
+                                   error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
+            if let key, let walError = foreignOrDamagedWAL(error, path: path, key: key, settings: settings) {
+                throw walError
+            }
+            throw error
         }
+    }
+
+    /// On a library whose SQLite cannot be told not to checkpoint on close (before 3.16: SQLCipher
+    /// 3.4.1), proves the first read on a read-only connection before the file is opened for
+    /// writing, when a `-wal` beside it holds frames. Closing the last connection checkpoints the
+    /// `-wal` into the file and deletes it, whatever key the connection had: after a wrong key
+    /// that rewrote the file with its own frames, and beside another database's `-wal` it wrote
+    /// that database's pages over this one (measured: the file's tables were gone). A read-only
+    /// connection cannot checkpoint, so a failed opening leaves the file and its `-wal` as they
+    /// were (SQLite may create a missing `-shm`, an index it rebuilds from the `-wal`).
+    private static func proveReadableWithoutCheckpoint(path: String, key: KeyMaterial?, settings: [String],
+                                                       setup: ConnectionSetup) throws {
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(
+                path: ReadOnlyOpening.lockingReadOnlyURI(for: path),
+                flags: ReadOnlyOpening.readOnlyFlag | SQLiteConnection.uri | SQLiteConnection.noMutex)
+        } catch SqlCipherError.cannotOpen(_, let reason) {
+            throw SqlCipherError.cannotOpen(path: path, reason: reason)
+        }
+        defer { connection.close() }
+        try connection.asInternal {
+            scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
+            if let key { try connection.applyKey(key) }
+            try connection.asPackage {
+                for pragma in settings { try connection.execute(pragma) }
+            }
+            // readOnly: false: the caller's opening writes, and its errors say what that needs.
+            try proveReadable(connection, path: path, key: key, settings: settings, readOnly: false)
+        }
+    }
+
+    /// The error for a first read that failed as a wrong key would (`keyFailed`, or SQLCipher's
+    /// "file is not a database" once page 1 was proven to decrypt) although the key opens the
+    /// database file itself: page 1 in the `-wal` beside it does not decrypt. That `-wal` is
+    /// damaged, or another database's (a file restored or copied without its own `-wal`, next to
+    /// a stale one): SQLite reads the newest page images from it whatever file they came from.
+    /// Reported as a wrong key (3.4.1) or as a bare SQLite error (4.x) it sent the user after a
+    /// key that was right. Decided by reading page 1 of the main file alone, with the same key and
+    /// settings, on a connection of its own (`immutable=1`: no lock, no `-wal`, nothing written);
+    /// nil when the `-wal` holds no frames or the main file does not open either.
+    private static func foreignOrDamagedWAL(_ error: SqlCipherError, path: String, key: KeyMaterial,
+                                            settings: [String]) -> SqlCipherError? {
+        switch error {
+        case .keyFailed: break
+        case .sqlite(let code, _, _, _) where code & 0xFF == 26: break
+        default: return nil
+        }
+        // 32 bytes of WAL header, then frames: only a -wal with frames can hold a page 1.
+        guard let walSize = SnapshotFiles.regularFileSize(path + "-wal"), walSize > 32,
+              mainFileDecrypts(path: path, key: key, settings: settings) else { return nil }
+        let wal = DatabasePath.lastComponent(of: path) + "-wal"
+        let shm = DatabasePath.lastComponent(of: path) + "-shm"
+        return .cannotOpen(
+            path: path,
+            reason: "the key opens the database file, but not the newest pages in \(wal) beside it: that -wal is "
+                + "damaged, or it belongs to another database (a file copied or restored without its own -wal). "
+                + "Nothing was changed. If it is another file's, move \(wal) and \(shm) away and open again: the "
+                + "database then opens as of its last checkpoint. If it is this file's own, restore the database "
+                + "from a backup, or move them away to keep what the database file holds")
+    }
+
+    /// Whether page 1 of the database file alone, without its `-wal`, decrypts with `key` and
+    /// `settings`.
+    private static func mainFileDecrypts(path: String, key: KeyMaterial, settings: [String]) -> Bool {
+        // An empty main file has no page 1 (everything is in the -wal): nothing to prove.
+        guard (FileHeader(path: path)?.fileSize ?? 0) >= 512, let connection = try? SQLiteConnection(
+            path: ReadOnlyOpening.uri(for: path, access: .immutable),
+            flags: ReadOnlyOpening.readOnlyFlag | SQLiteConnection.uri | SQLiteConnection.noMutex)
+        else { return false }
+        defer { connection.close() }
+        return (try? connection.asInternal {
+            try connection.applyKey(key)
+            return try connection.asPackage {
+                if (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 5, 1) == true {
+                    try connection.execute("PRAGMA cipher_log = off")
+                }
+                for pragma in settings { try connection.execute(pragma) }
+                // Page 1 alone. It fails when page 1 does not decrypt (no SQLite magic), except with
+                // a plaintext header, whose magic is in the clear: a cookie of 0 is then a page
+                // SQLCipher zeroed after its HMAC failed (or an empty schema, which proves nothing).
+                let cookie = Int64.fromDatabaseValue(try connection.scalar("PRAGMA schema_version") ?? .null) ?? 0
+                return cookie != 0 || !settings.contains { $0.contains("cipher_plaintext_header_size") }
+            }
+        }) ?? false
     }
 
     /// The error for a failed first read of `path` on `connection`, which is still open with the
@@ -371,16 +494,20 @@ enum DatabaseOpener {
             ?? "the loaded SQLite"
         return .cannotOpen(
             path: path,
-            reason: (encrypted ? "the key opens it" : "it is a readable SQLite file") + ", but its schema holds SQL that \(loaded) cannot read (\(message)), most likely "
-                + "written by a newer SQLite. Open it with a newer SQLCipher (point \(SqlCipherLibrary.environmentVariable) "
-                + "at libsqlcipher.so.1 for SQLCipher 4); if no newer program wrote it, its schema is damaged")
+            reason: (encrypted ? "the key opens it" : "it is a readable SQLite file")
+                + ", but its schema holds SQL that \(loaded) cannot read (\(message)), most likely written by a newer "
+                + "SQLite. Open it with a newer SQLCipher (point \(SqlCipherLibrary.environmentVariable) at "
+                + "libsqlcipher.so.1 for SQLCipher 4); if no newer program wrote it, its schema is damaged")
     }
 
     /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads
     /// a 3.x file with ``CipherSettings/sqlcipher3``, but SQLCipher 3 cannot read a 4.x file at all.
     private static var otherSettingsHint: String {
         guard let library = try? SqlCipherLibrary.shared, library.cipherMajorVersion < 4 else {
-            return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4"
+            return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4, or Database.upgradeFromSqlCipher3, "
+                + "which also migrates SQLCipher 2 and 1 files; a file made with another page size or KDF iteration count "
+                + "needs those in CipherSettings; one made with another HMAC or KDF algorithm or without HMAC cannot be "
+                + "opened here: convert it with the sqlcipher tool's sqlcipher_export"
         }
         return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), so "
             + "point \(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1"

@@ -62,6 +62,22 @@ enum ReadOnlyOpening {
     /// The URI that opens `path` with `access` (https://sqlite.org/uri.html); `%`, `?` and `#`
     /// are escaped so that the path is taken as it is.
     static func uri(for path: String, access: Access) -> String {
+        let escaped = escapedURIPath(path)
+        switch access {
+        case .sharedWAL: return "file:" + escaped + "?mode=ro&readonly_shm=1"
+        case .immutable: return "file:" + escaped + "?mode=ro&immutable=1"
+        }
+    }
+
+    /// The URI that opens `path` read-only with SQLite's locking, its `-wal` and `-shm` (which
+    /// SQLite creates when it is missing): a connection that can read everything committed and
+    /// can neither checkpoint nor remove the `-wal` when it closes.
+    static func lockingReadOnlyURI(for path: String) -> String {
+        "file:" + escapedURIPath(path) + "?mode=ro"
+    }
+
+    /// `path` for a `file:` URI: `%`, `?` and `#` escaped, a leading `//` collapsed.
+    private static func escapedURIPath(_ path: String) -> String {
         var escaped = ""
         for scalar in path.unicodeScalars {
             switch scalar {
@@ -73,10 +89,7 @@ enum ReadOnlyOpening {
         }
         // A path that begins with "//" would be read as an authority.
         if escaped.hasPrefix("//") { escaped = "/" + String(escaped.drop { $0 == "/" }) }
-        switch access {
-        case .sharedWAL: return "file:" + escaped + "?mode=ro&readonly_shm=1"
-        case .immutable: return "file:" + escaped + "?mode=ro&immutable=1"
-        }
+        return escaped
     }
 
     /// Whether `path` is a rollback journal that SQLite could treat as hot: a file whose header is
@@ -87,6 +100,23 @@ enum ReadOnlyOpening {
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 28)) ?? Data()
         return header.contains { $0 != 0 }
+    }
+
+    /// The page size that the rollback journal at `path` records in its header, when it is a live
+    /// journal (SQLite's magic, a page size SQLite accepts), else nil. The header is plaintext in
+    /// SQLCipher's journals too, and the page size is the database's at the time of the write.
+    static func liveJournalPageSize(_ path: String) -> Int? {
+        guard let size = SnapshotFiles.regularFileSize(path), size >= 28,
+              let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 28)) ?? Data())
+        // https://sqlite.org/fileformat.html#the_rollback_journal: magic, record count, nonce,
+        // initial page count, sector size, page size (big-endian).
+        let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+        guard header.count == 28, Array(header[0..<8]) == magic else { return nil }
+        let pageSize = header[24..<28].reduce(0) { $0 << 8 | Int($1) }
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return nil }
+        return pageSize
     }
 
     private static func fileName(_ path: String) -> String {

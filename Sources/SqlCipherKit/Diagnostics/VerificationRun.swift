@@ -152,7 +152,18 @@ struct VerificationRun {
                 notes.append("it has \(what): verified a private copy, in which SQLite "
                     + (companions.journalIsHot ? "rolled back the journal" : "recovered the WAL")
                     + " as the next program to open the file will; the file itself was only read")
-                _ = try? connection.scalar("SELECT count(*) FROM sqlite_master")
+                do {
+                    _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
+                } catch SqlCipherError.sqlite(let code, _, _, _) where code & 0xFF == 26 && companions.walHasFrames {
+                    // The key opened page 1 of the file itself (in place, above), so it is the
+                    // -wal's newest page 1 that does not decrypt: "damaged, restore a backup" sent
+                    // the user after a database file that is fine.
+                    return fail(.damaged, "The key is right (\(opened.candidate.name) settings) and opens the database file, "
+                        + "but not the newest pages in its -wal: the -wal is damaged, or it belongs to another database (a "
+                        + "file copied or restored without its own -wal). If it is another file's, move the -wal and -shm "
+                        + "away: the database then opens as of its last checkpoint. If it is this file's own, restore "
+                        + "the database from a backup")
+                }
                 copyWork = companions.journalIsHot ? "after rolling back its journal" : nil
                 if companions.walHasFrames {
                     if (try? connection.checkpoint("TRUNCATE")) == nil {

@@ -84,7 +84,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     ///   created): `reason` says why and what to do;
     /// - a file the key opens whose schema holds SQL the loaded SQLite cannot parse (a `STRICT`
     ///   table or a generated column, written by a newer SQLite, read by SQLCipher 3.4.1): `reason`
-    ///   says so and names the library to load instead.
+    ///   says so and names the library to load instead;
+    /// - a `-wal` beside the file whose pages do not decrypt with the key that opens the file
+    ///   itself (damaged, or another database's): `reason` says so and what to do.
     case cannotOpen(path: String, reason: String)
     /// A database that was meant to be encrypted shows plaintext on disk. Nothing more was written.
     case plaintextDetected(path: String, reason: String)

@@ -145,7 +145,8 @@ struct Exporter {
             try source.execute("DETACH DATABASE \(Self.schema)")
             reporter?.report(Self.bytesOnDisk(work) / pageSize)
             try Task.checkCancellation()
-            try Self.verify(work, promised: target, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Self.verify(work, promised: target, key: key, cipher: cipher, expected: expected, source: sourcePath,
+                            schemaExtensions: Self.schemaExtensions(of: source))
             try Task.checkCancellation()
             if hidden { try HiddenCopy.publish(work, as: target, fail: fail) }
         } catch {
@@ -154,9 +155,46 @@ struct Exporter {
             for file in claim?.removableFiles ?? [] { try? FileReplacement.removeFile(file) }
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
-            throw SqlCipherError.conversionFailed(source: sourcePath, target: target, reason: "\(error)")
+            throw SqlCipherError.conversionFailed(
+                source: sourcePath, target: target, reason: "\(error)" + (Self.missingExtensionHint(error) ?? ""))
         }
         return reporter
+    }
+
+    /// The collations and functions registered on `connection`, without its tracers, for the
+    /// connection that verifies a copy: `quick_check` compares an index's keys with the index's
+    /// collation, so the copy of a file whose index uses a collation its maker registered (and
+    /// the caller registered too, as the error says) failed its verification with "no such
+    /// collation sequence". Nil when none is registered.
+    static func schemaExtensions(of connection: SQLiteConnection) -> ConnectionExtensions? {
+        let snapshot = connection.extensionState.registry.snapshot()
+        guard !snapshot.functions.isEmpty || !snapshot.collations.isEmpty else { return nil }
+        let copy = ConnectionExtensions()
+        for registration in snapshot.collations.values {
+            copy.store(collation: registration.definition, serial: copy.nextSerial())
+        }
+        for registration in snapshot.functions.values {
+            copy.store(function: registration.definition, serial: copy.nextSerial())
+        }
+        return copy
+    }
+
+    /// What to do when the copy failed because the schema names a collation, function or
+    /// virtual-table module this connection lacks (a file made by another program that registers
+    /// its own): `sqlcipher_export` re-runs every `CREATE` statement, and SQLite resolves them
+    /// then. A database opens and reads without them; only statements that use them fail.
+    static func missingExtensionHint(_ error: any Error) -> String? {
+        guard case let SqlCipherError.sqlite(_, _, message, _) = error else { return nil }
+        if message.contains("no such collation sequence") || message.contains("no such function") {
+            return ": the schema uses a collation or function that the program which made the file registers. Register it "
+                + "on this database first (add(collation:) or add(function:)), then convert again"
+        }
+        if message.contains("no such module") {
+            return ": the schema has a virtual table whose module the program which made the file provides, and "
+                + "SqlCipherKit cannot register one. Drop that table first if it can be rebuilt, or copy the pages with "
+                + "backup(to:key:), which does not run the schema"
+        }
+        return nil
     }
 
     /// A reporter counting the pages of `connection`'s main database, or nil without a closure.
@@ -216,7 +254,7 @@ struct Exporter {
     /// plaintext was asked for). A failure names `promised`, the path the caller asked for: the
     /// hidden work file it checks is removed before the error reaches anyone.
     static func verify(_ target: String, promised: String, key: KeyMaterial?, cipher: CipherSettings,
-                       expected: Contents, source: String) throws {
+                       expected: Contents, source: String, schemaExtensions: ConnectionExtensions? = nil) throws {
         func fail(_ reason: String) -> SqlCipherError {
             .conversionFailed(source: source, target: promised, reason: "verification failed: " + reason)
         }
@@ -228,7 +266,8 @@ struct Exporter {
         }
         let opened: DatabaseOpener.Opened
         do {
-            opened = try DatabaseOpener.open(path: target, key: key, journalMode: .rollback, cipher: cipher)
+            opened = try DatabaseOpener.open(path: target, key: key, journalMode: .rollback, cipher: cipher,
+                                             setup: ConnectionSetup(extensions: schemaExtensions))
         } catch {
             throw fail("the new file does not open with the key (\("\(error)".replacingOccurrences(of: target, with: promised)))")
         }

@@ -132,7 +132,8 @@ final class HotBackup: @unchecked Sendable {
         guard rc == 0 else { throw fail("SQLite's backup ended with error \(rc)") }
         do {
             try Task.checkCancellation()
-            try Exporter.verify(temporary, promised: target, key: key, cipher: cipher, expected: expected, source: sourcePath)
+            try Exporter.verify(temporary, promised: target, key: key, cipher: cipher, expected: expected, source: sourcePath,
+                                schemaExtensions: Exporter.schemaExtensions(of: source))
             try Task.checkCancellation()
             try HiddenCopy.publish(temporary, as: target, fail: fail)
             releaseOwnership()

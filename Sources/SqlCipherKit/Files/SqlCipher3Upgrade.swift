@@ -4,6 +4,30 @@ import CSqlCipherBridge
 /// on a copy beside the file, verified with SQLCipher 4's defaults, then renamed over the original
 /// (the contract is documented there).
 enum SqlCipher3Upgrade {
+    /// The error for a key that does not open `path` with SQLCipher 3's (or 2's, 1's) defaults. The opener's
+    /// reason points at `CipherSettings.sqlcipher3`, which the upgrade already uses: a file that is
+    /// already in SQLCipher 4's format (an upgrade run at every launch) or that was made with a
+    /// non-default page size or iteration count was reported as a wrong key, with nothing to do.
+    /// The first is told apart by opening it read-only with SQLCipher 4's defaults; the second
+    /// cannot be told from a wrong key, so the reason names both ways out.
+    private static func notASqlCipher3DefaultsFile(_ path: String, reason: String, key: KeyMaterial) -> SqlCipherError {
+        if let opened = try? DatabaseOpener.open(path: path, key: key, journalMode: .rollback, cipher: .sqlcipher4,
+                                                   readOnly: true) {
+            opened.connection.close()
+            return .keyFailed(
+                path: path,
+                reason: "it is already in SQLCipher 4's format (the key opens it with SQLCipher 4's defaults), so there is "
+                    + "nothing to upgrade; open it with Database(path:key:)")
+        }
+        return .keyFailed(
+            path: path,
+            reason: reason + ". upgradeFromSqlCipher3 reads files made with the default settings of SQLCipher 3 (1024-byte "
+                + "pages, PBKDF2-HMAC-SHA1 with 64,000 iterations), 2 or 1 only: for a file made with another page size or "
+                + "iteration count, "
+                + "open it with CipherSettings(compatibility: 3, pageSize:, kdfIterations:) and those values, and copy it "
+                + "with export(to:key:cipher:)")
+    }
+
     /// Upgrades the SQLCipher 3 file at `path` to SQLCipher 4's format, in place.
     static func run(path: String, key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         let library = try SqlCipherLibrary.shared
@@ -30,8 +54,27 @@ enum SqlCipher3Upgrade {
         // Open as a SQLCipher 3 file: proves the key, gathers what the result must hold, and takes
         // the file for itself (a WAL moves into the file), so that a copy of the file alone is
         // complete and nobody writes to the original until it is replaced.
-        let source = try SourceLock.describingBusy(path) {
-            try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: .sqlcipher3)
+        // SQLCipher 3's defaults first, then 2.x's and 1.x's, which cipher_migrate migrates too:
+        // the source is opened with the format it was made in (opened read-only to gather what
+        // the result must hold and to lock it; nothing is written in the old format).
+        var opened: DatabaseOpener.Opened?
+        var firstFailure: (path: String, reason: String)?
+        for settings in [CipherSettings.sqlcipher3, .legacy(2), .legacy(1)] where opened == nil {
+            do {
+                opened = try SourceLock.describingBusy(path) {
+                    try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: settings)
+                }
+            } catch SqlCipherError.keyFailed(let failedPath, let reason) where !reason.contains("plaintext SQLite database") {
+                firstFailure = firstFailure ?? (failedPath, reason)
+            } catch SqlCipherError.sqlite(let code, _, _, _) where settings.allowsLegacyFormat && [11, 26].contains(code & 0xFF) {
+                // 1.x pages carry no HMAC: another key or format decrypts page 1 into bytes that are
+                // no database, which is no proof about the key (SQLCipher 3's attempt decided that).
+                continue
+            }
+        }
+        guard let source = opened else {
+            let failure = firstFailure ?? (path, "the key does not open it")
+            throw notASqlCipher3DefaultsFile(failure.path, reason: failure.reason, key: material)
         }
         let reporter: ProgressReporter?
         do {

@@ -205,14 +205,25 @@ extension SQLiteConnection {
         return !String(cString: scb_errmsg(handle)).hasPrefix("no such function")
     }
 
-    /// Whether `PRAGMA collation_list` lists `name`.
+    /// Whether SQLite has a collation named `name` that compares: `PRAGMA collation_list` lists
+    /// it, and a comparison with it compiles. SQLite 3.15.2 (SQLCipher 3.4.1) also lists a name
+    /// that the schema merely mentions (a table or index of a file made by a program that
+    /// registers it), with no comparison behind it; taking that for a built-in refused the one
+    /// registration that makes such a file usable. A comparison compiles only with a collation
+    /// that SQLite can call ("no such collation sequence" otherwise).
     private func sqliteDefinesCollation(_ name: String) -> Bool {
         let folded = FunctionKey.fold(name)
         var found = false
         _ = rows("PRAGMA collation_list", columns: [1]) { values in
             if case .text(let listed) = values[0], FunctionKey.fold(listed) == folded { found = true }
         }
-        return found
+        guard found else { return false }
+        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var probe: OpaquePointer?
+        let rc = compile("SELECT 'a' < 'b' COLLATE \(quoted)", statement: &probe).rc
+        if let probe { scb_finalize(probe) }
+        guard rc != 0 else { return true }
+        return !String(cString: scb_errmsg(handle)).hasPrefix("no such collation sequence")
     }
 
     /// Registers `function` with SQLite on this connection.

@@ -367,6 +367,70 @@ import Testing
         #expect(FileManager.default.contents(atPath: path) == before)
     }
 
+    /// Files the upgrade cannot migrate were reported as a wrong key whose hint
+    /// (`CipherSettings.sqlcipher3`) the upgrade already follows: a file already in SQLCipher 4's
+    /// format (an upgrade run at every launch) is named as such, and a SQLCipher 3 file with
+    /// another page size (written by the real 3.4.1 CLI) gets the settings-and-export way out,
+    /// which works. Nothing is changed.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeNamesFilesItCannotMigrate() async throws {
+        let dir = TemporaryDirectory()
+        let current = dir.path("current.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, current, [
+            SqlcipherCLI.keyPragma(passphrase: "legacy"), "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)",
+        ])
+        let tuned = dir.path("tuned.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version3, tuned, [
+            SqlcipherCLI.keyPragma(passphrase: "legacy"), "PRAGMA cipher_page_size = 4096",
+            "CREATE TABLE t(x)", "INSERT INTO t VALUES ('tuned')",
+        ])
+        let before = try dir.snapshot()
+        #expect {
+            try Database.upgradeFromSqlCipher3(path: current, key: "legacy")
+        } throws: { error in
+            guard case let SqlCipherError.keyFailed(_, reason) = error else { return false }
+            return reason.contains("already in SQLCipher 4's format") && !reason.contains("legacy")
+        }
+        #expect {
+            try Database.upgradeFromSqlCipher3(path: tuned, key: "legacy")
+        } throws: { error in
+            guard case let SqlCipherError.keyFailed(_, reason) = error else { return false }
+            return reason.contains("CipherSettings(compatibility: 3, pageSize:") && reason.contains("export(to:key:cipher:)")
+                && !reason.contains("already")
+        }
+        let after = try dir.snapshot()
+        #expect(after.keys.sorted() == before.keys.sorted())
+        #expect(after.allSatisfy { before[$0.key]?.0 == $0.value.0 })
+        // The way out the error names.
+        let old = try Database(path: tuned, key: "legacy", cipher: CipherSettings(compatibility: 3, pageSize: 4096))
+        try await old.export(to: dir.path("upgraded.db"), key: "legacy")
+        await old.close()
+        let upgraded = try Database(path: dir.path("upgraded.db"), key: "legacy")
+        #expect(try await upgraded.query("SELECT x FROM t")[0].get(0, as: String.self) == "tuned")
+    }
+
+    /// The upgrade is documented for SQLCipher 1.x-3.x files with their version's defaults, and
+    /// `cipher_migrate` migrates them all, but the source was opened with SQLCipher 3's defaults
+    /// only: files in the 2.x and 1.x formats (written here by the real CLI with
+    /// `cipher_compatibility`) were refused as a wrong key.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only"), arguments: [1, 2])
+    func upgradeMigratesSqlCipher2And1Files(version: Int) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("v\(version).db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "old format"), "PRAGMA cipher_compatibility = \(version)",
+            "CREATE TABLE t(x)", "INSERT INTO t VALUES ('from SQLCipher \(version)')", "PRAGMA user_version = 4",
+        ])
+        #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: "wrong") }
+        try Database.upgradeFromSqlCipher3(path: path, key: "old format")
+        let db = try Database(path: path, key: "old format")
+        #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "from SQLCipher \(version)")
+        #expect(try await db.query("PRAGMA user_version")[0].get(0, as: Int.self) == 4)
+        await db.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "old format"), "SELECT count(*) FROM t",
+        ]) == ["1"])
+    }
+
     /// An upgrade of a missing path (a typo) opened it as a new database: it created an empty
     /// file there, "upgraded" it and reported success. A missing or empty file is refused, and
     /// nothing is created.

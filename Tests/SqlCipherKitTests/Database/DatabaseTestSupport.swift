@@ -24,6 +24,18 @@ enum SqlcipherCLI {
         return lines
     }
 
+    /// Runs `statements` with the CLI and then kills it with SIGKILL from inside (its `.shell`
+    /// runs `kill -9` on its parent), so that what it left on disk is what a crashed program
+    /// leaves: committed frames in a `-wal`, or a hot `-journal` of an open transaction.
+    static func runAndKill(_ cli: String, _ path: String, _ statements: [String]) throws {
+        let script = statements.map { $0.hasSuffix(";") ? $0 : $0 + ";" }.joined(separator: "\n")
+            + "\n.shell kill -9 $PPID\n"
+        let result = try runChild(cli, ["-batch", "-bail", path], input: Data(script.utf8))
+        guard result.signaled, result.status == SIGKILL else {
+            throw CLIError(status: result.status, stdout: result.stdout, stderr: result.stderr)
+        }
+    }
+
     /// The `PRAGMA key` statement for a passphrase (quotes doubled) or a raw key.
     static func keyPragma(passphrase: String) -> String {
         "PRAGMA key = '" + passphrase.replacingOccurrences(of: "'", with: "''") + "'"

@@ -50,6 +50,29 @@ import Testing
         #expect(error.description.contains("a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4"))
     }
 
+    /// Files written by the real 4.6.1 CLI with settings CipherSettings cannot express (another
+    /// HMAC or KDF algorithm, no HMAC) or in an older format (SQLCipher 2) are refused as
+    /// `keyFailed` whose reason names each way out, the upgrade for older formats included.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only"),
+          arguments: ["cipher_hmac_algorithm = HMAC_SHA256", "cipher_kdf_algorithm = PBKDF2_HMAC_SHA256",
+                      "cipher_use_hmac = OFF", "cipher_compatibility = 2"])
+    func filesWithOtherSettingsNameTheWaysOut(pragma: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("other.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "secret"), "PRAGMA " + pragma, "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)",
+        ])
+        let before = try dir.snapshot()
+        let error = try #require(throws: SqlCipherError.self) { try Database(path: path, key: "secret") }
+        guard case let .keyFailed(_, reason) = error else {
+            Issue.record("expected keyFailed, got \(error)")
+            return
+        }
+        #expect(reason.contains("upgradeFromSqlCipher3") && reason.contains("HMAC or KDF algorithm")
+            && reason.contains("sqlcipher_export") && !reason.contains("secret"))
+        #expect(try dir.snapshot().mapValues(\.0) == before.mapValues(\.0))
+    }
+
     /// The reason of a failed migration is another error's description, a full sentence.
     @Test func aFailedMigrationsMessageEndsInOnePeriod() async throws {
         let dir = TemporaryDirectory()

@@ -156,6 +156,101 @@ import Testing
         #expect(!filesContain([plainPath], marker).isEmpty)
     }
 
+    /// A CLI killed inside a write transaction leaves a hot `-journal` and a half-written file.
+    /// Opening it with settings of another page size is refused before SQLite reads anything:
+    /// SQLCipher 3.4.1 crashed the process (SIGSEGV, its own CLI too) rolling back a journal of
+    /// smaller pages than its cipher page size, and 4.6.1 rolled the file back during an opening
+    /// that then failed. The right settings roll the interrupted write back.
+    @Test func aHotJournalLeftByAKilledCLIIsRolledBackAndOtherSettingsAreRefusedFirst() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("killed.db")
+        let key = SqlcipherCLI.keyPragma(passphrase: "journal")
+        _ = try SqlcipherCLI.run(sameVersionCLI, path, [key, "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')"])
+        // A 2-page cache makes SQLite spill the transaction's pages into the file before commit.
+        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
+            key, "PRAGMA cache_size = 2", "BEGIN",
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 3000) "
+                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
+        ])
+        let journal = try #require(FileManager.default.contents(atPath: path + "-journal"))
+        #expect(journal.prefix(8) == Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]))
+        let before = try dir.snapshot()
+        let pageSize = isSQLCipher4() ? 4096 : 1024
+        for other in [1024, 8192, 65536] where other != pageSize {
+            #expect {
+                _ = try Database(path: path, key: "journal", cipher: CipherSettings(pageSize: other))
+            } throws: { error in
+                guard case let SqlCipherError.keyFailed(_, reason) = error else { return false }
+                return reason.contains("\(pageSize)-byte pages") && reason.contains("CipherSettings")
+                    && !reason.contains("journal'")
+            }
+            #expect(throws: SqlCipherError.self) {
+                _ = try DatabasePool(path: path, key: "journal", cipher: CipherSettings(pageSize: other))
+            }
+            let after = try dir.snapshot()
+            #expect(after.keys.sorted() == before.keys.sorted())
+            #expect(after.allSatisfy { before[$0.key]?.0 == $0.value.0 }, "a refused opening changed a file")
+        }
+        let db = try Database(path: path, key: "journal")
+        #expect(try await db.query("SELECT x FROM t").map { $0.get(0, as: String.self) } == ["committed"])
+        #expect(try await db.verifyIntegrity().problems.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
+        await db.close()
+        #expect(try SqlcipherCLI.run(sameVersionCLI, path, [key, "SELECT count(*) FROM t"]) == ["1"])
+    }
+
+    /// A `-wal` of another database beside a file (one restored or copied without its own -wal,
+    /// next to a stale one, here left by a killed CLI) is named as such, not reported as a wrong
+    /// key (3.4.1) or as a bare "file is not a database" (4.x): the key opens the file itself.
+    /// Nothing is changed; without the foreign -wal the file opens as of its last checkpoint.
+    @Test func aForeignWALIsNamedNotTakenForAWrongKey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("mine.db"), other = dir.path("other.db")
+        let key = SqlcipherCLI.keyPragma(passphrase: "wal owner")
+        _ = try SqlcipherCLI.run(sameVersionCLI, path, [
+            key, "PRAGMA journal_mode = WAL", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('checkpointed')",
+        ])
+        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [key, "INSERT INTO t VALUES ('only in the wal')"])
+        try SqlcipherCLI.runAndKill(sameVersionCLI, other, [
+            key, "PRAGMA journal_mode = WAL", "CREATE TABLE elsewhere(y)", "INSERT INTO elsewhere VALUES (1)",
+        ])
+        // The killed writer's own -wal is read: its committed row is seen.
+        let saved = try #require(FileManager.default.contents(atPath: path + "-wal"))
+        let own = try Database(path: path, key: "wal owner", readOnly: true)
+        #expect(try await own.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+        await own.close()
+        // Another file's -wal in its place (no -shm: SQLite rebuilds it from the -wal).
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try FileManager.default.removeItem(atPath: path + "-shm")
+        try FileManager.default.copyItem(atPath: other + "-wal", toPath: path + "-wal")
+        let before = try dir.snapshot()
+        func isForeignWAL(_ error: any Error) -> Bool {
+            guard case let SqlCipherError.cannotOpen(_, reason) = error else { return false }
+            return reason.contains("mine.db-wal") && reason.contains("another database") && !reason.contains("wal owner")
+        }
+        #expect { _ = try Database(path: path, key: "wal owner") } throws: { isForeignWAL($0) }
+        #expect { _ = try DatabasePool(path: path, key: "wal owner") } throws: { isForeignWAL($0) }
+        // A wrong key is still a wrong key.
+        #expect {
+            _ = try Database(path: path, key: "not the owner")
+        } throws: { error in
+            if case SqlCipherError.keyFailed = error { return true } else { return false }
+        }
+        // The database and every -wal as they were (SQLite may create the missing -shm, an index
+        // it rebuilds from the -wal). On 3.4.1 a failed opening used to checkpoint the foreign
+        // frames into mine.db on close, and its table was gone.
+        let after = try dir.snapshot().filter { !$0.key.hasSuffix("-shm") }
+        #expect(after.keys.sorted() == before.keys.filter { !$0.hasSuffix("-shm") }.sorted())
+        #expect(after.allSatisfy { before[$0.key]?.0 == $0.value.0 }, "a refused opening changed a file")
+        // Moved away, as the error says: the file opens as of its last checkpoint.
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try? FileManager.default.removeItem(atPath: path + "-shm")
+        let db = try Database(path: path, key: "wal owner")
+        #expect(try await db.query("SELECT x FROM t").map { $0.get(0, as: String.self) } == ["checkpointed"])
+        await db.close()
+        #expect(saved.count > 32)
+    }
+
     @Test func everyEncryptedFileStartsWithCiphertextAfterTheFirstWrite() async throws {
         // The open sequence writes and checks once; here the file is checked from outside too.
         let dir = TemporaryDirectory()

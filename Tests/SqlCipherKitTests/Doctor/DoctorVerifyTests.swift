@@ -205,6 +205,26 @@ import Testing
         }
     }
 
+    /// Another database's -wal beside a file (left by a killed CLI): the key opens the file
+    /// itself, so the report names the -wal and the way out rather than "the file is damaged,
+    /// restore it from a backup". Nothing is changed.
+    @Test func aForeignWALIsNamed() throws {
+        let directory = TemporaryDirectory()
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        let path = directory.path("mine.db"), other = directory.path("other.db")
+        let key = SqlcipherCLI.keyPragma(passphrase: "owner")
+        _ = try SqlcipherCLI.run(cli, path, [key, "PRAGMA journal_mode = WAL", "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)"])
+        try SqlcipherCLI.runAndKill(cli, other, [key, "PRAGMA journal_mode = WAL", "CREATE TABLE o(y)", "INSERT INTO o VALUES (2)"])
+        try FileManager.default.copyItem(atPath: other + "-wal", toPath: path + "-wal")
+        let before = try directory.snapshot()
+        let (result, entries) = try verify([path], key: "owner")
+        #expect(result.status == 1)
+        #expect(entries[0]["key_accepted"] as? Bool == true)
+        let error = entries[0]["error"] as? String ?? ""
+        #expect(error.contains("not the newest pages in its -wal") && error.contains("another database"), "\(error)")
+        #expect(try directory.snapshot().mapValues(\.0) == before.mapValues(\.0))
+    }
+
     @Test func damagedFirstPage() throws {
         let library = try loadedLibrary()
         let directory = TemporaryDirectory()

@@ -22,6 +22,49 @@ import Testing
 
     func names(_ rows: [Row]) -> [String] { rows.compactMap { $0.get(0, as: String.self) } }
 
+    /// A file made by a program that registers a collation opens and reads without it; a
+    /// statement that needs it fails with a typed error, a conversion (whose `sqlcipher_export`
+    /// re-runs the schema) says to register it, and registering it works, on 3.4.1 too; then the
+    /// export and the backup verify their copies with it.
+    @Test func aFileWhoseSchemaNamesAnUnregisteredCollation() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("made-elsewhere.db")
+        let maker = try Database(path: path, rawKey: rawKey(6))
+        try await maker.add(collation: Self.byLength)
+        try await maker.execute("""
+            CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT COLLATE by_length);
+            CREATE INDEX people_name ON people(name);
+            INSERT INTO people(name) VALUES ('Christopher'), ('Al'), ('Bea');
+            """)
+        await maker.close()
+
+        let db = try Database(path: path, rawKey: rawKey(6))
+        #expect(try await db.query("SELECT count(*) FROM people")[0].get(0, as: Int.self) == 3)
+        await #expect {
+            _ = try await db.query("SELECT name FROM people ORDER BY name")
+        } throws: { error in
+            guard case let SqlCipherError.sqlite(_, _, message, _) = error else { return false }
+            return message.contains("by_length")
+        }
+        await #expect {
+            try await db.export(to: directory.path("copy.db"), key: .rawKey(rawKey(7)))
+        } throws: { error in
+            guard case let SqlCipherError.conversionFailed(_, _, reason) = error else { return false }
+            return reason.contains("add(collation:)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("copy.db")))
+        // SQLite 3.15.2 (3.4.1) lists a collation the schema names in collation_list: that was
+        // taken for a built-in, and this registration was refused.
+        try await db.add(collation: Self.byLength)
+        #expect(names(try await db.query("SELECT name FROM people ORDER BY name")) == ["Al", "Bea", "Christopher"])
+        // The copies' verification (quick_check walks the index sorted by the collation) has it too.
+        try await db.backup(to: directory.path("pages.db"), key: .rawKey(rawKey(8)))
+        try await db.export(to: directory.path("copy.db"), key: .rawKey(rawKey(7)))
+        let copy = try Database(path: directory.path("copy.db"), rawKey: rawKey(7))
+        try await copy.add(collation: Self.byLength)
+        #expect(names(try await copy.query("SELECT name FROM people ORDER BY name")) == ["Al", "Bea", "Christopher"])
+    }
+
     @Test func orderByACollation() async throws {
         let directory = TemporaryDirectory()
         let db = try await database(directory)
