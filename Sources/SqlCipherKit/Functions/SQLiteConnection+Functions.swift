@@ -197,12 +197,7 @@ extension SQLiteConnection {
     /// call without arguments fails with "no such function" only when it knows none (a built-in
     /// taking arguments fails with "wrong number of arguments" instead).
     private func sqliteDefinesFunction(_ name: String) -> Bool {
-        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        var probe: OpaquePointer?
-        let rc = compile("SELECT \(quoted)()", statement: &probe).rc
-        if let probe { scb_finalize(probe) }
-        guard rc != 0 else { return true }
-        return !String(cString: scb_errmsg(handle)).hasPrefix("no such function")
+        compiles("SELECT \(Self.quotedName(name))()", unlessItSays: "no such function")
     }
 
     /// Whether SQLite has a collation named `name` that compares: `PRAGMA collation_list` lists
@@ -218,12 +213,22 @@ extension SQLiteConnection {
             if case .text(let listed) = values[0], FunctionKey.fold(listed) == folded { found = true }
         }
         guard found else { return false }
-        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return compiles("SELECT 'a' < 'b' COLLATE \(Self.quotedName(name))", unlessItSays: "no such collation sequence")
+    }
+
+    /// Whether a probe statement compiles, or fails for a reason other than `missing` (SQLite's
+    /// message when it knows no such name); the probe is never run.
+    private func compiles(_ probeSQL: String, unlessItSays missing: String) -> Bool {
         var probe: OpaquePointer?
-        let rc = compile("SELECT 'a' < 'b' COLLATE \(quoted)", statement: &probe).rc
+        let rc = compile(probeSQL, statement: &probe).rc
         if let probe { scb_finalize(probe) }
         guard rc != 0 else { return true }
-        return !String(cString: scb_errmsg(handle)).hasPrefix("no such collation sequence")
+        return !String(cString: scb_errmsg(handle)).hasPrefix(missing)
+    }
+
+    /// `name` as a quoted identifier.
+    private static func quotedName(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// Registers `function` with SQLite on this connection.

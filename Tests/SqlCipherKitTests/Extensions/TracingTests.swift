@@ -108,8 +108,8 @@ import Testing
         })])
         #expect(recorder.userSQL == ["CREATE TABLE tags(name TEXT)"])
         let bookkeeping = recorder.events.filter(\.isInternal).map(\.sql)
-        #expect(bookkeeping.contains { $0.contains("INSERT INTO \"_migrations\"") })
-        #expect(bookkeeping.contains { $0.contains("CREATE TABLE IF NOT EXISTS \"_migrations\"") })
+        #expect(bookkeeping.contains { $0.contains("INSERT INTO \"main\".\"_migrations\"") })
+        #expect(bookkeeping.contains { $0.contains("CREATE TABLE IF NOT EXISTS \"main\".\"_migrations\"") })
         #expect(bookkeeping.contains("PRAGMA foreign_keys"))
     }
 

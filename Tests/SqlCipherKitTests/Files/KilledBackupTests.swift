@@ -110,7 +110,9 @@ import Testing
         var outcomes: [String: Int] = [:]
         for round in 0..<Reliability.count(short: 8, long: 60) {
             let target = dir.path("backup\(round).db")
-            let delay = Double.random(in: 0...duration, using: &random)
+            // Up to 1.5 times the work: some kills must come at its end (the verification, the
+            // rename that publishes the copy) or after it.
+            let delay = Double.random(in: 0...(duration * 1.5), using: &random)
             let label = "round \(round), delay \(delay)"
             let (lines, killed) = try KillableChild.killed(["backup-run", path, kind, key, target], after: delay)
             record.rounds += 1
