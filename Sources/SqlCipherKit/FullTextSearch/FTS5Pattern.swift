@@ -214,9 +214,13 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
         defer { scb_finalize(statement) }
         if let binding {
             let bytes = Array(binding.utf8)
+            // A length past a C int's range would trap in the conversion: say it is too long.
+            guard let length = Int32(exactly: bytes.count) else {
+                return "the pattern is \(bytes.count) bytes long, more than SQLite can take"
+            }
             let rc = bytes.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) {
-                    scb_bind_text(statement, 1, $0.baseAddress, Int32(bytes.count))
+                    scb_bind_text(statement, 1, $0.baseAddress, length)
                 }
             }
             guard rc == 0 else { return "bind failed" }
