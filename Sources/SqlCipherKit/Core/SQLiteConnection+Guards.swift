@@ -184,7 +184,7 @@ extension SQLiteConnection {
             }
         }) else { return }
         for (schema, file) in attached {
-            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let quoted = SQLRenderer.quotedName(schema)
             // A device (`/dev/zero`, `/dev/null`) attaches as an empty database that takes every
             // write and keeps none; `file:` URIs reach it as plain paths do. PRAGMA database_list
             // names the file SQLite opened, so one check covers every way of naming it.

@@ -253,7 +253,7 @@ struct VerificationRun {
             viewCount = pairs.filter { $0.0 == "view" }.count
             triggerCount = pairs.filter { $0.0 == "trigger" }.count
             for (type, name) in pairs where type == "table" && !name.lowercased().hasPrefix("sqlite_") {
-                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let quoted = SQLRenderer.quotedName(name)
                 do {
                     let rows = try connection.uncachedStatement("SELECT count(*) FROM \(quoted)")
                     defer { rows.reset() }

@@ -238,7 +238,7 @@ struct Exporter {
             .compactMap { $0.get(0, as: String.self) }
         var counts: [String: Int64] = [:]
         for name in names {
-            let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let quoted = SQLRenderer.quotedName(name)
             counts[name] = try connection.scalar("SELECT count(*) FROM \(schema).\(quoted)")
                 .flatMap { Int64.fromDatabaseValue($0) } ?? -1
         }

@@ -197,7 +197,7 @@ extension SQLiteConnection {
     /// call without arguments fails with "no such function" only when it knows none (a built-in
     /// taking arguments fails with "wrong number of arguments" instead).
     private func sqliteDefinesFunction(_ name: String) -> Bool {
-        compiles("SELECT \(Self.quotedName(name))()", unlessItSays: "no such function")
+        compiles("SELECT \(SQLRenderer.quotedName(name))()", unlessItSays: "no such function")
     }
 
     /// Whether SQLite has a collation named `name` that compares: `PRAGMA collation_list` lists
@@ -213,7 +213,7 @@ extension SQLiteConnection {
             if case .text(let listed) = values[0], FunctionKey.fold(listed) == folded { found = true }
         }
         guard found else { return false }
-        return compiles("SELECT 'a' < 'b' COLLATE \(Self.quotedName(name))", unlessItSays: "no such collation sequence")
+        return compiles("SELECT 'a' < 'b' COLLATE \(SQLRenderer.quotedName(name))", unlessItSays: "no such collation sequence")
     }
 
     /// Whether a probe statement compiles, or fails for a reason other than `missing` (SQLite's
@@ -226,10 +226,6 @@ extension SQLiteConnection {
         return !String(cString: scb_errmsg(handle)).hasPrefix(missing)
     }
 
-    /// `name` as a quoted identifier.
-    private static func quotedName(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 
     /// Registers `function` with SQLite on this connection.
     private func registerFunction(_ function: DatabaseFunction) throws {

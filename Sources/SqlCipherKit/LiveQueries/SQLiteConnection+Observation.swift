@@ -134,7 +134,7 @@ extension SQLiteConnection {
         }) else { return nil }
         for (schema, pages) in rootPages {
             guard let name = schemaNames[schema] else { return nil }
-            let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let quoted = SQLRenderer.quotedName(name)
             guard rows("SELECT tbl_name, rootpage FROM \(quoted).sqlite_master", columns: [0, 1], { values in
                 if case .text(let table) = values[0], case .integer(let page) = values[1], pages.contains(page) {
                     region.insert(table)

@@ -235,7 +235,7 @@ extension SQLiteConnection {
     private func detachSchemas(except kept: Set<String>) {
         guard let attached = try? attachedSchemas() else { return }
         for schema in attached.subtracting(kept) {
-            let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let quoted = SQLRenderer.quotedName(schema)
             interruptGate.shielded { asInternal { _ = try? execute("DETACH \(quoted)") } }
         }
     }

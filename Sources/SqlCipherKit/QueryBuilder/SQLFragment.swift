@@ -95,6 +95,14 @@ struct SQLRenderer {
     // MARK: Rules
 
     /// `name` in double quotes, with embedded double quotes doubled
+    /// (https://sqlite.org/lang_keywords.html), for a name SQLite itself gave (a schema, table or
+    /// collation read from the database), which cannot hold a NUL. Names from the caller go
+    /// through ``quoteIdentifier(_:)``, which refuses one.
+    static func quotedName(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `name` in double quotes, with embedded double quotes doubled
     /// (https://sqlite.org/lang_keywords.html).
     /// - Throws: ``SqlCipherError/invalidQuery(reason:)`` when `name` contains NUL.
     static func quoteIdentifier(_ name: String) throws -> String {
