@@ -226,7 +226,6 @@ extension SQLiteConnection {
         return !String(cString: scb_errmsg(handle)).hasPrefix(missing)
     }
 
-
     /// Registers `function` with SQLite on this connection.
     private func registerFunction(_ function: DatabaseFunction) throws {
         var flags: Int32 = function.isDeterministic ? Self.deterministicFlag : 0
