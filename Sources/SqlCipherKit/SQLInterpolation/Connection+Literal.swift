@@ -2,20 +2,27 @@ extension Connection {
     /// Runs one statement written as an ``SQL`` literal; returns the number of rows changed. See
     /// ``DatabaseAccess/execute(literal:)``.
     @discardableResult
-    public func execute(literal sql: SQL) throws -> Int {
+    public func execute(literal sql: consuming SQL) throws -> Int {
         try sql.checkPieces()
-        return try core.execute(sql.text, binding: sql)
+        let changed = try core.execute(sql.text, binding: sql)
+        LiteralValueBuffers.giveBack(&sql.values)
+        return changed
     }
 
     /// Runs one query written as an ``SQL`` literal and returns its rows.
-    public func query(literal sql: SQL) throws -> [Row] {
+    public func query(literal sql: consuming SQL) throws -> [Row] {
         try sql.checkPieces()
-        return try core.query(sql.text, binding: sql)
+        let rows = try core.query(sql.text, binding: sql)
+        LiteralValueBuffers.giveBack(&sql.values)
+        return rows
     }
 
     /// Every row of a query written as an ``SQL`` literal, decoded as `T`.
-    public func fetch<T: Decodable>(_ type: T.Type, literal sql: SQL) throws -> [T] {
-        try core.fetch(type, sql: sql.checkedText(), binding: sql)
+    public func fetch<T: Decodable>(_ type: T.Type, literal sql: consuming SQL) throws -> [T] {
+        try sql.checkPieces()
+        let rows = try core.fetch(type, sql: sql.text, binding: sql)
+        LiteralValueBuffers.giveBack(&sql.values)
+        return rows
     }
 
     /// A cursor over the rows of a query written as an ``SQL`` literal (see ``Cursor``).

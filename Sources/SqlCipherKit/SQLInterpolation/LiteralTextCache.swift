@@ -145,13 +145,15 @@ enum LiteralTextCache {
 
     /// The text a plain shape stands for: from the calling thread's memo, else from the table or
     /// written now (and added to both).
+    /// (`inout` only so that the caller passes its shape in place; it is not changed.)
     @usableFromInline
-    static func text(for shape: LiteralShape) -> String {
+    static func text(for shape: inout LiteralShape) -> String {
         // An empty shape (a literal of empty pieces) has the empty text, and marks empty slots.
         guard shape.count > 0 else { return "" }
-        let hash = shape.hash
         // The memo is borrowed from its thread-specific slot, which keeps it alive: no retain.
         return ThreadLiteralMemo.current._withUnsafeGuaranteedRef { memo in
+            if let text = memo.lastText(for: shape) { return text }
+            let hash = shape.hash
             if let text = memo.text(for: shape, hash: hash) { return text }
             let text = sharedText(for: shape, hash: hash)
             memo.store(shape, text, hash: hash)
@@ -216,6 +218,11 @@ final class ThreadLiteralMemo {
     private let keys: UnsafeMutablePointer<UInt>
     /// The texts, one per entry ("" in an empty one).
     private let texts: UnsafeMutablePointer<String>
+    /// An empty values buffer with room, kept from a literal that has run, for the next literal
+    /// this thread builds (``LiteralValueBuffers``).
+    private var spareValues: [DatabaseValue] = []
+    /// The entry that answered or was written last (``lastText(for:)``).
+    private var lastEntry = 0
 
     private init() {
         keys = .allocate(capacity: Self.entryCount * Self.entryWords)
@@ -258,14 +265,56 @@ final class ThreadLiteralMemo {
         Int(truncatingIfNeeded: hash >> 40) & (Self.entryCount - 1)
     }
 
+    /// Puts the spare values buffer in the empty `values` if it has room for `capacity` values,
+    /// else reserves room in `values`.
+    @inline(__always)
+    func takeValues(capacity: Int, into values: inout [DatabaseValue]) {
+        guard spareValues.capacity >= capacity else {
+            values.reserveCapacity(capacity)
+            return
+        }
+        swap(&values, &spareValues)
+    }
+
+    /// Keeps `values`' buffer, emptied, as the spare, unless a spare is kept already or the
+    /// buffer is large (a literal with a long list should not pin its memory).
+    ///
+    /// Should another copy of the literal share the buffer, emptying it copies it first; kept as
+    /// the spare, the copy then serves the next literal built on the thread, so a thread never
+    /// allocates more buffers than without the spare, plus one.
+    @inline(__always)
+    func giveBack(_ values: inout [DatabaseValue]) {
+        guard spareValues.capacity == 0, values.capacity > 0, values.capacity <= LiteralValueBuffers.largestKept
+        else { return }
+        // Popped one by one: `removeAll(keepingCapacity:)` goes through the general
+        // `replaceSubrange`, about 60 instructions more for the few values of a literal.
+        while values.popLast() != nil {}
+        swap(&values, &spareValues)
+    }
+
+    /// The text of the entry that answered last, if it holds `shape`: a loop runs the same
+    /// literal again and again, and this compares its words without hashing them.
+    @inline(__always)
+    func lastText(for shape: borrowing LiteralShape) -> String? {
+        holds(lastEntry, shape) ? texts[lastEntry] : nil
+    }
+
+    /// Whether `entry` holds `shape`.
+    @inline(__always)
+    private func holds(_ entry: Int, _ shape: borrowing LiteralShape) -> Bool {
+        let words = keys + entry * Self.entryWords
+        guard words[0] == UInt(bitPattern: shape.count) else { return false }
+        let shapeWords = shape.words.span
+        for index in 0..<shape.count where words[1 + index] != shapeWords[index] { return false }
+        return true
+    }
+
     /// The text noted for `shape`, or nil.
     @inline(__always)
-    func text(for shape: LiteralShape, hash: UInt) -> String? {
+    func text(for shape: borrowing LiteralShape, hash: UInt) -> String? {
         let entry = base(of: hash)
-        let words = keys + entry * Self.entryWords
-        guard words[0] == UInt(bitPattern: shape.count) else { return nil }
-        let shapeWords = shape.words.span
-        for index in 0..<shape.count where words[1 + index] != shapeWords[index] { return nil }
+        guard holds(entry, shape) else { return nil }
+        lastEntry = entry
         return texts[entry]
     }
 
@@ -277,6 +326,7 @@ final class ThreadLiteralMemo {
         let shapeWords = shape.words.span
         for index in 0..<shape.count { words[1 + index] = shapeWords[index] }
         texts[entry] = text
+        lastEntry = entry
     }
 }
 
@@ -284,5 +334,31 @@ extension StaticString {
     /// The literal's text as a `String` (a `StaticString` holds UTF-8, or one scalar).
     var sqlText: String {
         withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// The values buffers of ``SQL`` literals, recycled per thread.
+///
+/// A literal's values are an array that lives from the literal's first interpolation to the end
+/// of its statement: one allocation and one free per statement that the same SQL with `?` and
+/// positional values does not pay (the compiler keeps a call's variadic arguments on the
+/// stack). The `Connection` methods that run a literal they own give its emptied buffer back to
+/// the thread it ran on, and the next literal built on that thread takes it. A thread keeps at
+/// most one buffer, of at most ``largestKept`` values.
+@usableFromInline
+enum LiteralValueBuffers {
+    /// The most values a kept buffer holds room for.
+    static let largestKept = 64
+
+    /// Gives the empty `values` room for `capacity` values: the thread's spare buffer when it is
+    /// large enough.
+    @usableFromInline
+    static func take(capacity: Int, into values: inout [DatabaseValue]) {
+        ThreadLiteralMemo.current._withUnsafeGuaranteedRef { $0.takeValues(capacity: capacity, into: &values) }
+    }
+
+    /// Gives the buffer of a literal that has run back to the calling thread, emptied.
+    static func giveBack(_ values: inout [DatabaseValue]) {
+        ThreadLiteralMemo.current._withUnsafeGuaranteedRef { $0.giveBack(&values) }
     }
 }

@@ -268,6 +268,42 @@ import Testing
         #expect(try await db.query(literal: nested)[0].get(0, as: Int.self) == 1)
     }
 
+    /// A `Connection` method that has run a literal gives its values buffer, emptied, to the
+    /// thread for the next literal. A literal kept and run again, literals of more and fewer
+    /// values one after the other, and literals built on one thread and run on another each
+    /// still bind exactly their own values, and a kept literal still holds its values after runs.
+    @Test func recycledValueBuffersKeepEveryLiteralsOwnValues() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let kept: SQL = "INSERT INTO notes(title, owner) VALUES (\("kept"), \(70))"
+        let builtOutside: SQL = "INSERT INTO notes(title, owner) VALUES (\("outside"), \(80))"
+        let counts = try await db.transaction { conn in
+            for _ in 0..<3 { try conn.execute(literal: kept) }
+            try conn.execute(literal: builtOutside)
+            var found: [Int] = []
+            for round in 0..<40 {
+                let owner = 100 + round
+                // Two values, then one, then eleven (more room than the spare has), then a list.
+                try conn.execute(literal: "INSERT INTO notes(title, owner) VALUES (\("r\(round)"), \(owner))")
+                let one = try conn.query(literal: "SELECT count(*) FROM notes WHERE owner = \(owner)")
+                found.append(one[0].get(0, as: Int.self) ?? -1)
+                let many = try conn.query(literal: """
+                    SELECT count(*) FROM notes WHERE owner IN (\(owner), \(owner), \(owner), \(owner), \(owner), \(owner), \(owner), \(owner), \(owner), \(owner), \(owner))
+                    """)
+                found.append(many[0].get(0, as: Int.self) ?? -1)
+                let listed = try conn.fetch(Note.self, literal: "SELECT * FROM notes WHERE owner IN \(list: [owner, 70, 80]) ORDER BY id")
+                found.append(listed.count)
+            }
+            return found
+        }
+        #expect(counts == Array(repeating: [1, 1, 5], count: 40).flatMap { $0 })
+        #expect(try kept.render().literals == [.text("kept"), .integer(70)])
+        #expect(try builtOutside.render().literals == [.text("outside"), .integer(80)])
+        let rows = try await db.query(literal: "SELECT title, owner FROM notes WHERE owner IN (\(70), \(80)) ORDER BY id")
+        #expect(rows.map { "\($0.get(0, as: String.self) ?? "nil") \($0.get(1, as: Int.self) ?? -1)" }
+            == ["kept 70", "kept 70", "kept 70", "outside 80"])
+    }
+
     /// A literal whose interpolations are all values takes its text from the table of literal
     /// texts, found by where its pieces are in the program; every other literal writes its text.
     /// Both ways give the same text, whatever the pieces.
