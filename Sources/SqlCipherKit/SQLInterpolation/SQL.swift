@@ -135,8 +135,9 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
     /// The initialiser, the value and piece appends and ``SQL/init(stringInterpolation:)`` are
     /// inlinable, so a literal is built in the caller's frame: with each piece a constant there,
     /// noting it is one store, and the interpolation is not copied from one function to the next
-    /// (three copies of its state per statement when these were calls). Only the table lookup and
-    /// the paths that write text stay calls into the package.
+    /// (three copies of its state per statement when these were calls). Only taking a values
+    /// array (`LiteralValueBuffers`), the table lookup and the paths that write text stay calls
+    /// into the package.
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
         /// The literal's text pieces are `StaticString`s: constants of the program, which is what
         /// lets a literal's shape stand for its text.
@@ -152,7 +153,9 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, SQLStat
         /// The room the text needs, should it be written.
         @usableFromInline let textCapacity: Int
 
-        /// Reserves room for the literal's values (and its text, should it be written).
+        /// Reserves room for the literal's values (the calling thread's spare array when it has the
+        /// room, see `LiteralValueBuffers`) and notes the room its text needs, should it be
+        /// written.
         ///
         /// The counts are the compiler's estimates for a literal in the source; code that calls
         /// this itself may pass anything, so they are taken as hints and bounded (a negative or
