@@ -163,8 +163,9 @@ public struct EntityColumns {
     /// Sets `column` to `value`.
     ///
     /// Inlined into the caller, so that `columns.set("price", price)` converts a `Double` without
-    /// a generic call.
-    @inlinable
+    /// a generic call. Always: left to its heuristics, the compiler once kept a specialised copy
+    /// per type out of line, a call per column that cost a row-protocol save 3% to 6%.
+    @inlinable @inline(__always)
     public mutating func set<Value: DatabaseValueConvertible>(_ column: String, _ value: Value) {
         let stored = value.databaseValue
         if case .null = stored { checkNull(column, value) }
@@ -175,7 +176,7 @@ public struct EntityColumns {
     ///
     /// The optional form of ``set(_:_:)-(_,Value)``: a nil needs no check, so a nil key (an
     /// entity SQLite has not assigned one yet) costs a store.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func set<Wrapped: DatabaseValueConvertible>(_ column: String, _ value: Wrapped?) {
         guard let value else {
             put(column, .null)
