@@ -123,6 +123,28 @@ extension Database {
             verifyMaterial = try KeyMaterial(rawKey: newKey.secret.view, salt: salt)
         }
 
+        do {
+            try rewrite(newKey, verifyMaterial: verifyMaterial, material: material, core: core, progress: progress)
+        } catch let SqlCipherError.sqlite(code, _, message, sql) where code == SQLiteConnection.sqliteNotADatabase {
+            // Before the rewrite (it closes this Database on any failure of its own): page 1 no
+            // longer decrypts with the key this connection holds, so another connection changed
+            // the key since this one opened the file, most often a rekey in another process that
+            // won the race for the exclusive lock. Said as such, not as "busy".
+            throw SqlCipherError.rekeyFailed(
+                path: path, reason: Self.keyChangedElsewhere + " (SQLite error \(code): \(message)"
+                    + (sql.map { " in `\($0)`" } ?? "") + ")")
+        }
+    }
+
+    /// Why a rekey failed when another connection had changed the file's key first.
+    static let keyChangedElsewhere = "the file's key was changed by another connection (in this process or another) "
+        + "since this one opened it, most likely by a rekey that took the lock first: the file's first page no longer "
+        + "decrypts with the key this connection holds, and nothing was written. Close this connection, open the "
+        + "file with the key it has now, and change it from there if it still needs changing"
+
+    /// The part of a rekey from its first read of the file on: the lock, the rewrite, the proof.
+    private func rewrite(_ newKey: DatabaseKey, verifyMaterial: KeyMaterial, material: KeyMaterial,
+                         core: SQLiteConnection, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         // Start from a WAL moved into the file; a reader elsewhere may keep it from completing,
         // which is harmless here: the rewrite reads every page through the WAL.
         if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
@@ -154,6 +176,8 @@ extension Database {
         do {
             try core.execute("BEGIN EXCLUSIVE")
         } catch {
+            // The key changed elsewhere: said as such by the caller, rekeyBody.
+            if case SqlCipherError.sqlite(let code, _, _, _) = error, code == SQLiteConnection.sqliteNotADatabase { throw error }
             throw SqlCipherError.rekeyFailed(path: path, reason: "the database is busy or locked (\(error))")
         }
         // The lock may have been awaited for up to the busy timeout, which no cancellation cuts
