@@ -198,6 +198,13 @@ final class SQLiteConnection {
         + "writing, inside a long transaction, or keeps the file in exclusive locking mode. This statement did not "
         + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
 
+    /// The advice that ``error(_:sql:)`` appends to SQLite's message: text of the package's own,
+    /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
+    /// that may hold a key.
+    static var adviceSuffixes: [String] {
+        [busyAdvice, keyChangedAdvice, databaseMovedAdvice, tooManyVariablesAdvice]
+    }
+
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26
 
