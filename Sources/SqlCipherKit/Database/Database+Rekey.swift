@@ -131,7 +131,8 @@ extension Database {
             // the key since this one opened the file, most often a rekey in another process that
             // won the race for the exclusive lock. Said as such, not as "busy".
             throw SqlCipherError.rekeyFailed(
-                path: path, reason: Self.keyChangedElsewhere + " (SQLite error \(code): \(message)"
+                path: path, reason: Self.keyChangedElsewhere + " (SQLite error \(code): "
+                    + message.replacingOccurrences(of: SQLiteConnection.keyChangedAdvice, with: "")
                     + (sql.map { " in `\($0)`" } ?? "") + ")")
         }
     }

@@ -292,6 +292,52 @@ import Testing
         await reopened.close()
     }
 
+    /// The calls whose first statement is the package's own (a pool's or a `transaction`'s
+    /// `BEGIN IMMEDIATE`, a migration's bookkeeping table, an export's, a backup's first read,
+    /// `importPlaintext`) failed after another process's rekey with SQLite's bare "file is not a
+    /// database": the advice was kept for the caller's statements only. They now say the key was
+    /// most likely changed, as the caller's own statements do.
+    @Test(arguments: ["database", "pool"])
+    func thePackagesOwnStatementsAfterAnotherProcesssRekeyAreToldSo(kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db"), plain = dir.path("plain.db")
+        let keyA = rawKey(74), keyB = rawKey(75)
+        let source = try Database(unencryptedPath: plain)
+        try await source.execute("CREATE TABLE p(v)")
+        await source.close()
+        let access: any DatabaseAccess = kind == "pool"
+            ? try DatabasePool(path: path, rawKey: keyA) : try Database(path: path, rawKey: keyA)
+        try await access.execute("CREATE TABLE t(v)")
+        try await access.execute("INSERT INTO t VALUES (1)")
+        let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                  ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        var calls: [(String, () async throws -> Void)] = [
+            ("transaction", { _ = try await access.transaction { conn -> Int in try conn.execute("INSERT INTO t VALUES (2)"); return 0 } }),
+            ("migrate", { try await access.migrate([StepMigration("m1") { try $0.execute("CREATE TABLE m(x)") }]) }),
+            ("importPlaintext", {
+                _ = try await access.importPlaintext(from: plain) { conn in try conn.execute("INSERT INTO main.t SELECT v FROM plain.p") }
+            }),
+        ]
+        if let db = access as? Database {
+            calls.append(("export", { try await db.export(to: dir.path("e.db"), key: .rawKey(keyA)) }))
+            calls.append(("exportDecrypted", { try await db.exportDecrypted(to: dir.path("d.db")) }))
+            calls.append(("backup", { try await db.backup(to: dir.path("b.db"), key: .rawKey(keyA)) }))
+        }
+        for (name, call) in calls {
+            do {
+                try await call()
+                Issue.record("\(name) succeeded with a key that no longer opens the file")
+            } catch {
+                #expect("\(error)".contains("changed the key (rekey)"), "\(name): \(error)")
+            }
+        }
+        if let db = access as? Database { await db.close() }
+        if let pool = access as? DatabasePool { await pool.close() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["plain.db", "shared.db"])
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
+    }
+
     static func expectKeyChangedElsewhere(_ body: () async throws -> Void) async {
         do {
             try await body()
