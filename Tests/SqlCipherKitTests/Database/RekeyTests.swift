@@ -296,7 +296,9 @@ import Testing
     /// `BEGIN IMMEDIATE`, a migration's bookkeeping table, an export's, a backup's first read,
     /// `importPlaintext`) failed after another process's rekey with SQLite's bare "file is not a
     /// database": the advice was kept for the caller's statements only. They now say the key was
-    /// most likely changed, as the caller's own statements do.
+    /// most likely changed, as the caller's own statements do. A pool's read (or backup) that
+    /// opens a reader was refused as a wrong key (cipher settings, SQLCipher 3); it now says that
+    /// the pool opened the file with that key and the key was most likely changed.
     @Test(arguments: ["database", "pool"])
     func thePackagesOwnStatementsAfterAnotherProcesssRekeyAreToldSo(kind: String) async throws {
         let dir = TemporaryDirectory()
@@ -313,6 +315,8 @@ import Testing
                                   ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
         try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
         var calls: [(String, () async throws -> Void)] = [
+            // First: on a pool, before any reader is open, so that the read opens one.
+            ("query", { _ = try await access.query("SELECT count(*) FROM t") }),
             ("transaction", { _ = try await access.transaction { conn -> Int in try conn.execute("INSERT INTO t VALUES (2)"); return 0 } }),
             ("migrate", { try await access.migrate([StepMigration("m1") { try $0.execute("CREATE TABLE m(x)") }]) }),
             ("importPlaintext", {
@@ -323,6 +327,9 @@ import Testing
             calls.append(("export", { try await db.export(to: dir.path("e.db"), key: .rawKey(keyA)) }))
             calls.append(("exportDecrypted", { try await db.exportDecrypted(to: dir.path("d.db")) }))
             calls.append(("backup", { try await db.backup(to: dir.path("b.db"), key: .rawKey(keyA)) }))
+        }
+        if let pool = access as? DatabasePool {
+            calls.append(("pool backup", { try await pool.backup(to: dir.path("b.db"), key: .rawKey(keyA)) }))
         }
         for (name, call) in calls {
             do {
