@@ -53,8 +53,10 @@ extension Database {
     ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
     ///   ``rekey(rawKey:progress:)``);
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
-    ///   transaction, or the new key does not open it afterwards; `CancellationError` (see above).
-    ///   After any failure the file opens with the old key.
+    ///   transaction, its key was changed by another connection first (another process's rekey
+    ///   that took the lock first), or the new key does not open it afterwards;
+    ///   `CancellationError` (see above). After any failure the file opens with the key it had
+    ///   before the call.
     public func rekey(_ key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         try performRekey(key, checkingSalt: true, progress: progress)
     }
