@@ -121,6 +121,18 @@ enum SQLRedaction {
     /// and either can be the key. Messages of other statements are returned unchanged.
     static func message(_ message: String, of sql: String?) -> String {
         guard let sql, hidesArguments(of: sql) || text(of: sql) != sql else { return message }
+        // The package's own advice after SQLite's words (a busy lock, a key changed by another
+        // process, …) echoes nothing of the text: only SQLite's part is masked. Masked whole, a
+        // `VACUUM` that met another process's lock said only "database is locked: ***".
+        for advice in SQLiteConnection.adviceSuffixes where message.count > advice.count && message.hasSuffix(advice) {
+            return maskingEchoes(String(message.dropLast(advice.count))) + advice
+        }
+        return maskingEchoes(message)
+    }
+
+    /// SQLite's error `message` with every quoted token and whatever follows its first `": "`
+    /// masked (see ``message(_:of:)``).
+    private static func maskingEchoes(_ message: String) -> String {
         var output = ""
         var quote: Character?
         for character in message {

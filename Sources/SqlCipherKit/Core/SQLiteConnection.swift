@@ -38,6 +38,13 @@ final class SQLiteConnection {
     /// (`sqlite3_stmt_readonly`) is refused before its first step (ReadOnlyOpening.swift).
     @exclusivity(unchecked)
     var refusesWrites = false
+
+    /// Whether the opening proved this connection's key (page 1 decrypted). From then on an
+    /// `SQLITE_NOTADB` means that page 1 stopped decrypting, most likely a rekey by another
+    /// connection, whoever runs the statement: the package's own statements (a transaction's
+    /// `BEGIN IMMEDIATE`, a migration's bookkeeping, an export's or a backup's first read) get the
+    /// same advice as the caller's. Before it, the opening decides the error itself.
+    var keyProven = false
     /// Tracers, SQL functions and collations, and what of them this connection applied
     /// (ConnectionExtensions.swift, SQLiteConnection+Tracing.swift, SQLiteConnection+Functions.swift).
     let extensionState = ExtensionState()
@@ -161,7 +168,7 @@ final class SQLiteConnection {
         if rc & 0xFF == Self.sqliteBusy { message += Self.busyAdvice }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
         // page 1 of a file this connection has read stopped decrypting.
-        if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, !scope.isInternal {
+        if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, keyProven || !scope.isInternal {
             message += Self.keyChangedAdvice
         }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
@@ -197,6 +204,13 @@ final class SQLiteConnection {
         + "than this connection's busy timeout (DatabaseConfiguration.busyTimeout, 5 seconds unless set): it is "
         + "writing, inside a long transaction, or keeps the file in exclusive locking mode. This statement did not "
         + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
+
+    /// The advice that ``error(_:sql:)`` appends to SQLite's message: text of the package's own,
+    /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
+    /// that may hold a key.
+    static var adviceSuffixes: [String] {
+        [busyAdvice, keyChangedAdvice, databaseMovedAdvice, tooManyVariablesAdvice]
+    }
 
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26

@@ -53,8 +53,10 @@ extension Database {
     ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
     ///   ``rekey(rawKey:progress:)``);
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
-    ///   transaction, or the new key does not open it afterwards; `CancellationError` (see above).
-    ///   After any failure the file opens with the old key.
+    ///   transaction, its key was changed by another connection first (another process's rekey
+    ///   that took the lock first), or the new key does not open it afterwards;
+    ///   `CancellationError` (see above). After any failure the file opens with the key it had
+    ///   before the call.
     public func rekey(_ key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         try performRekey(key, checkingSalt: true, progress: progress)
     }
@@ -123,6 +125,29 @@ extension Database {
             verifyMaterial = try KeyMaterial(rawKey: newKey.secret.view, salt: salt)
         }
 
+        do {
+            try rewrite(newKey, verifyMaterial: verifyMaterial, material: material, core: core, progress: progress)
+        } catch let SqlCipherError.sqlite(code, _, message, sql) where code == SQLiteConnection.sqliteNotADatabase {
+            // Before the rewrite (it closes this Database on any failure of its own): page 1 no
+            // longer decrypts with the key this connection holds, so another connection changed
+            // the key since this one opened the file, most often a rekey in another process that
+            // won the race for the exclusive lock. Said as such, not as "busy".
+            throw SqlCipherError.rekeyFailed(
+                path: path, reason: Self.keyChangedElsewhere + " (SQLite error \(code): "
+                    + message.replacingOccurrences(of: SQLiteConnection.keyChangedAdvice, with: "")
+                    + (sql.map { " in `\($0)`" } ?? "") + ")")
+        }
+    }
+
+    /// Why a rekey failed when another connection had changed the file's key first.
+    static let keyChangedElsewhere = "the file's key was changed by another connection (in this process or another) "
+        + "since this one opened it, most likely by a rekey that took the lock first: the file's first page no longer "
+        + "decrypts with the key this connection holds, and nothing was written. Close this connection, open the "
+        + "file with the key it has now, and change it from there if it still needs changing"
+
+    /// The part of a rekey from its first read of the file on: the lock, the rewrite, the proof.
+    private func rewrite(_ newKey: DatabaseKey, verifyMaterial: KeyMaterial, material: KeyMaterial,
+                         core: SQLiteConnection, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         // Start from a WAL moved into the file; a reader elsewhere may keep it from completing,
         // which is harmless here: the rewrite reads every page through the WAL.
         if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
@@ -154,6 +179,8 @@ extension Database {
         do {
             try core.execute("BEGIN EXCLUSIVE")
         } catch {
+            // The key changed elsewhere: said as such by the caller, rekeyBody.
+            if case SqlCipherError.sqlite(let code, _, _, _) = error, code == SQLiteConnection.sqliteNotADatabase { throw error }
             throw SqlCipherError.rekeyFailed(path: path, reason: "the database is busy or locked (\(error))")
         }
         // The lock may have been awaited for up to the busy timeout, which no cancellation cuts

@@ -149,6 +149,7 @@ enum DatabaseOpener {
                     for pragma in settings { try connection.execute(pragma) }
                 }
                 try proveReadable(connection, path: path, key: key, settings: settings, readOnly: readOnly)
+                connection.keyProven = true
 
                 // New: the file was missing or empty, and no other connection has committed to it
                 // (a WAL database stays empty until its first checkpoint).

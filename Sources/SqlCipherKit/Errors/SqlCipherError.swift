@@ -97,7 +97,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case unsupported(feature: String, requires: String, loaded: String)
     /// A key operation on a database that was opened without encryption.
     case notEncrypted
-    /// A rekey did not take effect; the database still opens with the old key.
+    /// A rekey did not take effect; the file still opens with the key it had before the call (the old
+    /// key, unless another connection changed it first, which `reason` then says).
     case rekeyFailed(path: String, reason: String)
     /// An export or conversion failed its verification; the source was left as it was.
     case conversionFailed(source: String, target: String, reason: String)
@@ -318,7 +319,8 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "This database was opened without encryption, so it has no key to change. Use "
                 + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."
         case let .rekeyFailed(path, reason):
-            return "Changing the key of \(path) failed: \(Self.clause(reason)). The database still opens with the old key."
+            return "Changing the key of \(path) failed: \(Self.clause(reason)). This call did not change the file's key: "
+                + "it still opens with the key it had before the call."
         case let .conversionFailed(source, target, reason):
             return "Converting \(source) to \(target) failed: \(Self.clause(reason)). The source was not changed."
         case .databaseClosed:

@@ -44,13 +44,32 @@ extension Database {
             try HotBackup(source: core, sourcePath: path, target: target, key: key, cipher: cipherSettings,
                           pagesPerStep: pagesPerStep, sourceMayWrite: true, progress: progress)
         }
-        while try !core.asInternal({ try run.step() }) {
+        // The counts the copy is verified against come from the snapshot of the step that ended
+        // it: each step runs in a read transaction of its own, and the last one reads the counts
+        // before it ends. Read after it, another process's commit in between made them differ
+        // from the copy (always, beside a busy writer in WAL mode), and the backup failed its
+        // verification although the copy was whole. Under the caller's own open transaction the
+        // steps run in it, as before.
+        var expected: Exporter.Contents?
+        while expected == nil {
+            expected = try core.asInternal { () -> Exporter.Contents? in
+                let snapshot = !core.isInTransaction
+                if snapshot {
+                    // A read starts the read transaction: a step that found none would open and
+                    // close its own, and the counts would come from a later snapshot.
+                    try core.execute("BEGIN")
+                    _ = try core.scalar("PRAGMA main.schema_version")
+                }
+                defer { if snapshot && core.isInTransaction { _ = try? core.execute("COMMIT") } }
+                return try run.step() ? Exporter.contents(of: core, schema: "main") : nil
+            }
+            if expected != nil { break }
             // Other calls run on the actor here.
             await Task.yield()
             try Task.checkCancellation()
             guard connection === core else { throw SqlCipherError.databaseClosed }
         }
-        try core.asInternal { try run.finish(expected: Exporter.contents(of: core, schema: "main")) }
+        try core.asInternal { try run.finish(expected: expected!) }
     }
 }
 

@@ -94,7 +94,9 @@ struct Exporter {
             throw SqlCipherError.invalidQuery(reason: "cipher settings apply to encrypted copies only")
         }
         try Task.checkCancellation()
-        let expected = try Self.contents(of: source, schema: "main")
+        // Read again below, in the snapshot the copy is taken from; this first reading proves the
+        // source readable before anything is created.
+        var expected = try Self.contents(of: source, schema: "main")
         let reporter = try Self.pageReporter(of: source, progress)
         reporter?.start()
         // sqlcipher_export copies table by table, so a child row can arrive before its parent:
@@ -126,9 +128,16 @@ struct Exporter {
         do {
             if hidden { ownership = try HiddenCopy.own(work, fail: fail) }
             try attach(work, key: key)
+            // One read transaction for the counts the copy is verified against and the copy itself:
+            // read apart, another connection's commits in between (another process writing the
+            // source, in WAL mode at any moment) made them differ, and the export failed its
+            // verification although the copy was whole. (ATTACH cannot run inside it.)
+            let snapshot = !source.isInTransaction
             do {
                 for pragma in settings { try source.execute(pragma) }
                 _ = try source.query("PRAGMA \(Self.schema).journal_mode = \(journalMode.pragmaValue)")
+                if snapshot { try source.execute("BEGIN") }
+                expected = try Self.contents(of: source, schema: "main")
                 var sample: (@Sendable () -> Void)?
                 if let reporter {
                     sample = { reporter.report(Self.bytesOnDisk(work) / pageSize) }
@@ -138,8 +147,12 @@ struct Exporter {
                 }
                 try source.execute("PRAGMA \(Self.schema).user_version = \(expected.userVersion)")
                 try source.execute("PRAGMA \(Self.schema).application_id = \(expected.applicationID)")
+                if snapshot { try source.execute("COMMIT") }
             } catch {
-                source.interruptGate.shielded { _ = try? source.execute("DETACH DATABASE \(Self.schema)") }
+                source.interruptGate.shielded {
+                    if snapshot && source.isInTransaction { _ = try? source.execute("ROLLBACK") }
+                    _ = try? source.execute("DETACH DATABASE \(Self.schema)")
+                }
                 throw error
             }
             try source.execute("DETACH DATABASE \(Self.schema)")

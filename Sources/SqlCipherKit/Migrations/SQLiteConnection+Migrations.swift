@@ -196,6 +196,15 @@ extension SQLiteConnection {
         let attachedBefore = try attachedSchemas()
         do {
             try inTransaction {
+                // The list of applied migrations was read before this transaction took the write
+                // lock: another connection (another process migrating the same file at the same
+                // time) may have applied, or rolled back, this one since. Read again under the
+                // lock, and leave a step already taken alone: run again, it failed with "table …
+                // already exists" or a missing column, where the file was already migrated.
+                let recorded = try asInternal {
+                    try scalar(#"SELECT count(*) FROM "main"."_migrations" WHERE "id" = ?"#, [.text(migration.id)])
+                } != .integer(0)
+                guard recorded == (direction == .down) else { return }
                 try scope.with(.migration) {
                     switch direction {
                     case .up: try migration.up(context)

@@ -223,14 +223,27 @@ public final class DatabasePool: DatabaseAccess {
         self.readerSetup = readerSetup
         self.configuration = configuration
         self.readers = ReaderSet(maximum: maximumReaderCount) {
-            try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher, readOnly: false,
-                         setup: readerSetup)
+            do {
+                return try Database(path: resolved, key: key?.material(), journalMode: .wal, cipher: cipher,
+                                    readOnly: false, setup: readerSetup)
+            } catch SqlCipherError.keyFailed(let path, let reason) {
+                // The writer proved this key when the pool opened: a reader opened later that it
+                // does not open most likely meets a rekey by another connection (another process),
+                // not a wrong key, which the generic reason (cipher settings, SQLCipher 3) suggests.
+                throw SqlCipherError.keyFailed(path: path, reason: Self.keyChangedSinceOpening + " (" + reason + ")")
+            }
         }
     }
 
     deinit {
         key?.wipe()
     }
+
+    /// Why a reader opened after the pool does not open the file with the pool's key.
+    static let keyChangedSinceOpening = "this pool opened the file with this key, so most likely another connection "
+        + "(in this process or another) changed the key (rekey) since; nothing was written. Close the pool and open it "
+        + "again with the key the file has now. If no key was changed, the file was replaced or damaged: run "
+        + "sqlcipher-doctor verify on it"
 
     // MARK: DatabaseAccess
 

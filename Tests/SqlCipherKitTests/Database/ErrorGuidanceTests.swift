@@ -5,6 +5,37 @@ import Testing
 /// Error messages that tell the user the way that exists: the API they name is real, the hint
 /// fits the loaded library, and a reason that ends a sentence does not end the message twice.
 @Suite struct ErrorGuidanceTests {
+    /// What SQLite echoes of a statement that may hold a key (`VACUUM`, `ATTACH`, key pragmas) is
+    /// masked in its error, and the package's advice after SQLite's words was masked with it: a
+    /// `VACUUM` that met another process's lock said only "database is locked: ***", and one
+    /// after another process's rekey "file is not a database: ***". The advice now stays.
+    @Test(arguments: ["lock", "rekey"])
+    func aVacuumThatMeetsAnotherProcessKeepsTheAdvice(_ other: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let key = rawKey(72)
+        var configuration = DatabaseConfiguration()
+        configuration.busyTimeout = .milliseconds(100)
+        let db = try Database(path: path, rawKey: key, journalMode: .rollback, configuration: configuration)
+        try await db.execute("CREATE TABLE t(v)")
+        var holder: KillableChild?
+        if other == "lock" {
+            let child = try KillableChild(helperArguments: ["hold-lock", path, "raw:" + hex(key), "read"])
+            holder = child
+            try #require(child.waitForLine(startingWith: "held") != nil, "\(child.lines) \(child.standardError)")
+        } else {
+            let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                      ["rekey-loop", path, "raw:" + hex(key), "raw:" + hex(rawKey(73)), "1"])
+            try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        }
+        let error = try await #require(throws: SqlCipherError.self) { try await db.execute("VACUUM") }
+        let advice = other == "lock" ? "DatabaseConfiguration.busyTimeout" : "changed the key (rekey)"
+        #expect(error.description.contains(advice), "\(error)")
+        #expect(!error.description.contains("***"), "\(error)")
+        holder?.killAndCollect()
+        await db.close()
+    }
+
     @Test func readOnlyViolationNamesTheRealWriteAPI() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("r.db"), rawKey: rawKey())

@@ -225,4 +225,147 @@ import Testing
         #expect(try await reopened.verifyIntegrity().isOK)
         await reopened.close()
     }
+
+    /// The loser of two rekeys in two processes: the other process's rekey commits first, and this
+    /// connection's own rekey then meets a first page it cannot decrypt when it takes the lock.
+    /// It used to be reported as "the database is busy or locked (... file is not a database)"
+    /// followed by "The database still opens with the old key", which sent the user to retry with
+    /// a key that no longer opens the file. Nothing is written, the winner's key stays.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aRekeyAfterAnotherProcesssRekeyIsToldTheKeyChanged(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keyA = rawKey(63), keyB = rawKey(64), keyC = rawKey(65)
+        let db = try Database(path: path, rawKey: keyA, journalMode: mode)
+        try await db.execute("CREATE TABLE t(v)")
+        try await db.execute("INSERT INTO t VALUES (1)")
+        let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                  ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        await Self.expectKeyChangedElsewhere { try await db.rekey(rawKey: keyC) }
+        await db.close()
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB, keyC], opens: path)
+    }
+
+    /// The same through a pool (its writer's rekey), which stays open: nothing was rewritten.
+    @Test func aPoolRekeyAfterAnotherProcesssRekeyIsToldTheKeyChanged() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keyA = rawKey(66), keyB = rawKey(67), keyC = rawKey(68)
+        let pool = try DatabasePool(path: path, rawKey: keyA)
+        try await pool.execute("CREATE TABLE t(v)")
+        try await pool.execute("INSERT INTO t VALUES (1)")
+        let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                  ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        await Self.expectKeyChangedElsewhere { try await pool.rekey(rawKey: keyC) }
+        await pool.close()
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB, keyC], opens: path)
+    }
+
+    /// Two processes rekey one file from the same key to two others at once: one wins, the other
+    /// fails (at its opening, at the lock, or told that the key changed) and the file opens with
+    /// exactly one of the three keys, whole. No handshake decides the winner; either outcome must hold.
+    @Test func twoProcessesRekeyingAtOnceLeaveOneKey() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keys = [rawKey(69), rawKey(70), rawKey(71)]
+        let db = try Database(path: path, rawKey: keys[0])
+        try await KeyChangeCrashTests.fill(db)
+        await db.close()
+        let children = try [1, 2].map { index in
+            try KillableChild(helperArguments: ["rekey-loop", path, "raw:" + hex(keys[0]), "raw:" + hex(keys[index]), "1"])
+        }
+        let statuses = children.map { $0.waitForExit() }
+        let winners = children.indices.filter { statuses[$0] == 0 }
+        #expect(winners.count >= 1, "\(children.map(\.lines)) \(children.map(\.standardError))")
+        for loser in children.indices where statuses[loser] != 0 {
+            let said = children[loser].standardError + children[loser].lines.joined(separator: "\n")
+            #expect(said.contains("changed by another connection") || said.contains("does not open"),
+                    "the loser said: \(said)")
+            #expect(!said.contains("busy or locked"), "the loser said: \(said)")
+        }
+        let opening = keys.filter { (try? Database(path: path, rawKey: $0)) != nil }
+        try #require(opening.count == 1, "\(opening.count) keys open the file")
+        let reopened = try Database(path: path, rawKey: opening[0])
+        try await KeyChangeCrashTests.checkContent(reopened)
+        await reopened.close()
+    }
+
+    /// The calls whose first statement is the package's own (a pool's or a `transaction`'s
+    /// `BEGIN IMMEDIATE`, a migration's bookkeeping table, an export's, a backup's first read,
+    /// `importPlaintext`) failed after another process's rekey with SQLite's bare "file is not a
+    /// database": the advice was kept for the caller's statements only. They now say the key was
+    /// most likely changed, as the caller's own statements do. A pool's read (or backup) that
+    /// opens a reader was refused as a wrong key (cipher settings, SQLCipher 3); it now says that
+    /// the pool opened the file with that key and the key was most likely changed.
+    @Test(arguments: ["database", "pool"])
+    func thePackagesOwnStatementsAfterAnotherProcesssRekeyAreToldSo(kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db"), plain = dir.path("plain.db")
+        let keyA = rawKey(74), keyB = rawKey(75)
+        let source = try Database(unencryptedPath: plain)
+        try await source.execute("CREATE TABLE p(v)")
+        await source.close()
+        let access: any DatabaseAccess = kind == "pool"
+            ? try DatabasePool(path: path, rawKey: keyA) : try Database(path: path, rawKey: keyA)
+        try await access.execute("CREATE TABLE t(v)")
+        try await access.execute("INSERT INTO t VALUES (1)")
+        let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                  ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        var calls: [(String, () async throws -> Void)] = [
+            // First: on a pool, before any reader is open, so that the read opens one.
+            ("query", { _ = try await access.query("SELECT count(*) FROM t") }),
+            ("transaction", { _ = try await access.transaction { conn -> Int in try conn.execute("INSERT INTO t VALUES (2)"); return 0 } }),
+            ("migrate", { try await access.migrate([StepMigration("m1") { try $0.execute("CREATE TABLE m(x)") }]) }),
+            ("importPlaintext", {
+                _ = try await access.importPlaintext(from: plain) { conn in try conn.execute("INSERT INTO main.t SELECT v FROM plain.p") }
+            }),
+        ]
+        if let db = access as? Database {
+            calls.append(("export", { try await db.export(to: dir.path("e.db"), key: .rawKey(keyA)) }))
+            calls.append(("exportDecrypted", { try await db.exportDecrypted(to: dir.path("d.db")) }))
+            calls.append(("backup", { try await db.backup(to: dir.path("b.db"), key: .rawKey(keyA)) }))
+        }
+        if let pool = access as? DatabasePool {
+            calls.append(("pool backup", { try await pool.backup(to: dir.path("b.db"), key: .rawKey(keyA)) }))
+        }
+        for (name, call) in calls {
+            do {
+                try await call()
+                Issue.record("\(name) succeeded with a key that no longer opens the file")
+            } catch {
+                #expect("\(error)".contains("changed the key (rekey)"), "\(name): \(error)")
+            }
+        }
+        if let db = access as? Database { await db.close() }
+        if let pool = access as? DatabasePool { await pool.close() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["plain.db", "shared.db"])
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
+    }
+
+    static func expectKeyChangedElsewhere(_ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("a rekey with a key that no longer opens the file succeeded")
+        } catch SqlCipherError.rekeyFailed(_, let reason) {
+            #expect(reason.contains("changed by another connection"), "\(reason)")
+            #expect(!reason.contains("busy or locked"), "\(reason)")
+            let description = SqlCipherError.rekeyFailed(path: "x", reason: reason).description
+            #expect(!description.contains("opens with the old key"), "\(description)")
+        } catch {
+            Issue.record("not rekeyFailed: \(error)")
+        }
+    }
+
+    static func expectOnlyKey(_ key: Data, of keys: [Data], opens path: String) async throws {
+        for other in keys where other != key {
+            #expect((try? Database(path: path, rawKey: other)) == nil, "another key opens the file")
+        }
+        let reopened = try Database(path: path, rawKey: key)
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        #expect(try await reopened.verifyIntegrity().isOK)
+        await reopened.close()
+    }
 }

@@ -366,3 +366,65 @@ final class ContextBox: @unchecked Sendable {
     func store(_ context: MigrationContext) { self.context = context }
     func use() throws { try context?.execute("SELECT 1") }
 }
+
+/// Two connections migrating one file at once (two processes starting the same app version): the
+/// second used to decide what to apply from the list of applied migrations it read before it had
+/// the write lock, and ran again a migration the first had applied meanwhile: it failed with
+/// `migrationFailed` ("table parent already exists", or a column the migration had dropped)
+/// although the file was fully migrated. Each migration is now looked up again in its own
+/// transaction, under the write lock, and skipped when another connection applied it.
+@Suite(.serialized) struct ConcurrentMigrationTests {
+    /// Sequenced: the migrating `Database` has read its list (its trace says so) while another
+    /// connection holds the write lock; that connection then applies the migration and commits.
+    @Test func aMigrationAppliedByAnotherConnectionMeanwhileIsNotRunAgain() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let key = rawKey(76)
+        let holder = try Database(path: path, rawKey: key)
+        try await holder.migrate([])  // creates _migrations, so the migrating call writes nothing before its list
+        let migrating = try Database(path: path, rawKey: key)
+        let listRead = DispatchSemaphore(value: 0)
+        try await migrating.trace { event in
+            if event.isInternal && event.sql.contains(#"FROM "main"."_migrations" ORDER BY rowid"#) { listRead.signal() }
+        }
+        try await holder.execute("BEGIN IMMEDIATE")
+        let migration = StepMigration("001-notes", up: { try $0.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY)") })
+        let run = Task { try await migrating.migrate([migration]) }
+        let read = try await offThePool { listRead.wait(timeout: .now() + 60) == .success }
+        try #require(read, "the migrating call did not read its list")
+        // The other connection applies the same migration, as another process running it would.
+        try await holder.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY)")
+        try await holder.execute(#"INSERT INTO "_migrations" ("id", "applied_at") VALUES ('001-notes', 'now')"#)
+        try await holder.execute("COMMIT")
+        try await run.value
+        #expect(try await migrating.appliedMigrations() == ["001-notes"])
+        await migrating.close()
+        await holder.close()
+    }
+
+    /// Two processes (the helper's `migrate-run`, a `Database` and a `DatabasePool`) apply the same
+    /// five migrations to one file at once: both succeed, whoever applies which, and the file holds
+    /// each migration once.
+    @Test func twoProcessesMigratingAtOnceBothSucceed() async throws {
+        for round in 0..<3 {
+            let dir = TemporaryDirectory()
+            let path = dir.path("shared.db")
+            let seed = try Database(path: path, key: "k")
+            try await seed.execute("CREATE TABLE seed(x)")
+            await seed.close()
+            let children = try ["database", "pool"].map {
+                try KillableChild(helperArguments: ["migrate-run", path, $0, "pass:k"])
+            }
+            let statuses = children.map { $0.waitForExit() }
+            for (child, status) in zip(children, statuses) {
+                #expect(status == 0 && child.lines.last == "done", "round \(round): \(child.lines) \(child.standardError)")
+            }
+            let applied = children.flatMap { $0.lines.filter { $0.hasPrefix("applying ") } }
+            #expect(applied.count == 5, "round \(round): \(applied)")
+            let db = try Database(path: path, key: "k")
+            #expect(try await db.appliedMigrations().count == 5)
+            #expect(try await db.verifyIntegrity().isOK)
+            await db.close()
+        }
+    }
+}
