@@ -440,7 +440,18 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             }
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):
-            return "A value was given for \(Self.parameterSpelling(name)), which the statement does not use. "
+            if name.first == "?" {
+                // SQLite names a numbered parameter "?3", but no key reaches one: a ? parameter takes
+                // its value by position. "does not use" would be false when the statement has ?3.
+                return "A value was given for the key \(SQLRenderer.visible(name)), but a ? parameter (?, ?NNN) takes "
+                    + "its value by position, never by key. Pass every value by position, or name the parameter in "
+                    + "the SQL (:x) and give the value for that name."
+            }
+            // A name that would print invisibly (empty, or with a NUL or another control character)
+            // is shown quoted and escaped, as every other name in a message is.
+            let spelling = name.isEmpty || name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+                ? SQLRenderer.visible(name) : Self.parameterSpelling(name)
+            return "A value was given for \(spelling), which the statement does not use. "
                 + "Remove it or fix the name."
         case let .invalidQuery(reason):
             return "Invalid query: \(Self.clause(reason))."
