@@ -340,7 +340,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "file), then open the pool; or use Database, which works in either mode. Nothing was changed."
         case let .sqlite(code, extended, message, sql):
             let statement = sql.map { " in \(Self.quoted($0))" } ?? ""
-            return "SQLite error \(code) (extended \(extended)): \(Self.clause(message))\(statement)."
+            return "SQLite error \(code) (extended \(extended)): \(Self.clause(Self.bounded(message)))\(statement)."
         case let .argumentCountMismatch(expected, given, sql):
             return "\(Self.quoted(sql)) has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
         case let .multipleStatements(sql):
@@ -534,6 +534,20 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
 
     /// The most characters of SQL a description shows.
     static let descriptionSQLLimit = 1_000
+
+    /// SQLite's message as a description shows it: whole up to ``descriptionMessageLimit``
+    /// characters, else its start and its end around a note of what was left out. SQLite's
+    /// messages quote the caller's names and paths whole ("no such table: …", "bad JSON path: …"),
+    /// so a megabyte identifier made a megabyte description; the end is kept because the advice
+    /// this package appends to a message is there (the error's `message` keeps it whole).
+    static func bounded(_ message: String) -> String {
+        guard message.count > descriptionMessageLimit else { return message }
+        let half = descriptionMessageLimit / 2
+        return "\(message.prefix(half))… (\(message.count - 2 * half) more characters) …\(message.suffix(half))"
+    }
+
+    /// The most characters of SQLite's message a description shows.
+    static let descriptionMessageLimit = 2_000
 
     static func clause(_ text: String) -> String {
         var trimmed = Substring(text)
