@@ -55,6 +55,45 @@ import Testing
         }
     }
 
+    /// Column names FTS5 refuses are refused before SQLite, saying what to do: `rank` and `rowid`
+    /// (SQLite: "reserved fts5 column name"), a name given twice or the table's own name (SQLite:
+    /// "vtable constructor failed", naming neither the column nor the cause). The migration that
+    /// ran one fails whole, and the names SQLite takes still work.
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func columnNamesFTS5RefusesAreNamed() async throws {
+        let refused: [(CreateFTS5Table, String)] = [
+            (CreateFTS5Table(TableName("docs")).column("rank"), "reserves"),
+            (CreateFTS5Table(TableName("docs")).column("body").column("ROWID"), "reserves"),
+            (CreateFTS5Table(TableName("docs")).column("Docs"), "hidden column of its own name"),
+            (CreateFTS5Table(TableName("docs")).column("a").column("b").column("A", unindexed: true), "twice"),
+            (CreateFTS5Table(TableName("docs")).column("body").externalContent(TableName("notes")).column("body"), "twice"),
+        ]
+        for (statement, words) in refused {
+            let error = #expect(throws: SqlCipherError.self) { try statement.render() }
+            guard case .invalidQuery(let reason)? = error else {
+                Issue.record("expected invalidQuery, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains(words) && reason.contains("docs"), "\(reason)")
+        }
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("names.db"), rawKey: rawKey(3))
+        await #expect(throws: SqlCipherError.self) {
+            try await db.migrate([FTSMigration("dup") { ctx in
+                try ctx.execute(CreateTable(TableName("kept")).column("a", .text))
+                try ctx.execute(CreateFTS5Table(TableName("docs")).column("a").column("a"))
+            }])
+        }
+        let keptExists = try await db.tableExists("kept")
+        let docsExists = try await db.tableExists("docs")
+        #expect(!keptExists && !docsExists)
+        // Names that only look alike are different names to SQLite, and are taken.
+        try await db.migrate([FTSMigration("ok") { ctx in
+            try ctx.execute(CreateFTS5Table(TableName("docs")).column("é").column("e\u{301}").column("ranks").column("docs2"))
+        }])
+        #expect(try await db.columns(in: "docs").map(\.name).prefix(4) == ["é", "e\u{301}", "ranks", "docs2"])
+        await db.close()
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func theTriggersKeepTheIndexInStepWithItsTable() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("sync.db"), rawKey: rawKey(3))
