@@ -157,6 +157,7 @@ final class SQLiteConnection {
         let extended = scb_extended_errcode(handle)
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
+        if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message) { message += advice }
         if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
         if rc & 0xFF == Self.sqliteBusy { message += Self.busyAdvice }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
@@ -218,6 +219,28 @@ final class SQLiteConnection {
             + String(cString: scb_sqlite_version()) + "), and every ?, every value of the query builder and every "
             + "value interpolated into an SQL literal is one. Bind fewer: split a long IN list into several queries, "
             + "or pass the values as one JSON array and read them with json_each(?) where SQLite has JSON"
+    }
+
+    /// What follows SQLite's bare messages for a bad JSON path, a text that is not JSON, and a
+    /// `MATCH` over a table that has no full-text index: the usual hostile inputs to the JSON
+    /// builder expressions (`jsonExtract(atPath:)`, `->`, `->>`, ``JSONEach``) and to `match`,
+    /// none of which says what to do.
+    static func searchAdvice(for message: String) -> String? {
+        if message.hasPrefix("bad JSON path") {
+            return ": a JSON path starts with $, then .name (or .\"odd name\") for a member and [n] or [#-n] for "
+                + "an array element, e.g. $.tags[0]; the -> and ->> operators also take a bare member name or "
+                + "index. Fix the path; a member name from user input goes in as .\"name\" with any \" escaped"
+        }
+        if message == "malformed JSON" || message.hasPrefix("malformed JSON") {
+            return ": a value read as JSON is not JSON text. Store only valid JSON (check json_valid(x) first), or "
+                + "leave out the rows that are not with WHERE json_valid(column)"
+        }
+        if message.hasPrefix("unable to use function MATCH") {
+            return ": MATCH searches a full-text (FTS5) table, and the table or column searched is not one. "
+                + "Create the index with CreateFTS5Table and search it (index.match(pattern)), joining it to "
+                + "the table by rowid"
+        }
+        return nil
     }
 
     /// Ends the streams paused between batches when a statement failed because their open

@@ -85,6 +85,22 @@ import Testing
         #expect(pastTheColumns.isEmpty)
     }
 
+    /// `match` on a column of a table that has no full-text index fails with SQLite's error and
+    /// what to do: SQLite said only "unable to use function MATCH in the requested context".
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func matchOverAPlainTableSaysWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("plain.db"), rawKey: rawKey(4))
+        try await db.execute("CREATE TABLE plain(body TEXT); INSERT INTO plain VALUES ('hello world')")
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "hello"))
+        let error = await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(col("body")).from(TableName("plain")).where(col("body").match(pattern)))
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("MATCH") && message.contains("CreateFTS5Table"), "\(message)")
+        #expect(try await db.query("SELECT count(*) FROM plain")[0].get(0, as: Int.self) == 1)
+        await db.close()
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aParamPatternRunsOneTemplate() async throws {
         let t = try await NotesDatabase()
         try await t.add("a", "first words")
