@@ -158,6 +158,13 @@ final class SQLiteConnection {
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
         if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message) { message += advice }
+        if rc & 0xFF == 1, message == "near \"?\": syntax error" {
+            // Appended after the redaction, which masks what follows SQLite's words in the message
+            // of a key statement (`PRAGMA key = \(passphrase)` is the likely one); it holds no value.
+            let redacted = SqlCipherError.sqlite(code: 1, extendedCode: extended, message: message, sql: sql).redactingSQL()
+            guard case let .sqlite(code, extended, shown, text) = redacted else { return redacted }
+            return .sqlite(code: code, extendedCode: extended, message: shown + Self.misplacedParameterAdvice, sql: text)
+        }
         if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
         if rc & 0xFF == Self.sqliteBusy { message += Self.busyAdvice }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
@@ -220,6 +227,15 @@ final class SQLiteConnection {
             + "value interpolated into an SQL literal is one. Bind fewer: split a long IN list into several queries, "
             + "or pass the values as one JSON array and read them with json_each(?) where SQLite has JSON"
     }
+
+    /// What follows SQLite's bare `near "?": syntax error`: a bound value where SQLite takes none,
+    /// most often a value interpolated into an ``SQL`` literal where a name or a PRAGMA's value
+    /// goes (`"PRAGMA user_version = \(v)"`, `"CREATE TABLE \(name)(…)"`). Written without a
+    /// question mark, which the redaction of a key statement's message would replace.
+    static let misplacedParameterAdvice = ": SQLite takes a bound value only where an expression goes, so a value "
+        + "interpolated into an SQL literal, or a parameter, cannot stand for a PRAGMA's value, a table, column or "
+        + "schema name, or an alias. Interpolate a name with \\(identifier:), write a PRAGMA's value into the text, "
+        + "and change a key with rekey, never with a PRAGMA"
 
     /// What follows SQLite's bare messages for a bad JSON path, a text that is not JSON, and a
     /// `MATCH` over a table that has no full-text index: the usual hostile inputs to the JSON

@@ -172,6 +172,33 @@ import Testing
         #expect(within[0].get(0, as: Int.self) == 4)
     }
 
+    /// A value interpolated where SQLite takes no bound value (a PRAGMA's value, a table name, an
+    /// alias) is SQLite's syntax error with what to do: SQLite said only `near "?": syntax error`.
+    /// A key pragma's value stays out of the message.
+    @Test func aValueWhereSQLiteTakesNoneSaysWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let name = "archive"
+        let passphrase = "correct horse battery staple"
+        let attempts: [SQL] = [
+            "PRAGMA user_version = \(5)",
+            "CREATE TABLE \(name)(a)",
+            "SELECT title AS \(name) FROM notes",
+            "PRAGMA key = \(passphrase)",
+            "PRAGMA rekey = \(passphrase)",
+        ]
+        for sql in attempts {
+            let error = await #expect(throws: SqlCipherError.self) { try await db.execute(literal: sql) }
+            let message = error?.description ?? ""
+            #expect(message.contains("syntax error") && message.contains("(identifier:)") && message.contains("rekey"),
+                    "\(message)")
+            #expect(!message.contains(passphrase) && !String(reflecting: error as Any).contains(passphrase))
+        }
+        try await db.execute(literal: "CREATE TABLE \(identifier: name)(a)")
+        #expect(try await db.tableExists(name))
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 4)
+    }
+
     /// A megabyte identifier or JSON path is a readable error: SQLite's message quotes the name
     /// whole ("no such table: …"), and the description showed all of it (a megabyte message). It
     /// now shows the message's start and end, and the error's `message` keeps it whole.
