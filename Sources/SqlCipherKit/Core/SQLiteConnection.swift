@@ -158,6 +158,7 @@ final class SQLiteConnection {
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
         if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message) { message += advice }
+        if rc & 0xFF == 25, sql?.contains("snippet(") == true { message += Self.snippetColumnAdvice }
         if rc & 0xFF == 1, message == "near \"?\": syntax error" {
             // Appended after the redaction, which masks what follows SQLite's words in the message
             // of a key statement (`PRAGMA key = \(passphrase)` is the likely one); it holds no value.
@@ -236,6 +237,13 @@ final class SQLiteConnection {
         + "interpolated into an SQL literal, or a parameter, cannot stand for a PRAGMA's value, a table, column or "
         + "schema name, or an alias. Interpolate a name with \\(identifier:), write a PRAGMA's value into the text, "
         + "and change a key with rekey, never with a PRAGMA"
+
+    /// What follows SQLite's bare "column index out of range" (`SQLITE_RANGE`) from FTS5's
+    /// `snippet` given a column past the table's last: the package binds only the parameters a
+    /// statement has, so in a statement calling `snippet` this is the column argument.
+    static let snippetColumnAdvice = ": snippet(column:) names a column past the FTS5 table's last. Columns count "
+        + "from 0 in the order the table was created with; give an index below their count, or column: nil for "
+        + "the column that matched best"
 
     /// What follows SQLite's bare messages for a bad JSON path, a text that is not JSON, and a
     /// `MATCH` over a table that has no full-text index: the usual hostile inputs to the JSON

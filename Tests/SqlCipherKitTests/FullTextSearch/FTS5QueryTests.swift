@@ -85,9 +85,10 @@ import Testing
         #expect(pastTheColumns.isEmpty)
     }
 
-    /// `match` on a column of a table that has no full-text index fails with SQLite's error and
-    /// what to do: SQLite said only "unable to use function MATCH in the requested context".
-    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func matchOverAPlainTableSaysWhatToDo() async throws {
+    /// `match` on a column of a table that has no full-text index, and a `snippet` column past the
+    /// table's last, fail with SQLite's error and what to do: SQLite said only "unable to use
+    /// function MATCH in the requested context" and "column index out of range".
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func searchMistakesSayWhatToDo() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("plain.db"), rawKey: rawKey(4))
         try await db.execute("CREATE TABLE plain(body TEXT); INSERT INTO plain VALUES ('hello world')")
@@ -98,6 +99,16 @@ import Testing
         let message = error?.description ?? ""
         #expect(message.contains("MATCH") && message.contains("CreateFTS5Table"), "\(message)")
         #expect(try await db.query("SELECT count(*) FROM plain")[0].get(0, as: Int.self) == 1)
+
+        // A snippet column past the table's last: SQLite said only "column index out of range".
+        try await db.execute("CREATE VIRTUAL TABLE docs USING fts5(title, body); INSERT INTO docs VALUES ('hello', 'world')")
+        let docs = TableName("docs")
+        let past = await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(docs.snippet(column: 2, before: "[", after: "]")).from(docs).where(docs.match(pattern)))
+        }
+        #expect(past?.description.contains("column: nil") == true, "\(String(describing: past))")
+        let found = try await db.query(Select(docs.snippet(column: 0, before: "[", after: "]")).from(docs).where(docs.match(pattern)))
+        #expect(found.first?.get(0, as: String.self) == "[hello]")
         await db.close()
     }
 
