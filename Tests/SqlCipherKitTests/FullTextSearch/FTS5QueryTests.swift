@@ -85,9 +85,9 @@ import Testing
         #expect(pastTheColumns.isEmpty)
     }
 
-    /// `match` on a column of a table that has no full-text index, and a `snippet` column past the
-    /// table's last, fail with SQLite's error and what to do: SQLite said only "unable to use
-    /// function MATCH in the requested context" and "column index out of range".
+    /// `match` on a column of a table that has no full-text index, a `snippet` column past the
+    /// table's last, and `bm25` weights that are not finite fail saying what to do: SQLite said only
+    /// "unable to use function MATCH in the requested context" and "column index out of range".
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func searchMistakesSayWhatToDo() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("plain.db"), rawKey: rawKey(4))
@@ -109,6 +109,17 @@ import Testing
         #expect(past?.description.contains("column: nil") == true, "\(String(describing: past))")
         let found = try await db.query(Select(docs.snippet(column: 0, before: "[", after: "]")).from(docs).where(docs.match(pattern)))
         #expect(found.first?.get(0, as: String.self) == "[hello]")
+
+        // Weights that are not finite: NaN was refused as "a comparison with NaN", and an infinite
+        // weight ranked every match NULL.
+        for weight in [Double.nan, .infinity, -.infinity] {
+            let bad = await #expect(throws: SqlCipherError.self) {
+                try await db.query(Select(docs.bm25(weights: 1, weight)).from(docs).where(docs.match(pattern)))
+            }
+            #expect(bad?.description.contains("bm25(weights:)") == true && bad?.description.contains("finite") == true,
+                    "\(String(describing: bad))")
+        }
+        #expect(try await db.query(Select(docs.bm25(weights: 1, 0)).from(docs).where(docs.match(pattern))).count == 1)
         await db.close()
     }
 
