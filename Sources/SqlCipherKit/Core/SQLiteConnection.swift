@@ -157,7 +157,7 @@ final class SQLiteConnection {
         let extended = scb_extended_errcode(handle)
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
-        if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message) { message += advice }
+        if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message, sql: sql) { message += advice }
         if rc & 0xFF == 25, sql?.contains("snippet(") == true { message += Self.snippetColumnAdvice }
         if rc & 0xFF == 1, message == "near \"?\": syntax error" {
             // Appended after the redaction, which masks what follows SQLite's words in the message
@@ -249,7 +249,7 @@ final class SQLiteConnection {
     /// `MATCH` over a table that has no full-text index: the usual hostile inputs to the JSON
     /// builder expressions (`jsonExtract(atPath:)`, `->`, `->>`, ``JSONEach``) and to `match`,
     /// none of which says what to do.
-    static func searchAdvice(for message: String) -> String? {
+    static func searchAdvice(for message: String, sql: String?) -> String? {
         if message.hasPrefix("bad JSON path") {
             return ": a JSON path starts with $, then .name (or .\"odd name\") for a member and [n] or [#-n] for "
                 + "an array element, e.g. $.tags[0]; the -> and ->> operators also take a bare member name or "
@@ -258,6 +258,18 @@ final class SQLiteConnection {
         if message == "malformed JSON" || message.hasPrefix("malformed JSON") {
             return ": a value read as JSON is not JSON text. Store only valid JSON (check json_valid(x) first), or "
                 + "leave out the rows that are not with WHERE json_valid(column)"
+        }
+        // `notes.match(…)`, `bm25`, `snippet` and `highlight` name the hidden column an FTS5 table
+        // has of its own name ("notes"."notes"); a table without it is no FTS5 table.
+        if message.hasPrefix("no such column: "), let sql,
+           ["MATCH", "bm25(", "snippet(", "highlight("].contains(where: { sql.contains($0) }) {
+            let name = message.dropFirst("no such column: ".count)
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 2, parts[0] == parts[1] {
+                return ": match, bm25, snippet and highlight search the hidden column an FTS5 table has of its own "
+                    + "name, and \(parts[0]) is not an FTS5 table. Create the index with CreateFTS5Table and search "
+                    + "it, joining it to the table by rowid"
+            }
         }
         if message.hasPrefix("unable to use function MATCH") {
             return ": MATCH searches a full-text (FTS5) table, and the table or column searched is not one. "

@@ -98,6 +98,13 @@ import Testing
         }
         let message = error?.description ?? ""
         #expect(message.contains("MATCH") && message.contains("CreateFTS5Table"), "\(message)")
+        let plain = TableName("plain")
+        for select in [Select(col("body")).from(plain).where(plain.match(pattern)),
+                       Select(plain.highlight(column: 0, before: "[", after: "]")).from(plain),
+                       Select(plain.bm25()).from(plain)] {
+            let error = await #expect(throws: SqlCipherError.self) { try await db.query(select) }
+            #expect(error?.description.contains("plain is not an FTS5 table") == true, "\(String(describing: error))")
+        }
         #expect(try await db.query("SELECT count(*) FROM plain")[0].get(0, as: Int.self) == 1)
 
         // A snippet column past the table's last: SQLite said only "column index out of range".
