@@ -271,6 +271,13 @@ final class SQLiteConnection {
                     + "it, joining it to the table by rowid"
             }
         }
+        // FTS5 reads an external content table as `… FROM 'main'.'notes' AS T`: a column that table
+        // lacks (its rowid column, or one named like an FTS5 column) is "no such column: T.x".
+        if message.hasPrefix("no such column: T.") {
+            return ": an FTS5 table with external content reads that column from its content table, which has no "
+                + "such column. Give externalContent(_:rowid:) the content table's INTEGER PRIMARY KEY (or rowid, "
+                + "which a WITHOUT ROWID table lacks), and name each FTS5 column after a column of the content table"
+        }
         if message.hasPrefix("unable to use function MATCH") {
             return ": MATCH searches a full-text (FTS5) table, and the table or column searched is not one. "
                 + "Create the index with CreateFTS5Table and search it (index.match(pattern)), joining it to "
