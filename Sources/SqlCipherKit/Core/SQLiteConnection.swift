@@ -272,8 +272,9 @@ final class SQLiteConnection {
             }
         }
         // FTS5 reads an external content table as `… FROM 'main'.'notes' AS T`: a column that table
-        // lacks (its rowid column, or one named like an FTS5 column) is "no such column: T.x".
-        if message.hasPrefix("no such column: T.") {
+        // lacks (its rowid column, or one named like an FTS5 column) is "no such column: T.x". A
+        // statement that names a T itself is left alone: the missing column may be its own.
+        if message.hasPrefix("no such column: T."), sql?.contains("T.") == false, sql?.contains("T\".") == false {
             return ": an FTS5 table with external content reads that column from its content table, which has no "
                 + "such column. Give externalContent(_:rowid:) the content table's INTEGER PRIMARY KEY (or rowid, "
                 + "which a WITHOUT ROWID table lacks), and name each FTS5 column after a column of the content table"

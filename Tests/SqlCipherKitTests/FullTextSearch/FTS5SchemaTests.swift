@@ -106,6 +106,8 @@ import Testing
             }
             #expect(error?.description.contains("externalContent(_:rowid:)") == true, "\(String(describing: error))")
         }
+        let own = await #expect(throws: SqlCipherError.self) { try await db.query("SELECT T.nope FROM plain AS T") }
+        #expect(own?.description.contains("externalContent") == false, "\(String(describing: own))")
         await db.close()
     }
 
