@@ -164,6 +164,15 @@ final class SQLiteConnection {
         let extended = scb_extended_errcode(handle)
         var message = String(cString: scb_errmsg(handle))
         if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
+        if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message, sql: sql) { message += advice }
+        if rc & 0xFF == 25, sql?.contains("snippet(") == true { message += Self.snippetColumnAdvice }
+        if rc & 0xFF == 1, message == "near \"?\": syntax error" {
+            // Appended after the redaction, which masks what follows SQLite's words in the message
+            // of a key statement (`PRAGMA key = \(passphrase)` is the likely one); it holds no value.
+            let redacted = SqlCipherError.sqlite(code: 1, extendedCode: extended, message: message, sql: sql).redactingSQL()
+            guard case let .sqlite(code, extended, shown, text) = redacted else { return redacted }
+            return .sqlite(code: code, extendedCode: extended, message: shown + Self.misplacedParameterAdvice, sql: text)
+        }
         if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
         if rc & 0xFF == Self.sqliteBusy { message += Self.busyAdvice }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
@@ -232,6 +241,64 @@ final class SQLiteConnection {
             + String(cString: scb_sqlite_version()) + "), and every ?, every value of the query builder and every "
             + "value interpolated into an SQL literal is one. Bind fewer: split a long IN list into several queries, "
             + "or pass the values as one JSON array and read them with json_each(?) where SQLite has JSON"
+    }
+
+    /// What follows SQLite's bare `near "?": syntax error`: a bound value where SQLite takes none,
+    /// most often a value interpolated into an ``SQL`` literal where a name or a PRAGMA's value
+    /// goes (`"PRAGMA user_version = \(v)"`, `"CREATE TABLE \(name)(…)"`). Written without a
+    /// question mark, which the redaction of a key statement's message would replace.
+    static let misplacedParameterAdvice = ": SQLite takes a bound value only where an expression goes, so a value "
+        + "interpolated into an SQL literal, or a parameter, cannot stand for a PRAGMA's value, a table, column or "
+        + "schema name, or an alias. Interpolate a name with \\(identifier:), write a PRAGMA's value into the text, "
+        + "and change a key with rekey, never with a PRAGMA"
+
+    /// What follows SQLite's bare "column index out of range" (`SQLITE_RANGE`) from FTS5's
+    /// `snippet` given a column past the table's last: the package binds only the parameters a
+    /// statement has, so in a statement calling `snippet` this is the column argument.
+    static let snippetColumnAdvice = ": snippet(column:) names a column past the FTS5 table's last. Columns count "
+        + "from 0 in the order the table was created with; give an index below their count, or column: nil for "
+        + "the column that matched best"
+
+    /// What follows SQLite's bare messages for a bad JSON path, a text that is not JSON, and a
+    /// `MATCH` over a table that has no full-text index: the usual hostile inputs to the JSON
+    /// builder expressions (`jsonExtract(atPath:)`, `->`, `->>`, ``JSONEach``) and to `match`,
+    /// none of which says what to do.
+    static func searchAdvice(for message: String, sql: String?) -> String? {
+        if message.hasPrefix("bad JSON path") {
+            return ": a JSON path starts with $, then .name (or .\"odd name\") for a member and [n] or [#-n] for "
+                + "an array element, e.g. $.tags[0]; the -> and ->> operators also take a bare member name or "
+                + "index. Fix the path; a member name from user input goes in as .\"name\" with any \" escaped"
+        }
+        if message == "malformed JSON" || message.hasPrefix("malformed JSON") {
+            return ": a value read as JSON is not JSON text. Store only valid JSON (check json_valid(x) first), or "
+                + "leave out the rows that are not with WHERE json_valid(column)"
+        }
+        // `notes.match(…)`, `bm25`, `snippet` and `highlight` name the hidden column an FTS5 table
+        // has of its own name ("notes"."notes"); a table without it is no FTS5 table.
+        if message.hasPrefix("no such column: "), let sql,
+           ["MATCH", "bm25(", "snippet(", "highlight("].contains(where: { sql.contains($0) }) {
+            let name = message.dropFirst("no such column: ".count)
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 2, parts[0] == parts[1] {
+                return ": match, bm25, snippet and highlight search the hidden column an FTS5 table has of its own "
+                    + "name, and \(parts[0]) is not an FTS5 table. Create the index with CreateFTS5Table and search "
+                    + "it, joining it to the table by rowid"
+            }
+        }
+        // FTS5 reads an external content table as `… FROM 'main'.'notes' AS T`: a column that table
+        // lacks (its rowid column, or one named like an FTS5 column) is "no such column: T.x". A
+        // statement that names a T itself is left alone: the missing column may be its own.
+        if message.hasPrefix("no such column: T."), sql?.contains("T.") == false, sql?.contains("T\".") == false {
+            return ": an FTS5 table with external content reads that column from its content table, which has no "
+                + "such column. Give externalContent(_:rowid:) the content table's INTEGER PRIMARY KEY (or rowid, "
+                + "which a WITHOUT ROWID table lacks), and name each FTS5 column after a column of the content table"
+        }
+        if message.hasPrefix("unable to use function MATCH") {
+            return ": MATCH searches a full-text (FTS5) table, and the table or column searched is not one. "
+                + "Create the index with CreateFTS5Table and search it (index.match(pattern)), joining it to "
+                + "the table by rowid"
+        }
+        return nil
     }
 
     /// Ends the streams paused between batches when a statement failed because their open

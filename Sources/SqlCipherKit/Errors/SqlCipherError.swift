@@ -342,7 +342,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "file), then open the pool; or use Database, which works in either mode. Nothing was changed."
         case let .sqlite(code, extended, message, sql):
             let statement = sql.map { " in \(Self.quoted($0))" } ?? ""
-            return "SQLite error \(code) (extended \(extended)): \(Self.clause(message))\(statement)."
+            return "SQLite error \(code) (extended \(extended)): \(Self.clause(Self.bounded(message)))\(statement)."
         case let .argumentCountMismatch(expected, given, sql):
             return "\(Self.quoted(sql)) has \(expected) parameter(s) but \(given) argument(s) were given. Pass one argument per `?`."
         case let .multipleStatements(sql):
@@ -442,7 +442,18 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             }
             return "The query parameter :\(name) has no value. Pass \(name).set(value) when running the query."
         case let .unknownParameter(name):
-            return "A value was given for \(Self.parameterSpelling(name)), which the statement does not use. "
+            if name.first == "?" {
+                // SQLite names a numbered parameter "?3", but no key reaches one: a ? parameter takes
+                // its value by position. "does not use" would be false when the statement has ?3.
+                return "A value was given for the key \(SQLRenderer.visible(name)), but a ? parameter (?, ?NNN) takes "
+                    + "its value by position, never by key. Pass every value by position, or name the parameter in "
+                    + "the SQL (:x) and give the value for that name."
+            }
+            // A name that would print invisibly (empty, or with a NUL or another control character)
+            // is shown quoted and escaped, as every other name in a message is.
+            let spelling = name.isEmpty || name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+                ? SQLRenderer.visible(name) : Self.parameterSpelling(name)
+            return "A value was given for \(spelling), which the statement does not use. "
                 + "Remove it or fix the name."
         case let .invalidQuery(reason):
             return "Invalid query: \(Self.clause(reason))."
@@ -525,6 +536,20 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
 
     /// The most characters of SQL a description shows.
     static let descriptionSQLLimit = 1_000
+
+    /// SQLite's message as a description shows it: whole up to ``descriptionMessageLimit``
+    /// characters, else its start and its end around a note of what was left out. SQLite's
+    /// messages quote the caller's names and paths whole ("no such table: …", "bad JSON path: …"),
+    /// so a megabyte identifier made a megabyte description; the end is kept because the advice
+    /// this package appends to a message is there (the error's `message` keeps it whole).
+    static func bounded(_ message: String) -> String {
+        guard message.count > descriptionMessageLimit else { return message }
+        let half = descriptionMessageLimit / 2
+        return "\(message.prefix(half))… (\(message.count - 2 * half) more characters) …\(message.suffix(half))"
+    }
+
+    /// The most characters of SQLite's message a description shows.
+    static let descriptionMessageLimit = 2_000
 
     static func clause(_ text: String) -> String {
         var trimmed = Substring(text)

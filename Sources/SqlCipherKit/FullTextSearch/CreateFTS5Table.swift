@@ -126,6 +126,7 @@ public struct CreateFTS5Table: Sendable, Hashable {
         guard !columns.isEmpty else {
             throw SqlCipherError.invalidQuery(reason: "CreateFTS5Table(\(table.name)) has no column; add .column(...)")
         }
+        try checkColumnNames()
         var arguments = try columns.map { column in
             try SQLRenderer.quoteIdentifier(column.name) + (column.unindexed ? " UNINDEXED" : "")
         }
@@ -161,6 +162,31 @@ public struct CreateFTS5Table: Sendable, Hashable {
     /// Every statement this value runs, rendered before any runs: the table, then for a
     /// synchronized external-content table its three triggers and the `rebuild` that indexes the
     /// rows already there.
+    /// Refuses the column names FTS5 refuses, with what to do: SQLite says only "reserved fts5
+    /// column name" or, for a name used twice or the table's own name (FTS5 declares a hidden
+    /// column of that name), "vtable constructor failed". Names compare as SQLite compares them,
+    /// ASCII letters without regard to case.
+    private func checkColumnNames() throws {
+        for (offset, column) in columns.enumerated() {
+            let shown = SQLRenderer.visible(column.name)
+            if SQLTokenizer.sameIdentifier(column.name, "rank") || SQLTokenizer.sameIdentifier(column.name, "rowid") {
+                throw SqlCipherError.invalidQuery(
+                    reason: "CreateFTS5Table(\(SQLRenderer.visible(table.name))).column(\(shown)): FTS5 reserves the "
+                        + "names rank and rowid for its own columns; give the column another name")
+            }
+            if SQLTokenizer.sameIdentifier(column.name, table.name) {
+                throw SqlCipherError.invalidQuery(
+                    reason: "CreateFTS5Table(\(SQLRenderer.visible(table.name))).column(\(shown)): FTS5 gives the "
+                        + "table a hidden column of its own name (the one MATCH searches); give the column another name")
+            }
+            if columns[..<offset].contains(where: { SQLTokenizer.sameIdentifier($0.name, column.name) }) {
+                throw SqlCipherError.invalidQuery(
+                    reason: "CreateFTS5Table(\(SQLRenderer.visible(table.name))) has the column \(shown) twice (names "
+                        + "differing only in ASCII case are one name); add each column once")
+            }
+        }
+    }
+
     func statements() throws -> [SQLFragment] {
         var fragments = [SQLFragment(schemaText: try tableText())]
         guard case let .external(contentTable, rowid, true) = content else { return fragments }

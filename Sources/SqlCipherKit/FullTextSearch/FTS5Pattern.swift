@@ -193,12 +193,19 @@ public struct FTS5Pattern: Sendable, Hashable, CustomStringConvertible, Database
             throw SqlCipherError.invalidQuery(reason: "the full-text pattern could not be checked: no in-memory database")
         }
         defer { scb_close_v2(db) }
-        guard step(db, table, binding: nil) == nil else {
+        if let message = step(db, table, binding: nil) {
+            // SQLite's reason says which rule a name broke (a reserved name, one given twice).
             throw SqlCipherError.invalidQuery(
-                reason: "the full-text pattern's columns \(columns) cannot make an FTS5 table; give the searched "
-                    + "table's column names")
+                reason: "the full-text pattern's columns \(columns.map(SQLRenderer.visible)) cannot make an FTS5 table "
+                    + "(\(message)); give the searched table's column names: each once, none named rank or rowid")
         }
         if let message = step(db, "SELECT rowid FROM \"pattern_check\" WHERE \"pattern_check\" MATCH ?", binding: pattern) {
+            if message.hasPrefix("no such column") {
+                // A column filter (`title: x`) is checked against the columns given, "content" by default.
+                throw SqlCipherError.invalidQuery(
+                    reason: "the full-text pattern filters on a column it was not given (\(message)); pass the searched "
+                        + "table's column names as FTS5Pattern(rawPattern:columns:), or remove the filter")
+            }
             throw SqlCipherError.invalidQuery(
                 reason: "the full-text pattern is not valid FTS5 syntax (\(message)); fix the pattern, or build it "
                     + "from user input with FTS5Pattern(matchingAllTokensIn:), which cannot fail")

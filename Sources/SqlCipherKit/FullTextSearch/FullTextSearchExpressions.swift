@@ -25,12 +25,20 @@ extension TableName {
 
     /// `bm25("t"."t", …)`: the relevance of a matching row, lower is better, so ascending order puts
     /// the best first (https://sqlite.org/fts5.html#the_bm25_function). `weights` are the weights of
-    /// the table's columns in order (missing ones are 1.0), bound as values.
+    /// the table's columns in order (missing ones are 1.0), bound as values; a weight that is not
+    /// finite makes the statement throw ``SqlCipherError/invalidQuery(reason:)``.
     ///
     /// ```swift
     /// Select(.all).from(notes).where(notes.match(pattern)).orderBy(notes.bm25(weights: 10, 1))
     /// ```
     public func bm25(weights: Double...) -> SQLExpression {
+        // A NaN was refused as "a comparison with NaN" (the literal's own check), and an infinite
+        // weight made every rank NULL, which orders the matches arbitrarily.
+        if let bad = weights.first(where: { !$0.isFinite }) {
+            return SQLExpression(.invalid(
+                reason: "bm25(weights:) holds \(bad); FTS5 weighs each column by a finite number (1 by default, 0 to "
+                    + "leave a column out of the rank); give finite weights", identity: 0))
+        }
         let arguments = [fullTextColumn] + weights.map { SQLExpression.literal($0) }
         return SQLExpression(.function(.bm25, arguments.map(\.node)), over: fullTextColumn, arguments)
     }

@@ -71,7 +71,20 @@ extension SQLiteConnection {
 
     func columns(in table: String, schema: String) throws -> [ColumnInfo] {
         let target = try pragmaTarget(table, schema: schema, allowingView: true)
-        return try columnRows(target)
+        do {
+            return try columnRows(target)
+        } catch SqlCipherError.sqlite(let code, let extended, let message, let sql) where code == 1 {
+            // SQLite finds a view's columns by compiling its SELECT, which fails once a table,
+            // column or function it names is gone: SQLite's bare "no such table: main.base" names
+            // neither the view nor what to do. (A table's columns are read from the schema, not
+            // compiled, so SQLITE_ERROR here is the view's.)
+            throw SqlCipherError.sqlite(
+                code: code, extendedCode: extended,
+                message: message + ": the view \(SQLRenderer.visible(table)) no longer compiles, so SQLite cannot tell "
+                    + "its columns. Recreate it (DROP VIEW, then CREATE VIEW) over tables, columns and functions that "
+                    + "exist, register the function it calls on this connection, or drop it",
+                sql: sql)
+        }
     }
 
     /// `table_xinfo` where SQLite has it, else `table_info` with every kind unknown. Both start

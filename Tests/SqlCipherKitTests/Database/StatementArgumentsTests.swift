@@ -122,6 +122,34 @@ import Testing
         #expect(try await titles(db).isEmpty)
     }
 
+    /// A key the statement cannot take is refused with a message that is true and visible: a key
+    /// spelled as SQLite names a numbered parameter (`"?1"` for `?1`) was said to be a parameter
+    /// "the statement does not use" while the statement used it, and an empty key or one with a
+    /// NUL printed as `:` or with the raw NUL in the message.
+    @Test func keysNoParameterTakesAreRefusedWithATrueMessage() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        for (sql, key) in [("SELECT ?1", "?1"), ("SELECT ?5", "?5"), ("SELECT :a, ?2", "?2"), ("SELECT ?", "?1"), ("SELECT ?1", "?")] {
+            let error = await #expect(throws: SqlCipherError.unknownParameter(name: key)) {
+                _ = try await db.query(sql, arguments: [key: 1])
+            }
+            let message = error?.description ?? ""
+            #expect(message.contains("by position") && !message.contains("does not use"), "\(message)")
+        }
+        #expect(try await db.query("SELECT ?5", arguments: [1, 2, 3, 4, 5])[0].get(0, as: Int.self) == 5)
+        for key in ["", "a\0b", "line\nbreak", "\u{7F}"] {
+            let error = await #expect(throws: SqlCipherError.unknownParameter(name: key)) {
+                _ = try await db.query("SELECT :a", arguments: [key: 1])
+            }
+            let message = error?.description ?? ""
+            #expect(!message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(message.debugDescription)")
+            #expect(message.contains("does not use") && !message.contains("for :,"), "\(message)")
+        }
+        // Ordinary keys keep their spelling.
+        #expect(SqlCipherError.unknownParameter(name: "titel").description.contains("for :titel, which"))
+        #expect(SqlCipherError.unknownParameter(name: "@o").description.contains("for @o, which"))
+    }
+
     @Test func hostileValuesArriveAsTheExactValue() async throws {
         let dir = TemporaryDirectory()
         let db = try await database(dir)

@@ -140,6 +140,16 @@ import Testing
         // A column filter is checked against the columns given.
         #expect(throws: SqlCipherError.self) { try FTS5Pattern(rawPattern: "title: x", columns: ["body"]) }
         let filtered = try FTS5Pattern(rawPattern: "title: beta", columns: ["title", "body"])
+        // A filter on a column not given says to give it, not to "fix the pattern"; columns that
+        // make no FTS5 table say why.
+        for (raw, columns) in [("title: x", [String]()), ("{title body}: x", ["title"]), ("-body: x", ["title"])] {
+            let error = #expect(throws: SqlCipherError.self) { try FTS5Pattern(rawPattern: raw, columns: columns) }
+            #expect(error?.description.contains("rawPattern:columns:") == true, "\(String(describing: error))")
+        }
+        for columns in [["rank"], ["a", "a"], ["body", "ROWID"]] {
+            let error = #expect(throws: SqlCipherError.self) { try FTS5Pattern(rawPattern: "x", columns: columns) }
+            #expect(error?.description.contains("each once, none named rank or rowid") == true, "\(String(describing: error))")
+        }
 
         let t = try await NotesDatabase()
         try await t.add("beta", "alpha")

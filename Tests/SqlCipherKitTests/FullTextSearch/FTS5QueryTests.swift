@@ -85,6 +85,51 @@ import Testing
         #expect(pastTheColumns.isEmpty)
     }
 
+    /// `match` on a column of a table that has no full-text index, a `snippet` column past the
+    /// table's last, and `bm25` weights that are not finite fail saying what to do: SQLite said only
+    /// "unable to use function MATCH in the requested context" and "column index out of range".
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func searchMistakesSayWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("plain.db"), rawKey: rawKey(4))
+        try await db.execute("CREATE TABLE plain(body TEXT); INSERT INTO plain VALUES ('hello world')")
+        let pattern = try #require(FTS5Pattern(matchingAllTokensIn: "hello"))
+        let error = await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(col("body")).from(TableName("plain")).where(col("body").match(pattern)))
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("MATCH") && message.contains("CreateFTS5Table"), "\(message)")
+        let plain = TableName("plain")
+        for select in [Select(col("body")).from(plain).where(plain.match(pattern)),
+                       Select(plain.highlight(column: 0, before: "[", after: "]")).from(plain),
+                       Select(plain.bm25()).from(plain)] {
+            let error = await #expect(throws: SqlCipherError.self) { try await db.query(select) }
+            #expect(error?.description.contains("plain is not an FTS5 table") == true, "\(String(describing: error))")
+        }
+        #expect(try await db.query("SELECT count(*) FROM plain")[0].get(0, as: Int.self) == 1)
+
+        // A snippet column past the table's last: SQLite said only "column index out of range".
+        try await db.execute("CREATE VIRTUAL TABLE docs USING fts5(title, body); INSERT INTO docs VALUES ('hello', 'world')")
+        let docs = TableName("docs")
+        let past = await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(docs.snippet(column: 2, before: "[", after: "]")).from(docs).where(docs.match(pattern)))
+        }
+        #expect(past?.description.contains("column: nil") == true, "\(String(describing: past))")
+        let found = try await db.query(Select(docs.snippet(column: 0, before: "[", after: "]")).from(docs).where(docs.match(pattern)))
+        #expect(found.first?.get(0, as: String.self) == "[hello]")
+
+        // Weights that are not finite: NaN was refused as "a comparison with NaN", and an infinite
+        // weight ranked every match NULL.
+        for weight in [Double.nan, .infinity, -.infinity] {
+            let bad = await #expect(throws: SqlCipherError.self) {
+                try await db.query(Select(docs.bm25(weights: 1, weight)).from(docs).where(docs.match(pattern)))
+            }
+            #expect(bad?.description.contains("bm25(weights:)") == true && bad?.description.contains("finite") == true,
+                    "\(String(describing: bad))")
+        }
+        #expect(try await db.query(Select(docs.bm25(weights: 1, 0)).from(docs).where(docs.match(pattern))).count == 1)
+        await db.close()
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func aParamPatternRunsOneTemplate() async throws {
         let t = try await NotesDatabase()
         try await t.add("a", "first words")

@@ -55,6 +55,62 @@ import Testing
         }
     }
 
+    /// Column names FTS5 refuses are refused before SQLite, saying what to do: `rank` and `rowid`
+    /// (SQLite: "reserved fts5 column name"), a name given twice or the table's own name (SQLite:
+    /// "vtable constructor failed", naming neither the column nor the cause). The migration that
+    /// ran one fails whole, and the names SQLite takes still work. External content whose table
+    /// lacks the rowid or a column says what to give `externalContent`.
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func columnNamesFTS5RefusesAreNamed() async throws {
+        let refused: [(CreateFTS5Table, String)] = [
+            (CreateFTS5Table(TableName("docs")).column("rank"), "reserves"),
+            (CreateFTS5Table(TableName("docs")).column("body").column("ROWID"), "reserves"),
+            (CreateFTS5Table(TableName("docs")).column("Docs"), "hidden column of its own name"),
+            (CreateFTS5Table(TableName("docs")).column("a").column("b").column("A", unindexed: true), "twice"),
+            (CreateFTS5Table(TableName("docs")).column("body").externalContent(TableName("notes")).column("body"), "twice"),
+        ]
+        for (statement, words) in refused {
+            let error = #expect(throws: SqlCipherError.self) { try statement.render() }
+            guard case .invalidQuery(let reason)? = error else {
+                Issue.record("expected invalidQuery, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains(words) && reason.contains("docs"), "\(reason)")
+        }
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("names.db"), rawKey: rawKey(3))
+        await #expect(throws: SqlCipherError.self) {
+            try await db.migrate([FTSMigration("dup") { ctx in
+                try ctx.execute(CreateTable(TableName("kept")).column("a", .text))
+                try ctx.execute(CreateFTS5Table(TableName("docs")).column("a").column("a"))
+            }])
+        }
+        let keptExists = try await db.tableExists("kept")
+        let docsExists = try await db.tableExists("docs")
+        #expect(!keptExists && !docsExists)
+        // Names that only look alike are different names to SQLite, and are taken.
+        try await db.migrate([FTSMigration("ok") { ctx in
+            try ctx.execute(CreateFTS5Table(TableName("docs")).column("é").column("e\u{301}").column("ranks").column("docs2"))
+        }])
+        #expect(try await db.columns(in: "docs").map(\.name).prefix(4) == ["é", "e\u{301}", "ranks", "docs2"])
+
+        // External content the content table cannot give: SQLite named FTS5's own alias only
+        // ("no such column: T.rowid").
+        try await db.execute("CREATE TABLE keyed(k TEXT PRIMARY KEY, body TEXT) WITHOUT ROWID; CREATE TABLE plain(id INTEGER PRIMARY KEY, body TEXT)")
+        for (id, statement) in [("no-rowid", CreateFTS5Table(TableName("k_fts")).column("body").externalContent(TableName("keyed"))),
+                                ("no-column", CreateFTS5Table(TableName("p_fts")).column("title").externalContent(TableName("plain"), rowid: "id", synchronized: false))] {
+            let error = await #expect(throws: SqlCipherError.self) {
+                try await db.migrate([FTSMigration("ok") { _ in }, FTSMigration(id) { ctx in
+                    try ctx.execute(statement)
+                    try ctx.execute(FTS5Command.rebuild(statement.table))
+                }])
+            }
+            #expect(error?.description.contains("externalContent(_:rowid:)") == true, "\(String(describing: error))")
+        }
+        let own = await #expect(throws: SqlCipherError.self) { try await db.query("SELECT T.nope FROM plain AS T") }
+        #expect(own?.description.contains("externalContent") == false, "\(String(describing: own))")
+        await db.close()
+    }
+
     @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func theTriggersKeepTheIndexInStepWithItsTable() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("sync.db"), rawKey: rawKey(3))

@@ -37,6 +37,42 @@ func libraryHasJSONOperators() -> Bool {
         rows.map { $0.get(column, as: T.self) }
     }
 
+    /// Hostile paths and documents get SQLite's error with what to do: SQLite's "bad JSON path: 'x'"
+    /// and "malformed JSON" named neither the rule nor the remedy. Every builder form (json_extract,
+    /// ->, ->>, json_each) and a raw statement say it; a path that is valid but finds nothing is NULL.
+    @Test(.enabled(if: libraryHasJSON(), "needs the JSON functions"))
+    func badPathsAndDocumentsSayWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await Self.notesDatabase(dir)
+        let meta = col("meta")
+        for path in ["", "a", "$.", "$.\"a", "'; DROP TABLE notes; --", "\u{FFFF}", String(repeating: ".a", count: 100_000)] {
+            var attempts: [Select] = [Select(meta.jsonExtract(atPath: path)).from(Self.notes)]
+            if libraryHasJSONOperators(), path.hasPrefix("$") || path.isEmpty {
+                attempts += [Select(meta.jsonRepresentation(atPath: path)).from(Self.notes),
+                             Select(meta.jsonValue(atPath: path)).from(Self.notes)]
+            }
+            for select in attempts {
+                let error = await #expect(throws: SqlCipherError.self) { try await db.query(select) }
+                let message = error?.description ?? ""
+                #expect(message.contains("bad JSON path") && message.contains("a JSON path starts with $"), "\(message.prefix(300))")
+                #expect(message.count < 5_000)
+            }
+            let each = JSONEach(meta, atPath: path).as("e")
+            let error = await #expect(throws: SqlCipherError.self) {
+                try await db.query(literal: "SELECT \(each.value) FROM notes, \(each)")
+            }
+            #expect(error?.description.contains("Fix the path") == true, "\(String(describing: error).prefix(300))")
+        }
+        #expect(try await db.query(Select(meta.jsonExtract(atPath: "$.nothing[99999999999]")).from(Self.notes)).count == 3)
+        try await db.execute("INSERT INTO notes(title, meta) VALUES ('broken', '{not json')")
+        let malformed = await #expect(throws: SqlCipherError.self) {
+            try await db.query(Select(meta.jsonExtract(atPath: "$.stars")).from(Self.notes))
+        }
+        #expect(malformed?.description.contains("json_valid") == true, "\(String(describing: malformed))")
+        #expect(try await db.query("SELECT json_extract(meta, '$.stars') FROM notes WHERE json_valid(meta)").count == 3)
+        await db.close()
+    }
+
     // MARK: Rendered text
 
     @Test(.enabled(if: libraryHasJSONOperators(), "needs SQLite 3.38's -> and ->>"))

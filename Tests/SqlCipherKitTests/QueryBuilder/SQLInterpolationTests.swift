@@ -172,6 +172,65 @@ import Testing
         #expect(within[0].get(0, as: Int.self) == 4)
     }
 
+    /// A value interpolated where SQLite takes no bound value (a PRAGMA's value, a table name, an
+    /// alias) is SQLite's syntax error with what to do: SQLite said only `near "?": syntax error`.
+    /// A key pragma's value stays out of the message.
+    @Test func aValueWhereSQLiteTakesNoneSaysWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let name = "archive"
+        let passphrase = "correct horse battery staple"
+        let attempts: [SQL] = [
+            "PRAGMA user_version = \(5)",
+            "CREATE TABLE \(name)(a)",
+            "SELECT title AS \(name) FROM notes",
+            "PRAGMA key = \(passphrase)",
+            "PRAGMA rekey = \(passphrase)",
+        ]
+        for sql in attempts {
+            let error = await #expect(throws: SqlCipherError.self) { try await db.execute(literal: sql) }
+            let message = error?.description ?? ""
+            #expect(message.contains("syntax error") && message.contains("(identifier:)") && message.contains("rekey"),
+                    "\(message)")
+            #expect(!message.contains(passphrase) && !String(reflecting: error as Any).contains(passphrase))
+        }
+        try await db.execute(literal: "CREATE TABLE \(identifier: name)(a)")
+        #expect(try await db.tableExists(name))
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 4)
+    }
+
+    /// A megabyte identifier or JSON path is a readable error: SQLite's message quotes the name
+    /// whole ("no such table: …"), and the description showed all of it (a megabyte message). It
+    /// now shows the message's start and end, and the error's `message` keeps it whole.
+    @Test func aMegabyteNameMakesAShortMessage() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await database(dir)
+        let name = String(repeating: "q\"", count: 500_000)
+        let error = await #expect(throws: SqlCipherError.self) {
+            try await db.query(literal: "SELECT * FROM \(identifier: name) WHERE id = \(1)")
+        }
+        guard case .sqlite(_, _, let message, _)? = error else {
+            Issue.record("expected SQLite's error, got \(String(describing: error))")
+            return
+        }
+        #expect(message.count > 1_000_000, "the error keeps SQLite's whole message")
+        let description = error?.description ?? ""
+        #expect(description.count < 4_000, "\(description.count) characters")
+        #expect(description.hasPrefix("SQLite error 1 (extended 1): no such table: q\"q") && description.contains("more characters"))
+        // Advice appended after a long echo stays in the description.
+        let many = try await db.transaction { conn -> SqlCipherError? in
+            var big: SQL = "SELECT \(identifier: name) WHERE 1 IN \(list: Array(0..<40_000))"
+            big.append(" AND \(2) = 2")
+            do { _ = try conn.query(literal: big) } catch let error as SqlCipherError { return error }
+            return nil
+        }
+        #expect(many?.description.contains("too many SQL variables") == true)
+        #expect((many?.description.count ?? 0) < 6_000)
+        // A short message is shown whole.
+        let short = await #expect(throws: SqlCipherError.self) { try await db.query(literal: "SELECT * FROM \(identifier: "absent")") }
+        #expect(short?.description == "SQLite error 1 (extended 1): no such table: absent in `SELECT * FROM \"absent\"`.")
+    }
+
     /// Literals whose pieces are the same bytes in different places, parts of one another, one
     /// character, empty, or in other orders each get their own text; `+`, `append` and `\(sql)`
     /// join a table text and a written one; the values bound and traced are the literal's own.

@@ -257,6 +257,43 @@ import Testing
         await db.close()
     }
 
+    /// The columns of a view whose table, column or function is gone: SQLite compiles the view to
+    /// find them and fails with a bare "no such table: main.base", which named neither the view
+    /// nor what to do. The error now names the view and the remedies; the other views still answer.
+    @Test func aViewThatNoLongerCompilesIsNamedWithTheRemedy() async throws {
+        let dir = TemporaryDirectory()
+        let db = try database(dir)
+        try await db.execute("""
+            CREATE TABLE base(id INTEGER PRIMARY KEY, x, y);
+            CREATE VIEW "lost table" AS SELECT x FROM base;
+            CREATE VIEW lost_column AS SELECT y FROM base;
+            CREATE TABLE other(a);
+            CREATE VIEW fine AS SELECT a FROM other;
+            """)
+        #expect(try await db.columns(in: "lost table").map(\.name) == ["x"])
+        try await db.execute("ALTER TABLE base RENAME TO base2")
+        try await db.execute("CREATE TABLE base(id INTEGER PRIMARY KEY, x)")
+        try await db.execute("DROP TABLE base2")
+        for (view, missing) in [("lost_column", "y"), ("lost table", nil)] {
+            if missing == nil { try await db.execute("DROP TABLE base") }
+            let error = await #expect(throws: SqlCipherError.self) { try await db.columns(in: view) }
+            guard case .sqlite(let code, _, _, _)? = error else {
+                Issue.record("expected SQLite's error, got \(String(describing: error))")
+                continue
+            }
+            #expect(code == 1)
+            let message = error?.description ?? ""
+            #expect(message.contains("the view \"\(view)\"") && message.contains("DROP VIEW"), "\(message)")
+        }
+        #expect(try await db.columns(in: "fine").map(\.name) == ["a"])
+        #expect(try await db.views() == ["fine", "lost table", "lost_column"])
+        try await db.read { conn in
+            let error = #expect(throws: SqlCipherError.self) { try conn.columns(in: "lost_column") }
+            #expect(error?.description.contains("no longer compiles") == true)
+        }
+        await db.close()
+    }
+
     @Test func aSchemaThatIsNotAttachedIsATypedError() async throws {
         let dir = TemporaryDirectory()
         let db = try database(dir)
