@@ -124,7 +124,7 @@ enum SQLRedaction {
         // The package's own advice after SQLite's words (a busy lock, a key changed by another
         // process, …) echoes nothing of the text: only SQLite's part is masked. Masked whole, a
         // `VACUUM` that met another process's lock said only "database is locked: ***".
-        for advice in SQLiteConnection.adviceSuffixes where message.count > advice.count && message.hasSuffix(advice) {
+        for advice in SQLiteMessageAdvice.suffixes where message.count > advice.count && message.hasSuffix(advice) {
             return maskingEchoes(String(message.dropLast(advice.count))) + advice
         }
         return maskingEchoes(message)

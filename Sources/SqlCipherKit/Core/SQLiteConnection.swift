@@ -163,22 +163,20 @@ final class SQLiteConnection {
         }
         let extended = scb_extended_errcode(handle)
         var message = String(cString: scb_errmsg(handle))
-        if rc & 0xFF == 1, message == "too many SQL variables" { message += Self.tooManyVariablesAdvice }
-        if rc & 0xFF == 1, let advice = Self.searchAdvice(for: message, sql: sql) { message += advice }
-        if rc & 0xFF == 25, sql?.contains("snippet(") == true { message += Self.snippetColumnAdvice }
-        if rc & 0xFF == 1, message == "near \"?\": syntax error" {
+        if let advice = SQLiteMessageAdvice.advice(code: rc & 0xFF, message: message, sql: sql) { message += advice }
+        if SQLiteMessageAdvice.isMisplacedParameter(code: rc & 0xFF, message: message) {
             // Appended after the redaction, which masks what follows SQLite's words in the message
             // of a key statement (`PRAGMA key = \(passphrase)` is the likely one); it holds no value.
             let redacted = SqlCipherError.sqlite(code: 1, extendedCode: extended, message: message, sql: sql).redactingSQL()
             guard case let .sqlite(code, extended, shown, text) = redacted else { return redacted }
-            return .sqlite(code: code, extendedCode: extended, message: shown + Self.misplacedParameterAdvice, sql: text)
+            return .sqlite(code: code, extendedCode: extended, message: shown + SQLiteMessageAdvice.misplacedParameter, sql: text)
         }
-        if extended == Self.readOnlyDatabaseMoved { message += Self.databaseMovedAdvice }
-        if rc & 0xFF == Self.sqliteBusy { message += Self.busyAdvice }
+        if extended == Self.readOnlyDatabaseMoved { message += SQLiteMessageAdvice.databaseMoved }
+        if rc & 0xFF == Self.sqliteBusy { message += SQLiteMessageAdvice.busy }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
         // page 1 of a file this connection has read stopped decrypting.
         if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, keyProven || !scope.isInternal {
-            message += Self.keyChangedAdvice
+            message += SQLiteMessageAdvice.keyChanged
         }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
     }
@@ -186,12 +184,6 @@ final class SQLiteConnection {
     /// `SQLITE_READONLY_DBMOVED`: the file this connection opened is no longer at its path
     /// (https://sqlite.org/rescode.html#readonly_dbmoved).
     static let readOnlyDatabaseMoved: Int32 = 1032
-
-    /// What follows SQLite's bare "attempt to write a readonly database" when the file moved: the
-    /// usual cause is an in-place conversion or a rename while this connection stayed open.
-    static let databaseMovedAdvice = ": the database file was replaced or moved since this connection opened it "
-        + "(by encryptInPlace, upgradeFromSqlCipher3, a restore or a rename over its path), so nothing was written "
-        + "to it. Close this connection and open the file at the path again, with the key it has now"
 
     /// `SQLITE_INTERRUPT`, which is also what a call refused by the exit gate returns.
     static let sqliteInterrupt: Int32 = 9
@@ -207,99 +199,8 @@ final class SQLiteConnection {
     /// `SQLITE_BUSY` (https://sqlite.org/rescode.html#busy).
     static let sqliteBusy: Int32 = 5
 
-    /// What follows SQLite's bare "database is locked", which names neither the cause nor the
-    /// remedy: the busy handler waited for the whole busy timeout and the lock stayed.
-    static let busyAdvice = ": another connection, in this process or another, kept a lock on the file for longer "
-        + "than this connection's busy timeout (DatabaseConfiguration.busyTimeout, 5 seconds unless set): it is "
-        + "writing, inside a long transaction, or keeps the file in exclusive locking mode. This statement did not "
-        + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
-
-    /// The advice that ``error(_:sql:)`` appends to SQLite's message: text of the package's own,
-    /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
-    /// that may hold a key.
-    static var adviceSuffixes: [String] {
-        [busyAdvice, keyChangedAdvice, databaseMovedAdvice, tooManyVariablesAdvice]
-    }
-
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26
-
-    /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened
-    /// the file with a key that worked: the usual cause is a rekey by another connection, in this
-    /// process or another, which SQLCipher's page-1 check reports in those words.
-    static let keyChangedAdvice = ": the file's first page no longer decrypts with the key this connection opened it "
-        + "with. Most likely another connection (in this process or another) changed the key (rekey) since; nothing "
-        + "was written. Close this connection and open the file again with the key it has now. If no key was changed, "
-        + "the file was replaced or damaged: run sqlcipher-doctor verify on it"
-
-    /// What follows SQLite's bare "too many SQL variables", which says neither the limit nor what to
-    /// do: a query builder `in([...])` of a few thousand values, or a long `?` list, meets it on
-    /// SQLite 3.15.2 (SQLCipher 3.4.1) from 1,000 values on.
-    static var tooManyVariablesAdvice: String {
-        ": the statement has more parameters than SQLite accepts in one statement (999 before SQLite 3.32, "
-            + "32,766 from it, unless the library was built with another limit; the loaded SQLite is "
-            + String(cString: scb_sqlite_version()) + "), and every ?, every value of the query builder and every "
-            + "value interpolated into an SQL literal is one. Bind fewer: split a long IN list into several queries, "
-            + "or pass the values as one JSON array and read them with json_each(?) where SQLite has JSON"
-    }
-
-    /// What follows SQLite's bare `near "?": syntax error`: a bound value where SQLite takes none,
-    /// most often a value interpolated into an ``SQL`` literal where a name or a PRAGMA's value
-    /// goes (`"PRAGMA user_version = \(v)"`, `"CREATE TABLE \(name)(…)"`). Written without a
-    /// question mark, which the redaction of a key statement's message would replace.
-    static let misplacedParameterAdvice = ": SQLite takes a bound value only where an expression goes, so a value "
-        + "interpolated into an SQL literal, or a parameter, cannot stand for a PRAGMA's value, a table, column or "
-        + "schema name, or an alias. Interpolate a name with \\(identifier:), write a PRAGMA's value into the text, "
-        + "and change a key with rekey, never with a PRAGMA"
-
-    /// What follows SQLite's bare "column index out of range" (`SQLITE_RANGE`) from FTS5's
-    /// `snippet` given a column past the table's last: the package binds only the parameters a
-    /// statement has, so in a statement calling `snippet` this is the column argument.
-    static let snippetColumnAdvice = ": snippet(column:) names a column past the FTS5 table's last. Columns count "
-        + "from 0 in the order the table was created with; give an index below their count, or column: nil for "
-        + "the column that matched best"
-
-    /// What follows SQLite's bare messages for a bad JSON path, a text that is not JSON, and a
-    /// `MATCH` over a table that has no full-text index: the usual hostile inputs to the JSON
-    /// builder expressions (`jsonExtract(atPath:)`, `->`, `->>`, ``JSONEach``) and to `match`,
-    /// none of which says what to do.
-    static func searchAdvice(for message: String, sql: String?) -> String? {
-        if message.hasPrefix("bad JSON path") {
-            return ": a JSON path starts with $, then .name (or .\"odd name\") for a member and [n] or [#-n] for "
-                + "an array element, e.g. $.tags[0]; the -> and ->> operators also take a bare member name or "
-                + "index. Fix the path; a member name from user input goes in as .\"name\" with any \" escaped"
-        }
-        if message == "malformed JSON" || message.hasPrefix("malformed JSON") {
-            return ": a value read as JSON is not JSON text. Store only valid JSON (check json_valid(x) first), or "
-                + "leave out the rows that are not with WHERE json_valid(column)"
-        }
-        // `notes.match(…)`, `bm25`, `snippet` and `highlight` name the hidden column an FTS5 table
-        // has of its own name ("notes"."notes"); a table without it is no FTS5 table.
-        if message.hasPrefix("no such column: "), let sql,
-           ["MATCH", "bm25(", "snippet(", "highlight("].contains(where: { sql.contains($0) }) {
-            let name = message.dropFirst("no such column: ".count)
-            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            if parts.count == 2, parts[0] == parts[1] {
-                return ": match, bm25, snippet and highlight search the hidden column an FTS5 table has of its own "
-                    + "name, and \(parts[0]) is not an FTS5 table. Create the index with CreateFTS5Table and search "
-                    + "it, joining it to the table by rowid"
-            }
-        }
-        // FTS5 reads an external content table as `… FROM 'main'.'notes' AS T`: a column that table
-        // lacks (its rowid column, or one named like an FTS5 column) is "no such column: T.x". A
-        // statement that names a T itself is left alone: the missing column may be its own.
-        if message.hasPrefix("no such column: T."), sql?.contains("T.") == false, sql?.contains("T\".") == false {
-            return ": an FTS5 table with external content reads that column from its content table, which has no "
-                + "such column. Give externalContent(_:rowid:) the content table's INTEGER PRIMARY KEY (or rowid, "
-                + "which a WITHOUT ROWID table lacks), and name each FTS5 column after a column of the content table"
-        }
-        if message.hasPrefix("unable to use function MATCH") {
-            return ": MATCH searches a full-text (FTS5) table, and the table or column searched is not one. "
-                + "Create the index with CreateFTS5Table and search it (index.match(pattern)), joining it to "
-                + "the table by rowid"
-        }
-        return nil
-    }
 
     /// Ends the streams paused between batches when a statement failed because their open
     /// statements hold something it needs: `SQLITE_LOCKED` (`DROP TABLE` of a table being read),

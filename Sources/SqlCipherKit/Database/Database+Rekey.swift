@@ -134,7 +134,7 @@ extension Database {
             // won the race for the exclusive lock. Said as such, not as "busy".
             throw SqlCipherError.rekeyFailed(
                 path: path, reason: Self.keyChangedElsewhere + " (SQLite error \(code): "
-                    + message.replacingOccurrences(of: SQLiteConnection.keyChangedAdvice, with: "")
+                    + message.replacingOccurrences(of: SQLiteMessageAdvice.keyChanged, with: "")
                     + (sql.map { " in `\($0)`" } ?? "") + ")")
         }
     }

@@ -113,7 +113,7 @@ final class HotBackup: @unchecked Sendable {
                 throw fail("the database has a transaction open that has written (a BEGIN without COMMIT), and a "
                     + "backup copies committed pages only: commit or roll back that transaction, then back up again")
             }
-            throw fail("the source database is locked" + SQLiteConnection.busyAdvice)
+            throw fail("the source database is locked" + SQLiteMessageAdvice.busy)
         default:
             let message = destination.map { String(cString: scb_errmsg($0.handle)) } ?? "error \(rc)"
             throw fail("SQLite's backup step failed (\(rc)): \(message)")
