@@ -35,8 +35,9 @@ public struct IntegrityReport: Sendable, Equatable {
     public let skipped: [Skipped]
     /// Every problem found, one line each, prefixed with the check that found it.
     public let problems: [String]
-    /// Remarks that are not problems but limit what was checked, e.g. WAL frames that could not be
-    /// checkpointed before the HMAC check because another connection was reading.
+    /// Remarks that are not problems but limit what was checked or explain the problems, e.g. WAL
+    /// frames that could not be checkpointed before the HMAC check because another connection was
+    /// reading, or a page 1 that stopped decrypting because the key was most likely changed.
     public let notes: [String]
 
     /// Whether no check that ran found a problem. Look at ``checksRun`` to know what that covers.
@@ -76,7 +77,10 @@ extension DatabaseAccess {
     /// On SQLCipher 3.4.1 the HMAC check does not exist; the report lists it under
     /// ``IntegrityReport/skipped`` rather than claiming it passed. (On 3.4.1 the pragma is silently
     /// ignored and returns no rows, which is also what a clean file gives on 4.x, so it is not run.)
-    /// A damaged page that stops a check is reported as a problem, not thrown.
+    /// A damaged page that stops a check is reported as a problem, not thrown. When the structural
+    /// check cannot read page 1 of an encrypted file that this connection opened with a working
+    /// key, a note says that another connection most likely changed the key (rekey) since: the HMAC
+    /// lines then fail for every page, which is the key change rather than damage.
     ///
     /// `progress` counts checks (``DatabaseProgress/Unit/checks``): 0 of the checks that will run,
     /// then one more as each ends. SQLite does not report how far inside one check it is, so on a
@@ -89,6 +93,16 @@ extension DatabaseAccess {
         try await _withConnection(.write) { conn in
             try conn.core.asInternal { try integrityReport(on: conn.core, progress: progress) }
         }
+    }
+
+    /// The note of a report whose structural check could not read page 1 on an encrypted
+    /// connection, which opened the file with a key that worked: the HMAC lines before it then
+    /// read like damage of every page, where the usual cause is a rekey by another connection.
+    static var pageOneStoppedDecryptingNote: String {
+        "page 1 no longer decrypts with the key this connection opened the file with. If another connection "
+            + "(in this process or another) changed the key (rekey) since, that is what the problems above show, not "
+            + "damage: close this connection, open the file with the key it has now and check again. If no key was "
+            + "changed, the file was replaced or damaged: run sqlcipher-doctor verify on it"
     }
 
     private func integrityReport(on core: SQLiteConnection,
@@ -144,6 +158,7 @@ extension DatabaseAccess {
         } catch SqlCipherError.sqlite(let code, _, let message, _) {
             if gate.isCancellingCurrentCall { throw CancellationError() }
             problems.append("\(IntegrityReport.Check.sqliteIntegrity.rawValue): stopped with SQLite error \(code): \(message)")
+            if code == SQLiteConnection.sqliteNotADatabase, isEncrypted { notes.append(Self.pageOneStoppedDecryptingNote) }
         }
         run.append(.sqliteIntegrity)
         if gate.isCancellingCurrentCall { throw CancellationError() }

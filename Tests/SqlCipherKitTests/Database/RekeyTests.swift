@@ -345,6 +345,32 @@ import Testing
         try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
     }
 
+    /// `verifyIntegrity()` on a connection whose key another process changed reported an HMAC
+    /// failure for every page, which reads like damage of the whole file. The report still fails
+    /// (nothing could be verified), and a note now says what the failures most likely are.
+    @Test(arguments: ["database", "pool"])
+    func anIntegrityCheckAfterAnotherProcesssRekeyNamesTheKeyChange(kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keyA = rawKey(76), keyB = rawKey(77)
+        let access: any DatabaseAccess = kind == "pool"
+            ? try DatabasePool(path: path, rawKey: keyA) : try Database(path: path, rawKey: keyA)
+        try await access.execute("CREATE TABLE t(v)")
+        try await access.execute("INSERT INTO t VALUES (1)")
+        let before = try await access.verifyIntegrity()
+        #expect(before.isOK && before.notes.allSatisfy { !$0.contains("no longer decrypts") })
+        let result = try runChild(productPath("sqlcipherkit-test-helper"),
+                                  ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let report = try await access.verifyIntegrity()
+        #expect(!report.isOK)
+        #expect(report.notes.contains { $0.contains("page 1 no longer decrypts") && $0.contains("changed the key (rekey)") },
+                "\(report.notes) \(report.problems)")
+        if let db = access as? Database { await db.close() }
+        if let pool = access as? DatabasePool { await pool.close() }
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
+    }
+
     static func expectKeyChangedElsewhere(_ body: () async throws -> Void) async {
         do {
             try await body()
