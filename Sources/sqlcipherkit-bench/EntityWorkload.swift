@@ -86,6 +86,7 @@ func fetchRowEntities(_ db: Database) async throws -> FetchTotals {
     for entity in entities {
         sum &+= entity.checksum
     }
+    probeHeap()
     return FetchTotals(rows: entities.count, checksum: sum)
 }
 
@@ -96,6 +97,7 @@ func fetchEntities(_ db: Database) async throws -> FetchTotals {
     for entity in entities {
         sum &+= entity.checksum
     }
+    probeHeap()
     return FetchTotals(rows: entities.count, checksum: sum)
 }
 

@@ -65,6 +65,7 @@ func fetchByIndex(_ db: Database) async throws -> FetchTotals {
             sum &+= Int64(row.get(column, as: Int.self) ?? 0)
         }
     }
+    probeHeap()
     return FetchTotals(rows: rows.count, checksum: sum)
 }
 
@@ -78,6 +79,7 @@ func cursorByIndex(_ db: Database) async throws -> FetchTotals {
             rows += 1
             for column in 0..<10 { sum &+= Int64(row.get(column, as: Int.self) ?? 0) }
         }
+        probeHeap()
         return FetchTotals(rows: rows, checksum: sum)
     }
 }
@@ -101,6 +103,7 @@ func cursorByName(_ db: Database) async throws -> FetchTotals {
             sum &+= Int64(row.get("c8", as: Int.self) ?? 0)
             sum &+= Int64(row.get("c9", as: Int.self) ?? 0)
         }
+        probeHeap()
         return FetchTotals(rows: rows, checksum: sum)
     }
 }
@@ -121,5 +124,6 @@ func fetchByName(_ db: Database) async throws -> FetchTotals {
         sum &+= Int64(row.get("c8", as: Int.self) ?? 0)
         sum &+= Int64(row.get("c9", as: Int.self) ?? 0)
     }
+    probeHeap()
     return FetchTotals(rows: rows.count, checksum: sum)
 }

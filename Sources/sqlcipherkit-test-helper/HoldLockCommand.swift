@@ -1,9 +1,10 @@
 import Foundation
 import SqlCipherKit
 
-/// Opens PATH (rollback journal mode) and holds a lock on it until killed: `exclusive` begins an
-/// exclusive transaction and writes in it (no other connection can read), `read` begins a
-/// transaction and reads in it (a shared lock). Prints `held` once the lock is taken: the parent
+/// Opens PATH (in the journal mode it has; WAL for a new file) and holds a lock on it until
+/// killed: `exclusive` begins an exclusive transaction and writes in it (in rollback mode no other
+/// connection can read), `read` begins a transaction and reads in it (a shared lock in rollback
+/// mode; in WAL mode a snapshot that keeps checkpoints from copying later commits). Prints `held` once the lock is taken: the parent
 /// runs what must meet the lock, then kills this process (SIGKILL), which rolls the write back.
 let holdLockCommand = HelperCommand(
     name: "hold-lock",

@@ -72,9 +72,17 @@ enum DatabaseOpener {
                 // Another program made the file between the check and the create: judge it as found.
                 if !claim.createdFile { isNew = try checkPath(path, encrypted: encrypted, cipher: cipher) }
             }
-            return try openConnection(
-                path: path, key: key, journalMode: journalMode, cipher: cipher, settings: settings, readOnly: readOnly,
-                isNew: isNew, setup: setup, library: library)
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    return try openConnection(
+                        path: path, key: key, journalMode: journalMode, cipher: cipher, settings: settings,
+                        readOnly: readOnly, isNew: isNew, setup: setup, library: library)
+                } catch let contradicted as FirstReadContradicted {
+                    if attempt >= FirstReadContradicted.attempts { throw contradicted.error }
+                }
+            }
         } catch {
             if let claim {
                 if case SqlCipherError.plaintextDetected = error, isNew, claim.mayWipe {
@@ -200,6 +208,12 @@ enum DatabaseOpener {
             // connection before this one opened (proveReadableWithoutCheckpoint).
             _ = scb_no_checkpoint_on_close(connection.handle)
             connection.close()
+            // Page 1 decrypted at the proof, and a later statement of the opening found it no
+            // longer does: another connection changed the key in between.
+            if connection.keyProven, let failure = error as? SqlCipherError, case .sqlite(let code, _, _, _) = failure,
+               code & 0xFF == SQLiteConnection.sqliteNotADatabase {
+                throw FirstReadContradicted(error: failure)
+            }
             throw error
         }
     }
@@ -367,10 +381,29 @@ enum DatabaseOpener {
             let error = failedRead(connection, path: path, encrypted: key != nil,
                                    error: .sqlite(code: code, extendedCode: extended, message: message, sql: sql))
             if let key, let walError = foreignOrDamagedWAL(error, path: path, key: key, settings: settings) {
-                throw walError
+                throw FirstReadContradicted(error: walError)
+            }
+            if case .sqlite(let decided, _, _, _) = error, !KeyProof.saysNothingAboutTheKey(decided) {
+                throw FirstReadContradicted(error: error)
             }
             throw error
         }
+    }
+
+    /// A first read that failed although page 1 decrypts with the key: the schema behind it (or
+    /// the `-wal`'s newest pages) did not read. Said of a file at rest, that is damage or a
+    /// foreign `-wal`. Said of a file another connection was changing meanwhile, it can be neither:
+    /// the read, the proof of page 1 and the look at the `-wal` are separate reads, and a rekey in
+    /// another process that committed to its `-wal` between them, or checkpointed, showed each a
+    /// different file (measured: 3 in 30 openings beside two racing rekeys on a loaded machine
+    /// reported a damaged `-wal` or SQLite's bare "file is not a database"). The opening is then
+    /// tried again on a new connection (a codec error sticks to the old one on SQLCipher 4.12+),
+    /// and what the last try decides is reported. So is an opening whose proof passed and whose
+    /// next statement found page 1 no longer decrypting (SQLITE_NOTADB): the key changed between.
+    struct FirstReadContradicted: Error {
+        let error: SqlCipherError
+        /// Tries in all, the first one included: a rekey's commit and checkpoint are two moments.
+        static let attempts = 3
     }
 
     /// On a library whose SQLite cannot be told not to checkpoint on close (before 3.16: SQLCipher
@@ -426,11 +459,8 @@ enum DatabaseOpener {
         let shm = DatabasePath.lastComponent(of: path) + "-shm"
         return .cannotOpen(
             path: path,
-            reason: "the key opens the database file, but not the newest pages in \(wal) beside it: that -wal is "
-                + "damaged, or it belongs to another database (a file copied or restored without its own -wal). "
-                + "Nothing was changed. If it is another file's, move \(wal) and \(shm) away and open again: the "
-                + "database then opens as of its last checkpoint. If it is this file's own, restore the database "
-                + "from a backup, or move them away to keep what the database file holds")
+            reason: "the key opens the database file, but not the newest pages in \(wal) beside it: "
+                + SQLiteMessageAdvice.walPagesNotDecrypting(wal: wal, shm: shm))
     }
 
     /// Whether page 1 of the database file alone, without its `-wal`, decrypts with `key` and

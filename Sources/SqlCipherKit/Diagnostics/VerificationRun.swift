@@ -158,11 +158,10 @@ struct VerificationRun {
                     // The key opened page 1 of the file itself (in place, above), so it is the
                     // -wal's newest page 1 that does not decrypt: "damaged, restore a backup" sent
                     // the user after a database file that is fine.
+                    let name = DatabasePath.lastComponent(of: path)
                     return fail(.damaged, "The key is right (\(opened.candidate.name) settings) and opens the database file, "
-                        + "but not the newest pages in its -wal: the -wal is damaged, or it belongs to another database (a "
-                        + "file copied or restored without its own -wal). If it is another file's, move the -wal and -shm "
-                        + "away: the database then opens as of its last checkpoint. If it is this file's own, restore "
-                        + "the database from a backup")
+                        + "but not the newest pages in its -wal: "
+                        + SQLiteMessageAdvice.walPagesNotDecrypting(wal: name + "-wal", shm: name + "-shm"))
                 }
                 copyWork = companions.journalIsHot ? "after rolling back its journal" : nil
                 if companions.walHasFrames {

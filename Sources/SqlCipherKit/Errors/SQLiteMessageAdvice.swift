@@ -59,6 +59,20 @@ enum SQLiteMessageAdvice {
         + "was written. Close this connection and open the file again with the key it has now. If no key was changed, "
         + "the file was replaced or damaged: run sqlcipher-doctor verify on it"
 
+    /// What follows "the key opens the database file, but not the newest pages in its -wal": the
+    /// causes, and what to do for each. A rekey by another connection writes every page, under the
+    /// new key, into the `-wal` and copies them into the file only at its checkpoint; between the
+    /// two (or after a crash there) the file decrypts with the old key and its newest pages with
+    /// the new one, which is also what a damaged or foreign `-wal` looks like from here.
+    static func walPagesNotDecrypting(wal: String, shm: String) -> String {
+        "either the key was changed by another connection (a rekey whose pages are still in \(wal), not yet "
+            + "copied into the file): open the file with its new key. Or \(wal) is damaged, or it belongs to another "
+            + "database (a file copied or restored without its own -wal). Nothing was changed. If it is another "
+            + "file's, move \(wal) and \(shm) away and open again: the database then opens as of its last "
+            + "checkpoint. If it is this file's own and no key was changed, restore the database from a backup, or "
+            + "move them away to keep what the database file holds"
+    }
+
     /// What follows SQLite's bare "too many SQL variables", which says neither the limit nor what to
     /// do: a query builder `in([...])` of a few thousand values, or a long `?` list, meets it on
     /// SQLite 3.15.2 (SQLCipher 3.4.1) from 1,000 values on.

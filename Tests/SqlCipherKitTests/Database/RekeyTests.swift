@@ -282,6 +282,46 @@ import Testing
         await reopened.close()
     }
 
+    /// An opening between another connection's rekey and its checkpoint. The rekey's pages wait in
+    /// the `-wal` (a reader in another process keeps the checkpoint from copying them), so the file
+    /// decrypts with the old key and its newest pages only with the new one. The old key was told
+    /// that the `-wal` is damaged or another database's, with no word of a key change; it is now
+    /// told that another connection most likely changed the key, and the new key opens the file.
+    /// (Openings that raced the rekey's commit or its checkpoint also reported SQLite's bare "file
+    /// is not a database"; `twoProcessesRekeyingAtOnceLeaveOneKey` meets those moments.)
+    @Test func anOpeningBeforeARekeysCheckpointIsToldTheKeyMayHaveChanged() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keyA = rawKey(78), keyB = rawKey(79)
+        var configuration = DatabaseConfiguration()
+        // The rekey's checkpoints wait this long for the reader, then leave the pages in the -wal.
+        configuration.busyTimeout = .milliseconds(100)
+        let db = try Database(path: path, rawKey: keyA, journalMode: .wal, configuration: configuration)
+        try await db.execute("CREATE TABLE t(v)")
+        try await db.execute("INSERT INTO t VALUES (1)")
+        let reader = try KillableChild(helperArguments: ["hold-lock", path, "raw:" + hex(keyA), "read"])
+        try #require(reader.waitForLine(startingWith: "held") != nil, "\(reader.lines) \(reader.standardError)")
+        try await db.rekey(rawKey: keyB)
+        let walSize = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+        try #require(walSize > 32, "the rekey's pages were checkpointed despite the reader")
+        let openings: [(String, () throws -> Void)] = [
+            ("Database", { _ = try Database(path: path, rawKey: keyA) }),
+            ("read-only Database", { _ = try Database(path: path, rawKey: keyA, readOnly: true) }),
+            ("DatabasePool", { _ = try DatabasePool(path: path, rawKey: keyA) }),
+        ]
+        for (name, open) in openings {
+            let error = try #require(throws: SqlCipherError.self, "\(name)") { try open() }
+            #expect(error.description.contains("changed by another connection")
+                        && error.description.contains("open the file with its new key"), "\(name): \(error)")
+        }
+        let withNewKey = try Database(path: path, rawKey: keyB)
+        #expect(try await withNewKey.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await withNewKey.close()
+        reader.killAndCollect()
+        await db.close()
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
+    }
+
     /// The calls whose first statement is the package's own (a pool's or a `transaction`'s
     /// `BEGIN IMMEDIATE`, a migration's bookkeeping table, an export's, a backup's first read,
     /// `importPlaintext`) failed after another process's rekey with SQLite's bare "file is not a
