@@ -23,7 +23,10 @@
 public struct DatabaseConfiguration: Sendable {
     /// How long a statement waits for a lock held by another connection or process before it
     /// fails with `SQLITE_BUSY` (https://sqlite.org/c3ref/busy_timeout.html). Five seconds unless set;
-    /// from zero (do not wait) to `Int32.max` milliseconds.
+    /// from zero (do not wait) to `Int32.max` milliseconds. An opening of a file that
+    /// ``Database/encryptInPlace(path:key:cipher:keepBackup:progress:)`` or
+    /// ``Database/upgradeFromSqlCipher3(path:key:progress:)`` is converting, in this process or
+    /// another, waits as long for the conversion to end.
     public var busyTimeout: Duration = .seconds(5)
 
     /// The page cache of each connection, in KiB (`PRAGMA cache_size = -N`,

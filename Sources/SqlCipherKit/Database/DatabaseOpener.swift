@@ -35,10 +35,12 @@ enum DatabaseOpener {
     /// opened under the creation lock (``CreationClaim``), taken here unless the caller holds it
     /// already (`claim`: a pool holds it across its key derivation); a missing file is created
     /// with the configuration's permissions. `identity`, when given, is the file the path must still name (a pool's
-    /// readers): checked before SQLite opens the file and again before anything is read.
+    /// readers): checked before SQLite opens the file and again before anything is read. An
+    /// existing file under conversion (`encryptInPlace`, `upgradeFromSqlCipher3`) is waited for,
+    /// up to the busy timeout, unless the caller is that conversion (`conversion`, its lock).
     static func open(path given: String, key: KeyMaterial?, journalMode: JournalMode,
                      cipher: CipherSettings, readOnly: Bool = false, setup: ConnectionSetup = ConnectionSetup(),
-                     claim heldClaim: CreationClaim? = nil) throws -> Opened {
+                     claim heldClaim: CreationClaim? = nil, conversion: ConversionLock? = nil) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = given == ":memory:"
@@ -63,6 +65,11 @@ enum DatabaseOpener {
         // A read-only open creates nothing and removes nothing: it needs no claim, but it waits
         // for a creator of the file to finish, as an opener of an existing file does.
         if readOnly && !inMemory { try CreationClaim.waitForCreators(of: path) }
+        // A conversion's own openings of the file it converts hold its lock (`conversion`).
+        if !inMemory && conversion == nil {
+            try ConversionLock.waitForConversions(
+                of: path, timeoutMilliseconds: try setup.configuration.busyTimeoutMilliseconds())
+        }
         let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
         defer { if heldClaim == nil { claim?.release() } }
         var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
@@ -97,7 +104,7 @@ enum DatabaseOpener {
         }
     }
 
-    /// The part of ``open(path:key:journalMode:cipher:readOnly:setup:claim:)``
+    /// The part of ``open(path:key:journalMode:cipher:readOnly:setup:claim:conversion:)``
     /// after the file is there: opens, keys, proves and sets up the connection.
     private static func openConnection(path: String, key: KeyMaterial?, journalMode: JournalMode, cipher: CipherSettings,
                                        settings: [String], readOnly: Bool, isNew: Bool,

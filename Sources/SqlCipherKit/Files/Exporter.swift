@@ -356,11 +356,11 @@ struct Exporter {
     }
 
     /// Opens `path` as an existing plaintext database: the source of ``Database/encrypt(plaintextAt:to:key:cipher:progress:)``
-    /// and of ``InPlaceEncryption``.
-    static func openPlaintextSource(_ path: String) throws -> DatabaseOpener.Opened {
+    /// and of ``InPlaceEncryption``, which holds the file's `conversion` lock.
+    static func openPlaintextSource(_ path: String, conversion: ConversionLock? = nil) throws -> DatabaseOpener.Opened {
         guard let header = FileHeader(path: path), header.fileSize > 0 else { throw noSource(path) }
         return try SourceLock.describingBusy(path) {
-            try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default)
+            try DatabaseOpener.open(path: path, key: nil, journalMode: .rollback, cipher: .default, conversion: conversion)
         }
     }
 

@@ -36,7 +36,7 @@ enum InPlaceEncryption {
         try refuseOtherNames(path, allowing: keepBackup && leftBackup ? backup : nil)
         try FileReplacement.removeDatabaseFiles(temporary)
 
-        let opened = try Exporter.openPlaintextSource(path)
+        let opened = try Exporter.openPlaintextSource(path, conversion: lock)
         let source = opened.connection
         let reporter: ProgressReporter?
         do {

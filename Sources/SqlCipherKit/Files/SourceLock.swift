@@ -155,8 +155,18 @@ final class ConversionLock {
                     reason: "the name of its lock file, \(lockPath), is taken by something that is not a file; "
                         + "remove what is there, then convert again")
             }
+            // An opener of the file tests the lock with a shared flock it lets go at once
+            // (waitForConversions): a few tries over 20 ms keep that moment from reading as a
+            // conversion, which holds the lock for the whole copy.
             var result = flock(opened, LOCK_EX | LOCK_NB)
-            while result != 0 && errno == EINTR { result = flock(opened, LOCK_EX | LOCK_NB) }
+            var tries = 1
+            while result != 0 && (errno == EINTR || (errno == EWOULDBLOCK && tries < 20)) {
+                if errno == EWOULDBLOCK {
+                    tries += 1
+                    usleep(1000)
+                }
+                result = flock(opened, LOCK_EX | LOCK_NB)
+            }
             if result != 0 {
                 let error = errno
                 _ = close(opened)
@@ -179,6 +189,40 @@ final class ConversionLock {
             source: path, target: path,
             reason: "its lock file, \(lockPath), kept being replaced while this call took it; another conversion of this "
                 + "file is running: wait for it to end, then look at the file again")
+    }
+
+    /// Waits until no `encryptInPlace` or `upgradeFromSqlCipher3` of the file at `path` (resolved)
+    /// runs, in this process or another, for an opening of that file: one that went ahead judged
+    /// the original the conversion was about to replace. A key opening the plaintext original
+    /// was told "it is a plaintext SQLite database" a moment before it became the encrypted file
+    /// the key opens; a plaintext opening got a `Database` on the original's file after it was
+    /// replaced, which showed the old content and failed every write. The lock is tested with a
+    /// shared `flock` let go at once (a conversion starting meanwhile tries again); nothing is
+    /// waited for where there is no lock file, or it cannot be opened or locked.
+    ///
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` when a conversion holds the lock for
+    ///   longer than `timeoutMilliseconds` (the configuration's busy timeout).
+    static func waitForConversions(of path: String, timeoutMilliseconds: Int32) throws {
+        let lockPath = path + ".sqlcipherkit-converting"
+        let descriptor = open(lockPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var locked = stat()
+        guard fstat(descriptor, &locked) == 0, (locked.st_mode & S_IFMT) == S_IFREG else { return }
+        let deadline = ContinuousClock.now + .milliseconds(Int(max(0, timeoutMilliseconds)))
+        while flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
+            let error = errno
+            if error == EINTR { continue }
+            guard error == EWOULDBLOCK else { return }
+            if ContinuousClock.now >= deadline {
+                throw SqlCipherError.cannotOpen(
+                    path: path, reason: "a conversion of this file (encryptInPlace or upgradeFromSqlCipher3, in this "
+                        + "process or another) is running and replaces the file when it ends; it held its lock for longer "
+                        + "than the busy timeout (DatabaseConfiguration.busyTimeout). Open the file once it has ended")
+            }
+            usleep(2000)
+        }
+        _ = flock(descriptor, LOCK_UN)
     }
 
     deinit { release() }

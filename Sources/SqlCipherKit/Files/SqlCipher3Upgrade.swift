@@ -10,9 +10,10 @@ enum SqlCipher3Upgrade {
     /// non-default page size or iteration count was reported as a wrong key, with nothing to do.
     /// The first is told apart by opening it read-only with SQLCipher 4's defaults; the second
     /// cannot be told from a wrong key, so the reason names both ways out.
-    private static func notASqlCipher3DefaultsFile(_ path: String, reason: String, key: KeyMaterial) -> SqlCipherError {
+    private static func notASqlCipher3DefaultsFile(_ path: String, reason: String, key: KeyMaterial,
+                                                   conversion: ConversionLock) -> SqlCipherError {
         if let opened = try? DatabaseOpener.open(path: path, key: key, journalMode: .rollback, cipher: .sqlcipher4,
-                                                   readOnly: true) {
+                                                   readOnly: true, conversion: conversion) {
             opened.connection.close()
             return .keyFailed(
                 path: path,
@@ -62,7 +63,8 @@ enum SqlCipher3Upgrade {
         for settings in [CipherSettings.sqlcipher3, .legacy(2), .legacy(1)] where opened == nil {
             do {
                 opened = try SourceLock.describingBusy(path) {
-                    try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: settings)
+                    try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: settings,
+                                            conversion: lock)
                 }
             } catch SqlCipherError.keyFailed(let failedPath, let reason) where !reason.contains("plaintext SQLite database") {
                 firstFailure = firstFailure ?? (failedPath, reason)
@@ -74,7 +76,7 @@ enum SqlCipher3Upgrade {
         }
         guard let source = opened else {
             let failure = firstFailure ?? (path, "the key does not open it")
-            throw notASqlCipher3DefaultsFile(failure.path, reason: failure.reason, key: material)
+            throw notASqlCipher3DefaultsFile(failure.path, reason: failure.reason, key: material, conversion: lock)
         }
         let reporter: ProgressReporter?
         do {

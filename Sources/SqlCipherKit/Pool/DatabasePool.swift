@@ -152,6 +152,9 @@ public final class DatabasePool: DatabaseAccess {
             return
         }
         let resolved = try DatabasePath.resolve(path)
+        // The salt is read from the file the conversion leaves, not from the original it replaces.
+        try ConversionLock.waitForConversions(
+            of: resolved, timeoutMilliseconds: try configuration.busyTimeoutMilliseconds())
         let claim = try CreationClaim(path: resolved)
         defer { claim.release() }
         var fallbackReason: String?
