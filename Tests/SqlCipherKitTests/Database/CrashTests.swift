@@ -49,6 +49,27 @@ import Testing
         return killedWhileRunning == 0 && round < rounds + 6 ? 0...(duration * 0.5) : nil
     }
 
+    /// Kills `rekey-loop` (`arguments(rounds)`, which prints `opened` first) at seeded moments,
+    /// round after round (``nextRound(_:of:killedWhileRunning:duration:)``), and checks after
+    /// each that the file opens with exactly one of `keys` and every row, then what `check` adds.
+    /// Some kill must have landed while the rekeys ran.
+    func killRekeyLoop(_ arguments: (Int) -> [String], seed: UInt64, path: String, keys: (Data, Data), rows: Int,
+                       check: (Int) throws -> Void = { _ in }) async throws {
+        let duration = try measure(arguments(2), mark: "opened")
+        var random = SeededGenerator(seed: seed)
+        var killedWhileRunning = 0
+        var round = 0
+        while let span = Self.nextRound(round, of: 8, killedWhileRunning: killedWhileRunning, duration: duration) {
+            defer { round += 1 }
+            let delay = Double.random(in: span, using: &random)
+            let (_, killed) = try runAndKill(arguments(1000), after: delay)
+            if killed { killedWhileRunning += 1 }
+            try await expectOneKeyAndEveryRow(path, keyA: keys.0, keyB: keys.1, rows: rows, "round \(round), delay \(delay)")
+            try check(round)
+        }
+        #expect(killedWhileRunning > 0)
+    }
+
     @Test(arguments: [JournalMode.rollback, .wal])
     func killDuringEncryptInPlace(mode: JournalMode) async throws {
         let dir = TemporaryDirectory()
@@ -111,18 +132,8 @@ import Testing
         await db.close()
         let arguments = { (rounds: Int) in ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "\(rounds)"] }
         // Two rekeys (A->B->A) leave the key as it was; their duration spreads the kill moments.
-        let duration = try measure(arguments(2), mark: "opened")
-        var random = SeededGenerator(seed: 0x5EED_0002 &+ UInt64(mode == .wal ? 1 : 0))
-        var killedWhileRunning = 0
-        var round = 0
-        while let span = Self.nextRound(round, of: 8, killedWhileRunning: killedWhileRunning, duration: duration) {
-            defer { round += 1 }
-            let delay = Double.random(in: span, using: &random)
-            let (_, killed) = try runAndKill(arguments(1000), after: delay)
-            if killed { killedWhileRunning += 1 }
-            try await expectOneKeyAndEveryRow(path, keyA: keyA, keyB: keyB, rows: rows, "round \(round), delay \(delay)")
-        }
-        #expect(killedWhileRunning > 0)
+        try await killRekeyLoop(arguments, seed: 0x5EED_0002 &+ UInt64(mode == .wal ? 1 : 0), path: path,
+                                keys: (keyA, keyB), rows: rows)
     }
 
     /// SIGKILL while a `DatabasePool` rekeys (readers reading between rekeys, closed and reopened
@@ -136,18 +147,7 @@ import Testing
         try await fill(db, rows: rows, size: 300)
         await db.close()
         let arguments = { (rounds: Int) in ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "\(rounds)", "pool"] }
-        let duration = try measure(arguments(2), mark: "opened")
-        var random = SeededGenerator(seed: 0x5EED_0004)
-        var killedWhileRunning = 0
-        var round = 0
-        while let span = Self.nextRound(round, of: 8, killedWhileRunning: killedWhileRunning, duration: duration) {
-            defer { round += 1 }
-            let delay = Double.random(in: span, using: &random)
-            let (_, killed) = try runAndKill(arguments(1000), after: delay)
-            if killed { killedWhileRunning += 1 }
-            try await expectOneKeyAndEveryRow(path, keyA: keyA, keyB: keyB, rows: rows, "round \(round), delay \(delay)")
-        }
-        #expect(killedWhileRunning > 0)
+        try await killRekeyLoop(arguments, seed: 0x5EED_0004, path: path, keys: (keyA, keyB), rows: rows)
     }
 
     /// SIGKILL while a connection that SQL switched to `journal_mode = OFF` or `MEMORY` changes its
@@ -166,23 +166,14 @@ import Testing
         let arguments = { (rounds: Int) in
             ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "\(rounds)", journal]
         }
-        let duration = try measure(arguments(2), mark: "opened")
-        var random = SeededGenerator(seed: 0x5EED_0003 &+ UInt64(journal == "OFF" ? 0 : 1))
-        var killedWhileRunning = 0
-        var round = 0
-        while let span = Self.nextRound(round, of: 8, killedWhileRunning: killedWhileRunning, duration: duration) {
-            defer { round += 1 }
-            let delay = Double.random(in: span, using: &random)
-            let (_, killed) = try runAndKill(arguments(1000), after: delay)
-            if killed { killedWhileRunning += 1 }
-            try await expectOneKeyAndEveryRow(path, keyA: keyA, keyB: keyB, rows: rows, "round \(round), delay \(delay)")
+        try await killRekeyLoop(arguments, seed: 0x5EED_0003 &+ UInt64(journal == "OFF" ? 0 : 1), path: path,
+                                keys: (keyA, keyB), rows: rows) { round in
             // A kill before the journal's first sync leaves one whose magic is still zero: the
             // database was not written yet, and SQLite ignores such a journal (it is hot only when
             // its first byte is not zero). A hot one would have been played back by the open above.
             let journal = FileManager.default.contents(atPath: path + "-journal")
             #expect(journal.map { $0.first ?? 0 == 0 } ?? true, "round \(round): a hot journal is left")
         }
-        #expect(killedWhileRunning > 0)
     }
 
     /// After a kill during a rekey from `keyA` to `keyB` (the helper always starts from key A): the
