@@ -142,10 +142,7 @@ final class ConversionLock {
                 // A folder this process may not write cannot take the converted file either; the
                 // conversion says so in its own words when it writes there.
                 if error == EACCES || error == EROFS || error == EPERM { return }
-                throw SqlCipherError.conversionFailed(
-                    source: path, target: path,
-                    reason: "the name of its lock file, \(lockPath), is taken (\(String(cString: strerror(error)))); "
-                        + "remove what is there, then convert again")
+                throw Self.cannotCreate(path: path, lockPath: lockPath, error: error)
             }
             var locked = stat(), named = stat()
             guard fstat(opened, &locked) == 0, (locked.st_mode & S_IFMT) == S_IFREG else {
@@ -189,6 +186,33 @@ final class ConversionLock {
             source: path, target: path,
             reason: "its lock file, \(lockPath), kept being replaced while this call took it; another conversion of this "
                 + "file is running: wait for it to end, then look at the file again")
+    }
+
+    /// The error for a lock file that `open` could not create or open. Only a name taken by
+    /// something else (a link, a folder) is for the user to remove; a name too long for the file
+    /// system was told "taken (File name too long); remove what is there" with nothing there,
+    /// and so were a full disk and a process out of descriptors.
+    private static func cannotCreate(path: String, lockPath: String, error: Int32) -> SqlCipherError {
+        let reason = String(cString: strerror(error))
+        switch error {
+        case ELOOP, EISDIR, EEXIST, ENXIO, ETXTBSY:
+            return .conversionFailed(
+                source: path, target: path,
+                reason: "the name of its lock file, \(lockPath), is taken (\(reason)); remove what is there, then "
+                    + "convert again")
+        case ENAMETOOLONG:
+            // The work files beside it (`.sqlcipherkit-encrypting`, `.sqlcipherkit-upgrading`)
+            // add as many characters: no conversion of this name can be written there.
+            return .conversionFailed(
+                source: path, target: path,
+                reason: "its name is too long for the files a conversion writes beside it (\(lockPath): \(reason)); "
+                    + "nothing was changed. Close every connection to it, give it a shorter name, then convert it")
+        default:
+            return .conversionFailed(
+                source: path, target: path,
+                reason: "its lock file, \(lockPath), cannot be created (\(reason)); nothing was changed. Convert again "
+                    + "once that is resolved")
+        }
     }
 
     /// Waits until no `encryptInPlace` or `upgradeFromSqlCipher3` of the file at `path` (resolved)
