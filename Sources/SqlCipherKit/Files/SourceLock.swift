@@ -135,8 +135,12 @@ final class ConversionLock {
                     + "\(String(file.st_mode & 0o7777, radix: 8))), and converting it in place would replace it. Make it "
                     + "writable first (chmod u+w) if it is meant to change, or write a converted copy elsewhere")
         }
+        // Whoever may read the database may read the lock file, and so wait for the conversion
+        // (waitForConversions opens it read-only): with mode 0600, another user's opening of a
+        // file this call converted could not open it, waited for nothing and read the original.
+        let mode = mode_t(0o600) | (file.st_mode & 0o044)
         for _ in 0..<Self.attempts {
-            let opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            let opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
             guard opened >= 0 else {
                 let error = errno
                 // A folder this process may not write cannot take the converted file either; the
@@ -177,6 +181,9 @@ final class ConversionLock {
             // The lock file this call locked must still be the one the name leads to: a call that
             // finished meanwhile removed it, and a third may have made a new one.
             if lstat(lockPath, &named) == 0, named.st_dev == locked.st_dev, named.st_ino == locked.st_ino {
+                // A lock file left by a killed call keeps the mode it was made with; the umask may
+                // have taken read bits from a new one.
+                if named.st_uid == geteuid() { _ = fchmod(opened, mode) }
                 descriptor = opened
                 return
             }
