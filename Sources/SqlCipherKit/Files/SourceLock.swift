@@ -140,9 +140,17 @@ final class ConversionLock {
         // file this call converted could not open it, waited for nothing and read the original.
         let mode = mode_t(0o600) | (file.st_mode & 0o044)
         for _ in 0..<Self.attempts {
-            let opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
+            var opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
+            var error = errno
+            // Another user's lock file (a conversion of theirs, or one they left): flock takes an
+            // exclusive lock through a read-only descriptor too. Without it, this call went on
+            // unlocked and removed the running conversion's work file as a leftover.
+            if opened < 0 && (error == EACCES || error == EPERM) {
+                opened = open(lockPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                if opened < 0 { errno = error }
+            }
             guard opened >= 0 else {
-                let error = errno
+                error = errno
                 // A folder this process may not write cannot take the converted file either; the
                 // conversion says so in its own words when it writes there.
                 if error == EACCES || error == EROFS || error == EPERM { return }
