@@ -88,6 +88,10 @@ enum DatabaseOpener {
                         readOnly: readOnly, isNew: isNew, setup: setup, library: library)
                 } catch let contradicted as FirstReadContradicted {
                     if attempt >= FirstReadContradicted.attempts { throw contradicted.error }
+                } catch SqlCipherError.keyFailed(let failedPath, let reason) where attempt > 1 {
+                    // An earlier try found page 1 decrypting with this key (every contradiction
+                    // does), and this one found it not decrypting: the key was changed meanwhile.
+                    throw FirstReadContradicted.keyChangedDuringOpening(path: failedPath, reason: reason)
                 }
             }
         } catch {
@@ -411,6 +415,23 @@ enum DatabaseOpener {
         let error: SqlCipherError
         /// Tries in all, the first one included: a rekey's commit and checkpoint are two moments.
         static let attempts = 3
+
+        /// The error for a try that found page 1 not decrypting with the key, after an earlier
+        /// try of the same opening had found it decrypting: another connection changed the key in
+        /// between (a rekey that waited for the earlier try's read lock commits right after it).
+        /// The try's own reason ("the key is wrong, other cipher settings, a damaged page 1")
+        /// sent the user after a key that was right when the opening began. A `keyFailed` that is
+        /// not about page 1 (a `-journal` of another page size) keeps its reason.
+        static func keyChangedDuringOpening(path: String, reason: String) -> SqlCipherError {
+            guard reason.hasPrefix(DatabaseOpener.pageOneDoesNotDecrypt) else {
+                return .keyFailed(path: path, reason: reason)
+            }
+            return .keyFailed(
+                path: path,
+                reason: "the key opened the file at the start of this opening, and a moment later its first page no "
+                    + "longer decrypted with it: another connection (in this process or another) most likely changed "
+                    + "the key (rekey) meanwhile. Open the file with the key it has now")
+        }
     }
 
     /// On a library whose SQLite cannot be told not to checkpoint on close (before 3.16: SQLCipher
@@ -495,6 +516,10 @@ enum DatabaseOpener {
         }) ?? false
     }
 
+    /// How the reason of ``failedRead(_:path:encrypted:error:)``'s `keyFailed` begins: the words a
+    /// retried opening looks for (``FirstReadContradicted/keyChangedDuringOpening(path:reason:)``).
+    static let pageOneDoesNotDecrypt = "its first page does not decrypt with this key"
+
     /// The error for a failed first read of `path` on `connection`, which is still open with the
     /// key (or none) and settings that failed: the one place that decides between "the key does not
     /// open it" and "the key opens it, and the file is damaged behind page 1". Every opening
@@ -515,7 +540,7 @@ enum DatabaseOpener {
         if !encrypted { return .notPlaintextDatabase(path: path) }
         return .keyFailed(
             path: path,
-            reason: "its first page does not decrypt with this key (SQLCipher reports \"\(message)\", SQLite error "
+            reason: pageOneDoesNotDecrypt + " (SQLCipher reports \"\(message)\", SQLite error "
                 + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
                 + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
     }

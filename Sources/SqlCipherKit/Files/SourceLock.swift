@@ -135,17 +135,26 @@ final class ConversionLock {
                     + "\(String(file.st_mode & 0o7777, radix: 8))), and converting it in place would replace it. Make it "
                     + "writable first (chmod u+w) if it is meant to change, or write a converted copy elsewhere")
         }
+        // Whoever may read the database may read the lock file, and so wait for the conversion
+        // (waitForConversions opens it read-only): with mode 0600, another user's opening of a
+        // file this call converted could not open it, waited for nothing and read the original.
+        let mode = mode_t(0o600) | (file.st_mode & 0o044)
         for _ in 0..<Self.attempts {
-            let opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+            var opened = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
+            var error = errno
+            // Another user's lock file (a conversion of theirs, or one they left): flock takes an
+            // exclusive lock through a read-only descriptor too. Without it, this call went on
+            // unlocked and removed the running conversion's work file as a leftover.
+            if opened < 0 && (error == EACCES || error == EPERM) {
+                opened = open(lockPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                if opened < 0 { errno = error }
+            }
             guard opened >= 0 else {
-                let error = errno
+                error = errno
                 // A folder this process may not write cannot take the converted file either; the
                 // conversion says so in its own words when it writes there.
                 if error == EACCES || error == EROFS || error == EPERM { return }
-                throw SqlCipherError.conversionFailed(
-                    source: path, target: path,
-                    reason: "the name of its lock file, \(lockPath), is taken (\(String(cString: strerror(error)))); "
-                        + "remove what is there, then convert again")
+                throw Self.cannotCreate(path: path, lockPath: lockPath, error: error)
             }
             var locked = stat(), named = stat()
             guard fstat(opened, &locked) == 0, (locked.st_mode & S_IFMT) == S_IFREG else {
@@ -180,6 +189,9 @@ final class ConversionLock {
             // The lock file this call locked must still be the one the name leads to: a call that
             // finished meanwhile removed it, and a third may have made a new one.
             if lstat(lockPath, &named) == 0, named.st_dev == locked.st_dev, named.st_ino == locked.st_ino {
+                // A lock file left by a killed call keeps the mode it was made with; the umask may
+                // have taken read bits from a new one.
+                if named.st_uid == geteuid() { _ = fchmod(opened, mode) }
                 descriptor = opened
                 return
             }
@@ -189,6 +201,33 @@ final class ConversionLock {
             source: path, target: path,
             reason: "its lock file, \(lockPath), kept being replaced while this call took it; another conversion of this "
                 + "file is running: wait for it to end, then look at the file again")
+    }
+
+    /// The error for a lock file that `open` could not create or open. Only a name taken by
+    /// something else (a link, a folder) is for the user to remove; a name too long for the file
+    /// system was told "taken (File name too long); remove what is there" with nothing there,
+    /// and so were a full disk and a process out of descriptors.
+    private static func cannotCreate(path: String, lockPath: String, error: Int32) -> SqlCipherError {
+        let reason = String(cString: strerror(error))
+        switch error {
+        case ELOOP, EISDIR, EEXIST, ENXIO, ETXTBSY:
+            return .conversionFailed(
+                source: path, target: path,
+                reason: "the name of its lock file, \(lockPath), is taken (\(reason)); remove what is there, then "
+                    + "convert again")
+        case ENAMETOOLONG:
+            // The work files beside it (`.sqlcipherkit-encrypting`, `.sqlcipherkit-upgrading`)
+            // add as many characters: no conversion of this name can be written there.
+            return .conversionFailed(
+                source: path, target: path,
+                reason: "its name is too long for the files a conversion writes beside it (\(lockPath): \(reason)); "
+                    + "nothing was changed. Close every connection to it, give it a shorter name, then convert it")
+        default:
+            return .conversionFailed(
+                source: path, target: path,
+                reason: "its lock file, \(lockPath), cannot be created (\(reason)); nothing was changed. Convert again "
+                    + "once that is resolved")
+        }
     }
 
     /// Waits until no `encryptInPlace` or `upgradeFromSqlCipher3` of the file at `path` (resolved)

@@ -223,6 +223,27 @@ import Testing
         await holder.close()
     }
 
+    /// A file whose name leaves no room for the files a conversion writes beside it (with
+    /// `.sqlcipherkit-converting` added, the name passes the file system's 255-byte limit) was told
+    /// that the name of the lock file "is taken (File name too long); remove what is there", with
+    /// nothing there to remove. It is now told that its name is too long, and what to do.
+    @Test func aFileNameTooLongForTheConversionsFilesIsToldSo() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path(String(repeating: "n", count: 240) + ".db")
+        try await makePlaintext(path, rows: 3)
+        let error = try #require(throws: SqlCipherError.self) {
+            try Database.encryptInPlace(path: path, key: "k", cipher: fastCipher)
+        }
+        guard case .conversionFailed(_, _, let reason) = error else {
+            Issue.record("expected conversionFailed, got \(error)")
+            return
+        }
+        #expect(reason.contains("name is too long") && !reason.contains("remove what is there"), "\(reason)")
+        let original = try Database(unencryptedPath: path)
+        #expect(try await original.query("SELECT count(*) FROM items")[0].get(0, as: Int.self) == 3)
+        await original.close()
+    }
+
     /// An idle connection in rollback mode holds no lock, so a conversion cannot see it; once the
     /// file is replaced, its writes fail (nothing goes to the old file) with a message that says
     /// what happened and what to do, not SQLite's bare "attempt to write a readonly database".

@@ -92,6 +92,29 @@ import Testing
         }
     }
 
+    /// Another user's opening of a file that this user converts (as root, the helper runs as
+    /// `nobody`). The lock file was made with mode 0600, which the other user could not open, so
+    /// its opening waited for nothing and read the plaintext original in the middle of the
+    /// conversion. The lock file is now as readable as the database: the opening waits, here up to
+    /// its busy timeout (the conversion stays paused until the helper has ended), and names the
+    /// conversion.
+    @Test func anotherUsersOpeningWaitsForTheConversionToo() async throws {
+        let dir = TemporaryDirectory()
+        try makeWorldReadable(dir)
+        let path = dir.path("shared.db")
+        try await makePlaintext(path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let work = path + ".sqlcipherkit-encrypting"
+        let conversion = ConcurrentConversionTests.PausedConversion(
+            pauseWhen: { FileManager.default.fileExists(atPath: work) },
+            { progress in try Database.encryptInPlace(path: path, key: "converted", cipher: fastCipher, progress: progress) })
+        #expect(conversion.waitUntilPaused())
+        let result = try runHelperUnprivileged(["open-database", "--read-only", path, "none", "SELECT count(*) FROM t"])
+        try conversion.resumeAndWait()
+        #expect(result.stdout.contains("error cannotOpen") && result.stdout.contains("a conversion of this file"),
+                "\(result.stdout) \(result.stderr)")
+    }
+
     /// A conversion that does not end within the busy timeout: the opening gives up with
     /// `cannotOpen` naming the conversion (not "it is a plaintext SQLite database"). Nothing of
     /// the conversion is touched; killed, it leaves the whole plaintext original.

@@ -1,5 +1,6 @@
 import Foundation
 import SqlCipherKit
+import Synchronization
 import Testing
 
 /// `rekey`: every key kind, both journal modes, verification, and failures that keep the old key.
@@ -319,6 +320,43 @@ import Testing
         await withNewKey.close()
         reader.killAndCollect()
         await db.close()
+        try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
+    }
+
+    /// An opening whose key opened the file, and that another process's rekey met before the
+    /// opening ended (here: inside `prepareConnection`, the opening's last step; on a loaded
+    /// machine, a rekey waiting for the opening's first read commits right after it), is tried
+    /// again, and the new try finds page 1 no longer decrypting. It was told that the key is
+    /// wrong, the settings other, page 1 damaged or the file no database, of a key that was
+    /// right a moment before; it is now told that the key was most likely changed meanwhile.
+    @Test(arguments: [JournalMode.rollback, .wal])
+    func anOpeningThatARekeyMeetsMidwayIsToldTheKeyChanged(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let keyA = rawKey(80), keyB = rawKey(81)
+        let db = try Database(path: path, rawKey: keyA, journalMode: mode)
+        try await db.execute("CREATE TABLE t(v)")
+        try await db.execute("INSERT INTO t VALUES (1)")
+        await db.close()
+        let helper = productPath("sqlcipherkit-test-helper")
+        let rekeyed = Mutex(false)
+        var configuration = DatabaseConfiguration()
+        configuration.prepareConnection = { conn in
+            // Once: the rekey runs to its end in the child before the read below (a handshake).
+            guard rekeyed.withLock({ done in defer { done = true }; return !done }) else { return }
+            let result = try runChild(helper, ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
+            guard result.status == 0 else { throw SqlCipherError.invalidQuery(reason: "rekey-loop: \(result.stderr)") }
+            _ = try conn.query("SELECT count(*) FROM t")
+        }
+        let error = try #require(throws: SqlCipherError.self) {
+            try Database(path: path, rawKey: keyA, configuration: configuration)
+        }
+        #expect(rekeyed.withLock { $0 })
+        guard case .keyFailed(_, let reason) = error else {
+            Issue.record("expected keyFailed, got \(error)")
+            return
+        }
+        #expect(reason.contains("changed the key") && !reason.contains("the key is wrong"), "\(reason)")
         try await Self.expectOnlyKey(keyB, of: [keyA, keyB], opens: path)
     }
 

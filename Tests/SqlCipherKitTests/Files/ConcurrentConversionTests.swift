@@ -82,6 +82,33 @@ import Testing
                 == ["notes.db"])
     }
 
+    /// A second conversion by another user (as root, the helper runs as `nobody`; the folder and
+    /// the file are writable for all). It could not open the first one's lock file for writing,
+    /// went on without the lock, and removed the first one's work file as a leftover. It now
+    /// takes the lock through a read-only descriptor, and is refused as the second call.
+    @Test func aSecondEncryptInPlaceByAnotherUserIsRefusedAndTheFirstCompletes() async throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dir.url.path)
+        let path = dir.path("shared.db")
+        try await ConversionTests().makePlaintext(path, rows: 2000)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: path)
+        let work = path + ".sqlcipherkit-encrypting"
+        let first = PausedConversion(
+            pauseWhen: { FileManager.default.fileExists(atPath: work) },
+            { progress in try Database.encryptInPlace(path: path, key: "first", cipher: fastCipher, progress: progress) })
+        #expect(first.waitUntilPaused())
+
+        let second = try runHelperUnprivileged(["encrypt-in-place", path, "pass:second"])
+        #expect((second.stdout + second.stderr).contains("another conversion of this file"),
+                "\(second.stdout) \(second.stderr)")
+        #expect(FileManager.default.fileExists(atPath: work), "the second call left the first one's work file alone")
+
+        try first.resumeAndWait()
+        let db = try Database(path: path, key: "first", cipher: fastCipher)
+        try await ConversionTests().checkContents(db, rows: 2000)
+        await db.close()
+    }
+
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func aSecondUpgradeIsRefusedAndTheFirstCompletes() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("old.db")
