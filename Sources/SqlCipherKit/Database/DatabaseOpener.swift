@@ -87,7 +87,7 @@ enum DatabaseOpener {
                         path: path, key: key, journalMode: journalMode, cipher: cipher, settings: settings,
                         readOnly: readOnly, isNew: isNew, setup: setup, library: library)
                 } catch let contradicted as FirstReadContradicted {
-                    if attempt >= FirstReadContradicted.attempts { throw contradicted.error }
+                    if attempt >= FirstReadContradicted.attempts { throw contradicted.lastTry(path: path) }
                 } catch SqlCipherError.keyFailed(let failedPath, let reason) where attempt > 1 {
                     // An earlier try found page 1 decrypting with this key (every contradiction
                     // does), and this one found it not decrypting: the key was changed meanwhile.
@@ -415,6 +415,22 @@ enum DatabaseOpener {
         let error: SqlCipherError
         /// Tries in all, the first one included: a rekey's commit and checkpoint are two moments.
         static let attempts = 3
+
+        /// The error of the last try. SQLCipher's bare "file is not a database" (26) after page 1
+        /// was proven to decrypt is either a header SQLite rejects behind the HMAC's reach (the
+        /// plaintext bytes of a plaintext header: a damaged page size, measured on 4.6.1) or the
+        /// key changing under the opening on every try (measured once in 25 openings beside a
+        /// rekey loop in another process). Nothing here tells the two apart, so the advice names
+        /// both; the error stays SQLite's, as damage does.
+        func lastTry(path: String) -> SqlCipherError {
+            guard case .sqlite(let code, let extended, let message, let sql) = error,
+                  code & 0xFF == SQLiteConnection.sqliteNotADatabase, !message.hasSuffix(SQLiteMessageAdvice.pageOneDecryptsYetNotADatabase)
+            else { return error }
+            return .sqlite(code: code, extendedCode: extended,
+                           message: message.replacingOccurrences(of: SQLiteMessageAdvice.keyChanged, with: "")
+                               + SQLiteMessageAdvice.pageOneDecryptsYetNotADatabase,
+                           sql: sql)
+        }
 
         /// The error for a try that found page 1 not decrypting with the key, after an earlier
         /// try of the same opening had found it decrypting: another connection changed the key in

@@ -48,7 +48,7 @@ enum SQLiteMessageAdvice {
     /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
     /// that may hold a key.
     static var suffixes: [String] {
-        [busy, keyChanged, databaseMoved, tooManyVariables]
+        [busy, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase]
     }
 
     /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened
@@ -58,6 +58,14 @@ enum SQLiteMessageAdvice {
         + "with. Most likely another connection (in this process or another) changed the key (rekey) since; nothing "
         + "was written. Close this connection and open the file again with the key it has now. If no key was changed, "
         + "the file was replaced or damaged: run sqlcipher-doctor verify on it"
+
+    /// What follows SQLite's bare "file is not a database" at an opening whose proof found page 1
+    /// decrypting with the key (``DatabaseOpener/FirstReadContradicted``), on every try.
+    static let pageOneDecryptsYetNotADatabase = ": the key decrypts the file's first page, yet SQLite refuses "
+        + "the file on every try. Either another connection (in this process or another) kept changing the key "
+        + "(rekey) while this opening read it: open the file with the key it has now. Or the file's header is "
+        + "damaged where no HMAC checks it (the plaintext bytes of a plaintext header, such as its page size): "
+        + "run sqlcipher-doctor verify on it, and restore it from a backup if it is damaged"
 
     /// What follows "the key opens the database file, but not the newest pages in its -wal": the
     /// causes, and what to do for each. A rekey by another connection writes every page, under the

@@ -256,8 +256,9 @@ final class ConversionLock {
             if ContinuousClock.now >= deadline {
                 throw SqlCipherError.cannotOpen(
                     path: path, reason: "a conversion of this file (encryptInPlace or upgradeFromSqlCipher3, in this "
-                        + "process or another) is running and replaces the file when it ends; it held its lock for longer "
-                        + "than the busy timeout (DatabaseConfiguration.busyTimeout). Open the file once it has ended")
+                        + "process or another) is running and replaces the file when it ends; it held its lock file, "
+                        + "\(lockPath), for longer than the busy timeout (DatabaseConfiguration.busyTimeout). Open the "
+                        + "file once it has ended; if no conversion runs, look for the process that holds that file open")
             }
             usleep(2000)
         }

@@ -182,7 +182,7 @@ import Testing
             try Database(path: path, key: .rawKey(rawKey(), salt: Self.salt), journalMode: .rollback, cipher: Self.header)
         } throws: { error in
             if case SqlCipherError.keyFailed = error { return false }
-            if case SqlCipherError.sqlite = error { return true }
+            if case SqlCipherError.sqlite(_, _, let message, _) = error { return message.contains("header is damaged") }
             return false
         }
         #expect {
@@ -217,5 +217,25 @@ import Testing
         let right = try keyed(rawKey())
         defer { right.close() }
         #expect(KeyProof.keyDecryptsPageOne(right, path: path, afterFailure: 11) == true)
+    }
+
+    /// An opening whose three tries each proved page 1 and then failed with SQLCipher's bare "file
+    /// is not a database" (26): a key changing under it on every try (seen once in 25 openings
+    /// beside a rekey loop in another process, which no test can time), or a damaged plaintext
+    /// header (``rightKeyOnADamagedPlaintextHeaderIsNotKeyFailed``). The error stays SQLite's, and
+    /// its message names both causes. Other last errors (damage behind page 1, code 11) stay as
+    /// they were.
+    @Test func anOpeningWhoseEveryTryFoundPageOneDecryptingYetNotADatabaseSaysWhy() {
+        let raced = DatabaseOpener.FirstReadContradicted(
+            error: .sqlite(code: 26, extendedCode: 26, message: "file is not a database", sql: nil))
+        guard case .sqlite(26, _, let message, _) = raced.lastTry(path: "/tmp/x.db") else {
+            Issue.record("expected SQLite error 26, got \(raced.lastTry(path: "/tmp/x.db"))")
+            return
+        }
+        #expect(message.hasPrefix("file is not a database") && message.contains("kept changing the key (rekey)")
+                    && message.contains("header is damaged"), "\(message)")
+        let damaged = DatabaseOpener.FirstReadContradicted(
+            error: .sqlite(code: 11, extendedCode: 11, message: "database disk image is malformed", sql: nil))
+        #expect(damaged.lastTry(path: "/tmp/x.db") == damaged.error)
     }
 }
