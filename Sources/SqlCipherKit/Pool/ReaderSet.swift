@@ -355,10 +355,15 @@ final class ReaderSet: Sendable {
         }
     }
 
+    /// Opens a reader off the caller's thread, on a queue of its own. An opening blocks (file
+    /// reads, a busy file, a key derivation, a conversion's lock). It ran on the global concurrent
+    /// queue before, whose threads are capped near the core count and, on Linux, are the threads
+    /// of Swift's cooperative pool too: each opening held one of the few threads every task of the
+    /// program runs on. A serial queue of its own gets a thread of its own.
     private func openReader() async throws -> Database {
         let open = self.open
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
+            DispatchQueue(label: "SqlCipherKit.DatabasePool.openReader", qos: .userInitiated).async {
                 continuation.resume(with: Result { try open() })
             }
         }

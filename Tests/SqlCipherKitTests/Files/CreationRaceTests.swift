@@ -48,7 +48,7 @@ import Testing
             process.standardOutput = out
             process.standardError = err
             try process.run()
-            DispatchQueue.global().async { [self] in
+            Thread { [self] in
                 var signalled = false
                 while true {
                     let chunk = out.fileHandleForReading.availableData
@@ -64,31 +64,31 @@ import Testing
                 }
                 if !signalled { readyOrEnded.signal() }
                 ended.signal()
-            }
-            DispatchQueue.global().async { [self] in
+            }.start()
+            Thread { [self] in
                 let data = err.fileHandleForReading.readDataToEndOfFile()
                 errors.withLock { $0 = data }
-            }
+            }.start()
         }
 
         /// Waits until the child printed `ready` (or ended without), off the concurrency pool.
         func waitReady() async {
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { [self] in
+                Thread { [self] in
                     readyOrEnded.wait()
                     continuation.resume()
-                }
+                }.start()
             }
         }
 
         /// Waits for the end, off the concurrency pool; returns the lines printed.
         func finish() async -> [String] {
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { [self] in
+                Thread { [self] in
                     ended.wait()
                     process.waitUntilExit()
                     continuation.resume()
-                }
+                }.start()
             }
             return output.withLock { String(decoding: $0, as: UTF8.self) }.split(separator: "\n").map(String.init)
         }

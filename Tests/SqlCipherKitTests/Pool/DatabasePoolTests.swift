@@ -41,7 +41,8 @@ func reached(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
 /// threads the pool's own calls need); false when it timed out.
 func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 300) async -> Bool {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: wait(semaphore, seconds: seconds)) }
+        // A thread of its own, not the global queue: see blockingOnAThreadOfItsOwn.
+        Thread { continuation.resume(returning: wait(semaphore, seconds: seconds)) }.start()
     }
 }
 

@@ -173,7 +173,7 @@ import Testing
         let pid = process.processIdentifier
         nonisolated(unsafe) var outData = Data(), errData = Data()
         let readers = DispatchGroup()
-        DispatchQueue.global().async(group: readers) {
+        blockingOnAThreadOfItsOwn(readers) {
             let handle = out.fileHandleForReading
             while true {
                 let chunk = handle.availableData
@@ -184,7 +184,7 @@ import Testing
                 }
             }
         }
-        DispatchQueue.global().async(group: readers) { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        blockingOnAThreadOfItsOwn(readers) { errData = err.fileHandleForReading.readDataToEndOfFile() }
         var run = Run()
         run.endedInTime = ended.wait(timeout: .now() + 30) == .success
         if !run.endedInTime {

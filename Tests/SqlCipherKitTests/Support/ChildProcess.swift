@@ -51,11 +51,13 @@ func runChild(_ executable: String, _ arguments: [String], environment: [String:
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
-    // Read both pipes concurrently with the wait so a chatty child cannot block on a full pipe.
+    // Read both pipes concurrently with the wait so a chatty child cannot block on a full pipe,
+    // each on a thread of its own: on the global queue, whose threads are capped near the core
+    // count, the reads of many children at once starved the code under test's own work there.
     nonisolated(unsafe) var outData = Data(), errData = Data()
     let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { outData = out.fileHandleForReading.readDataToEndOfFile() }
-    DispatchQueue.global().async(group: group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
+    blockingOnAThreadOfItsOwn(group) { outData = out.fileHandleForReading.readDataToEndOfFile() }
+    blockingOnAThreadOfItsOwn(group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
     process.waitUntilExit()
     group.wait()
     return ChildResult(
@@ -63,6 +65,15 @@ func runChild(_ executable: String, _ arguments: [String], environment: [String:
         stdout: String(decoding: outData, as: UTF8.self),
         stderr: String(decoding: errData, as: UTF8.self),
         signaled: process.terminationReason == .uncaughtSignal)
+}
+
+/// Runs `body`, which blocks (a pipe's read), on a new thread, inside `group`.
+func blockingOnAThreadOfItsOwn(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+    group.enter()
+    Thread {
+        body()
+        group.leave()
+    }.start()
 }
 
 /// Runs `body`, which blocks (a child process's run, a semaphore's wait), on a thread of its own:
