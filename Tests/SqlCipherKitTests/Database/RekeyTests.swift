@@ -209,8 +209,7 @@ import Testing
         let path = dir.path("shared.db")
         let keyA = rawKey(61), keyB = rawKey(62)
         let db = try Database(path: path, rawKey: keyA, journalMode: mode)
-        try await db.execute("CREATE TABLE t(v)")
-        try await db.execute("INSERT INTO t VALUES (1)")
+        try await Self.addTheRow(db)
         let result = try runChild(productPath("sqlcipherkit-test-helper"),
                                   ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
         try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
@@ -240,8 +239,7 @@ import Testing
         let keyA = rawKey(63), keyB = rawKey(64), keyC = rawKey(65)
         let access: any DatabaseAccess = kind == "pool"
             ? try DatabasePool(path: path, rawKey: keyA) : try Database(path: path, rawKey: keyA, journalMode: mode)
-        try await access.execute("CREATE TABLE t(v)")
-        try await access.execute("INSERT INTO t VALUES (1)")
+        try await Self.addTheRow(access)
         let result = try runChild(productPath("sqlcipherkit-test-helper"),
                                   ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
         try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
@@ -298,8 +296,7 @@ import Testing
         // The rekey's checkpoints wait this long for the reader, then leave the pages in the -wal.
         configuration.busyTimeout = .milliseconds(100)
         let db = try Database(path: path, rawKey: keyA, journalMode: .wal, configuration: configuration)
-        try await db.execute("CREATE TABLE t(v)")
-        try await db.execute("INSERT INTO t VALUES (1)")
+        try await Self.addTheRow(db)
         let reader = try KillableChild(helperArguments: ["hold-lock", path, "raw:" + hex(keyA), "read"])
         try #require(reader.waitForLine(startingWith: "held") != nil, "\(reader.lines) \(reader.standardError)")
         try await db.rekey(rawKey: keyB)
@@ -335,8 +332,7 @@ import Testing
         let path = dir.path("shared.db")
         let keyA = rawKey(80), keyB = rawKey(81)
         let db = try Database(path: path, rawKey: keyA, journalMode: mode)
-        try await db.execute("CREATE TABLE t(v)")
-        try await db.execute("INSERT INTO t VALUES (1)")
+        try await Self.addTheRow(db)
         await db.close()
         let helper = productPath("sqlcipherkit-test-helper")
         let rekeyed = Mutex(false)
@@ -377,8 +373,7 @@ import Testing
         await source.close()
         let access: any DatabaseAccess = kind == "pool"
             ? try DatabasePool(path: path, rawKey: keyA) : try Database(path: path, rawKey: keyA)
-        try await access.execute("CREATE TABLE t(v)")
-        try await access.execute("INSERT INTO t VALUES (1)")
+        try await Self.addTheRow(access)
         let result = try runChild(productPath("sqlcipherkit-test-helper"),
                                   ["rekey-loop", path, "raw:" + hex(keyA), "raw:" + hex(keyB), "1"])
         try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
@@ -423,8 +418,7 @@ import Testing
         let keyA = rawKey(76), keyB = rawKey(77)
         let access: any DatabaseAccess = kind == "pool"
             ? try DatabasePool(path: path, rawKey: keyA) : try Database(path: path, rawKey: keyA)
-        try await access.execute("CREATE TABLE t(v)")
-        try await access.execute("INSERT INTO t VALUES (1)")
+        try await Self.addTheRow(access)
         let before = try await access.verifyIntegrity()
         #expect(before.isOK && before.notes.allSatisfy { !$0.contains("no longer decrypts") })
         let result = try runChild(productPath("sqlcipherkit-test-helper"),
@@ -451,6 +445,12 @@ import Testing
         } catch {
             Issue.record("not rekeyFailed: \(error)")
         }
+    }
+
+    /// The table every test here ends by reading (``expectOnlyKey(_:of:opens:)``): one row.
+    static func addTheRow(_ access: any DatabaseAccess) async throws {
+        try await access.execute("CREATE TABLE t(v)")
+        try await access.execute("INSERT INTO t VALUES (1)")
     }
 
     static func expectOnlyKey(_ key: Data, of keys: [Data], opens path: String) async throws {
