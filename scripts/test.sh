@@ -45,12 +45,23 @@ fi
 # descriptors at most with this limit, and the same run time (67 s against 65 s).
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-24}"
 
+# Each run's output is also kept in a log, so that a failure is summarised again at the very end:
+# a CI log that shows only its last part still names what failed and how.
+logs="$(mktemp -d "${TMPDIR:-/tmp}/sqlcipherkit-test-logs.XXXXXX")"
+trap 'rm -rf "$logs"' EXIT
 status=0
+failed_logs=()
 for lib in "${libraries[@]}"; do
   echo "=== SqlCipherKit tests against $lib"
-  if ! SQLCIPHERKIT_LIBRARY="$lib" swift test --skip-build ${test_args[@]+"${test_args[@]}"}; then
+  log="$logs/$(basename "$lib").log"
+  set +e
+  SQLCIPHERKIT_LIBRARY="$lib" swift test --skip-build ${test_args[@]+"${test_args[@]}"} 2>&1 | tee "$log"
+  run_status=${PIPESTATUS[0]}
+  set -e
+  if [ "$run_status" -ne 0 ]; then
     status=1
-    echo "=== FAILED against $lib"
+    failed_logs+=("$lib|$log|$run_status")
+    echo "=== FAILED against $lib (exit status $run_status)"
   fi
 done
 if [ ${#libraries[@]} -lt 2 ]; then
@@ -73,4 +84,16 @@ if [ "$narrowed" -eq 0 ]; then
     fi
   done
 fi
+# The summary of every failed run, last, where a truncated log still shows it: the issues Swift
+# Testing and XCTest reported (with the lines that follow each), then the run's last lines (a crash
+# prints its signal there, and no test is marked failed).
+for entry in ${failed_logs[@]+"${failed_logs[@]}"}; do
+  IFS='|' read -r lib log run_status <<<"$entry"
+  echo "=== summary: the run against $lib failed (exit status $run_status)"
+  grep -n -E '✘ (Test|Suite).* failed|Fatal error|Caught signal|crashed|error: ' "$log" | head -n 60 || true
+  echo "--- the issues they recorded:"
+  grep -n -A 3 -E 'recorded an issue|XCTAssert|Expectation failed' "$log" | grep -v '^[0-9]*-↳' | head -n 120 || true
+  echo "--- its last lines:"
+  tail -n 12 "$log"
+done
 exit $status
