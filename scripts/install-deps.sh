@@ -3,7 +3,8 @@
 #   - SQLCipher 4.x (libsqlcipher1, plus the `sqlcipher` CLI of the same version),
 #   - SQLCipher 3.4.1 (libsqlcipher0) where the distribution has it, and its CLI unpacked
 #     beside the 4.x one (both CLIs are called `sqlcipher`, so only one can be installed),
-#   - libsqlite3-dev (the plaintext SQLite the tests link on purpose), a C compiler and binutils
+#   - libsqlite3-dev (the plaintext SQLite the tests link on purpose) and the sqlite3 CLI (a test
+#     reads a decrypted export with it), a C compiler and binutils
 #     (the linking tests build small C programs and read ELF files), musl-tools (the tests check
 #     that the C bridge also compiles for musl).
 # Idempotent and non-interactive; prints nothing when everything is already present.
@@ -48,7 +49,7 @@ SRC
 fi
 
 need=()
-for p in libsqlite3-dev gcc libc6-dev binutils musl-tools; do have_pkg "$p" || need+=("$p"); done
+for p in libsqlite3-dev sqlite3 gcc libc6-dev binutils musl-tools; do have_pkg "$p" || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
   apt_update
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
