@@ -45,10 +45,13 @@ fi
 # descriptors at most with this limit, and the same run time (67 s against 65 s).
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-24}"
 
-# Each run's output is also kept in a log, so that a failure is summarised again at the very end:
-# a CI log that shows only its last part still names what failed and how.
-logs="$(mktemp -d "${TMPDIR:-/tmp}/sqlcipherkit-test-logs.XXXXXX")"
-trap 'rm -rf "$logs"' EXIT
+# Each run's output is also kept in a log (.build/test-logs, replaced by the next run), so that a
+# failure is summarised again at the very end: a CI log that shows only its last part still names
+# what failed and how. Not in the temporary directory: LeakTests scans it for the secrets the tests
+# write, and a failure message that quoted one would be found there.
+logs=.build/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
 status=0
 failed_logs=()
 for lib in "${libraries[@]}"; do
