@@ -382,7 +382,12 @@ final class ContextBox: @unchecked Sendable {
         let key = rawKey(76)
         let holder = try Database(path: path, rawKey: key)
         try await holder.migrate([])  // creates _migrations, so the migrating call writes nothing before its list
-        let migrating = try Database(path: path, rawKey: key)
+        // The migrating call waits for the holder's write lock up to its busy timeout while this
+        // test applies the migration on the holder: long here, so that only a hang exceeds it (the
+        // default five seconds passed on a loaded machine, and the migration failed with busy).
+        var configuration = DatabaseConfiguration()
+        configuration.busyTimeout = .seconds(120)
+        let migrating = try Database(path: path, rawKey: key, configuration: configuration)
         let listRead = DispatchSemaphore(value: 0)
         try await migrating.trace { event in
             if event.isInternal && event.sql.contains(#"FROM "main"."_migrations" ORDER BY rowid"#) { listRead.signal() }
