@@ -156,12 +156,14 @@ import Testing
         try await recorder.attach(to: db)
         _ = try await db.query("SELECT 1")
         _ = try await db.query("""
-            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300000) SELECT sum(i) FROM c
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000000) SELECT sum(i) FROM c
             """)
         let events = recorder.userEvents
         #expect(events.count == 2)
         // SQLite's own profile reports whole milliseconds: 0 for a statement this fast.
         #expect(events[0].duration > .zero && events[0].duration < .seconds(1))
+        // Two million rows (a few hundred milliseconds) outlast any preemption of `SELECT 1` on a
+        // loaded machine (300,000 rows, tens of milliseconds, left a margin that one could pass).
         #expect(events[1].duration > events[0].duration)
         let nanoseconds = events.map { $0.duration.components.attoseconds / 1_000_000_000 }
         #expect(nanoseconds.contains { $0 % 1_000_000 != 0 }, "\(events.map(\.duration))")
