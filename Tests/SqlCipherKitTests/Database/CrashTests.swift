@@ -40,17 +40,8 @@ import Testing
         try helperRunDuration(arguments, mark: mark)
     }
 
-    /// Whether another round runs: the planned `rounds`, then up to six more while no kill has
-    /// landed inside a run (a loaded machine can stretch the measured run and then run the others
-    /// fast). `span` is what the round's kill moment is drawn from: up to 1.1 runs, and in an
-    /// extra round the first half of one.
-    static func nextRound(_ round: Int, of rounds: Int, killedWhileRunning: Int, duration: TimeInterval) -> ClosedRange<Double>? {
-        if round < rounds { return 0...(duration * 1.1) }
-        return killedWhileRunning == 0 && round < rounds + 6 ? 0...(duration * 0.5) : nil
-    }
-
     /// Kills `rekey-loop` (`arguments(rounds)`, which prints `opened` first) at seeded moments,
-    /// round after round (``nextRound(_:of:killedWhileRunning:duration:)``), and checks after
+    /// round after round (``KillRounds``: eight, up to 1.1 runs), and checks after
     /// each that the file opens with exactly one of `keys` and every row, then what `check` adds.
     /// Some kill must have landed while the rekeys ran.
     func killRekeyLoop(_ arguments: (Int) -> [String], seed: UInt64, path: String, keys: (Data, Data), rows: Int,
@@ -58,9 +49,9 @@ import Testing
         let duration = try measure(arguments(2), mark: "opened")
         var random = SeededGenerator(seed: seed)
         var killedWhileRunning = 0
-        var round = 0
-        while let span = Self.nextRound(round, of: 8, killedWhileRunning: killedWhileRunning, duration: duration) {
-            defer { round += 1 }
+        var rounds = KillRounds(planned: 8, duration: duration, reach: 1.1)
+        while let span = rounds.next(landed: killedWhileRunning > 0) {
+            let round = rounds.round
             let delay = Double.random(in: span, using: &random)
             let (_, killed) = try runAndKill(arguments(1000), after: delay)
             if killed { killedWhileRunning += 1 }
@@ -87,9 +78,9 @@ import Testing
         var random = SeededGenerator(seed: 0x5EED_0001 &+ UInt64(mode == .wal ? 1 : 0))
         var outcomes: [String: Int] = [:]
         var killedWhileRunning = 0
-        var round = 0
-        while let span = Self.nextRound(round, of: 8, killedWhileRunning: killedWhileRunning, duration: duration) {
-            defer { round += 1 }
+        var rounds = KillRounds(planned: 8, duration: duration, reach: 1.1)
+        while let span = rounds.next(landed: killedWhileRunning > 0) {
+            let round = rounds.round
             let path = dir.path("round\(round).db")
             try await makeSource(path)
             let delay = Double.random(in: span, using: &random)
@@ -116,7 +107,7 @@ import Testing
             }
             #expect(!FileManager.default.fileExists(atPath: path + ".sqlcipherkit-encrypting") || !db.isEncrypted)
         }
-        #expect(outcomes.values.reduce(0, +) == round)
+        #expect(outcomes.values.reduce(0, +) == rounds.count)
         // The kills did land while the conversion ran (not all after it had finished).
         #expect(killedWhileRunning > 0, "outcomes \(outcomes)")
     }

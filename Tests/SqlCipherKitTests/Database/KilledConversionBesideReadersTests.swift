@@ -91,10 +91,13 @@ import Testing
         var random = Reliability.generator(for: scenario)
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var outcomes: [String: Int] = [:]
-        for round in 0..<Reliability.count(short: 6, long: 40) {
+        // Up to 1.3 times a run, so that some kills come after the copy took its name; past the
+        // planned rounds, more until one kill has left no target.
+        var rounds = KillRounds(planned: Reliability.count(short: 6, long: 40), duration: duration, reach: 1.3)
+        while let span = rounds.next(landed: outcomes["absent", default: 0] > 0) {
+            let round = rounds.round
             let name = "copy\(round).db", target = dir.path(name)
-            // Up to 1.3 times a run, so that some kills come after the copy took its name.
-            let delay = Double.random(in: 0...(duration * 1.3), using: &random)
+            let delay = Double.random(in: span, using: &random)
             let label = "round \(round), delay \(delay)"
             let (lines, killed) = try KillableChild.killed(["encrypt-copy", path, target, "pass:copy"], after: delay)
             record.rounds += 1

@@ -53,17 +53,15 @@ import Testing
         var tally = Tally()
         var outcomes: [String: Int] = [:]
         var killedWhileRunning = 0
-        let rounds = Reliability.count(short: 3, long: 60)
-        var round = 0
-        // Past the planned rounds, a few more, each drawn inside a run, until one kill has landed
-        // while the upgrade ran: three rounds drawn up to 1.3 runs all missed it now and then.
-        while round < rounds || (killedWhileRunning == 0 && round < rounds + 6) {
-            defer { round += 1 }
+        // Up to 1.3 times a run, so that some kills come after the switch to the new file; past the
+        // planned rounds, more until one kill has landed while the upgrade ran (three rounds all
+        // missed it now and then).
+        var rounds = KillRounds(planned: Reliability.count(short: 3, long: 60), duration: duration, reach: 1.3)
+        while let span = rounds.next(landed: killedWhileRunning > 0) {
+            let round = rounds.round
             let name = "round\(round).db", path = dir.path(name)
             try original.write(to: URL(fileURLWithPath: path))
-            // Up to 1.3 times a run: the run includes the child's start-up, and some kills must come
-            // after the switch to the new file.
-            let delay = Double.random(in: 0...(duration * (round < rounds ? 1.3 : 0.9)), using: &random)
+            let delay = Double.random(in: span, using: &random)
             let label = "round \(round), delay \(delay)"
             let (lines, killed) = try KillableChild.killed(["upgrade-v3", "run", path, "pass:legacy"], after: delay,
                                                            environment: Self.four)

@@ -108,11 +108,14 @@ import Testing
         var random = Reliability.generator(for: scenario)
         var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
         var outcomes: [String: Int] = [:]
-        for round in 0..<Reliability.count(short: 8, long: 60) {
+        // Up to 1.5 times the work: some kills must come at its end (the verification, the rename
+        // that publishes the copy) or after it; past the planned rounds, more until one kill has
+        // left no target (all eight landed after the work once under load).
+        var rounds = KillRounds(planned: Reliability.count(short: 8, long: 60), duration: duration, reach: 1.5)
+        while let span = rounds.next(landed: outcomes["absent", default: 0] > 0) {
+            let round = rounds.round
             let target = dir.path("backup\(round).db")
-            // Up to 1.5 times the work: some kills must come at its end (the verification, the
-            // rename that publishes the copy) or after it.
-            let delay = Double.random(in: 0...(duration * 1.5), using: &random)
+            let delay = Double.random(in: span, using: &random)
             let label = "round \(round), delay \(delay)"
             let (lines, killed) = try KillableChild.killed(["backup-run", path, kind, key, target], after: delay)
             record.rounds += 1

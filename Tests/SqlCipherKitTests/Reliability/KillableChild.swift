@@ -114,3 +114,42 @@ func helperRunDuration(_ arguments: [String], mark: String = "start",
     #expect(marked != nil && status == 0, "\(child.lines) \(child.standardError)")
     return Date().timeIntervalSince(start)
 }
+
+/// The rounds of a test that kills a helper at random moments and needs some kill to land inside
+/// the work (not after it ended): `planned` rounds whose moments are drawn from up to
+/// `reach` runs (past 1, some kills come after the work, which must be whole then too), then up
+/// to six more, each drawn from the first quarter of a run, for as long as none has landed.
+///
+/// The extra rounds are the test's answer to a loaded machine: the measured run can be long and
+/// the later ones short, and the test process's own sleep before each kill can wake late, so
+/// that every planned moment falls after the work (seen: all eight rounds of the backup test and
+/// of `killDuringEncryptInPlace`, and the upgrade test's three now and then). Each test keeps its
+/// own notion of "landed" (killed while running, or a target still absent).
+struct KillRounds {
+    let planned: Int
+    let duration: TimeInterval
+    let reach: Double
+    /// The index of the round that ``next(landed:)`` last returned.
+    private(set) var round = -1
+
+    init(planned: Int, duration: TimeInterval, reach: Double) {
+        self.planned = planned
+        self.duration = duration
+        self.reach = reach
+    }
+
+    /// The span to draw the next round's kill moment from (seconds after the helper's mark line),
+    /// or nil when the test has run its rounds: the planned ones, and then extra ones until
+    /// `landed`.
+    mutating func next(landed: Bool) -> ClosedRange<Double>? {
+        let candidate = round + 1
+        let span: ClosedRange<Double>? =
+            candidate < planned ? 0...(duration * reach)
+            : !landed && candidate < planned + 6 ? 0...(duration * 0.25) : nil
+        if span != nil { round = candidate }
+        return span
+    }
+
+    /// The number of rounds run so far.
+    var count: Int { round + 1 }
+}
