@@ -110,7 +110,7 @@ import Testing
         var outcomes: [String: Int] = [:]
         // Up to 1.5 times the work: some kills must come at its end (the verification, the rename
         // that publishes the copy) or after it; past the planned rounds, more until one kill has
-        // left no target (all eight landed after the work once under load).
+        // left no target (all eight landed after the work once, in a full run).
         var rounds = KillRounds(planned: Reliability.count(short: 8, long: 60), duration: duration, reach: 1.5)
         while let span = rounds.next(landed: outcomes["absent", default: 0] > 0) {
             let round = rounds.round
