@@ -127,12 +127,12 @@ struct CipherPragmaRule: Sendable {
         .init(name: "cipher_plaintext_header_size", versions: .sqlcipher4, readAllowed: true, setting: .refused,
               why: "would write the start of page 1 in the clear over the key-derivation salt, after which no key and no "
                 + "settings open the file",
-              instead: "Create the file with CipherSettings(plaintextHeaderSize:) and Database(path:key:cipher:) with key: .rawKey(key, salt: salt), "
+              instead: "Create the file with CipherSettings(plaintextHeaderSize:) and Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt), "
                 + "and keep the salt."),
         .init(name: "cipher_salt", versions: .sqlcipher4, readAllowed: true, setting: .refused,
               why: "would change the key-derivation salt of the open connection, so the pages written afterwards use "
                 + "another key",
-              instead: "Give the salt with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) (files with a plaintext header)."),
+              instead: "Give the salt with Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) (files with a plaintext header)."),
         .init(name: "cipher_compatibility", versions: .sqlcipher4, readAllowed: true, setting: .refused,
               why: "would switch the open connection to another version's page size, key derivation and HMAC, so the "
                 + "pages no longer match the file",

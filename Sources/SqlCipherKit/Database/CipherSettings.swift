@@ -155,10 +155,10 @@ public struct CipherSettings: Sendable, Hashable {
         let exists = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
         let what = exists
             ? "the file's first bytes hold SQLite's header, not the key-derivation salt, so \(given) does not give "
-                + "its key. Open it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) and the salt kept when it was created "
+                + "its key. Open it with Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) and the salt kept when it was created "
                 + "(PRAGMA cipher_salt)"
             : "the key-derivation salt is not stored in the file, so a file created with \(given) could not be "
-                + "opened again. Create it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) (or export(to:key:cipher:) or backup(to:key:) "
+                + "opened again. Create it with Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) (or export(to:key:cipher:) or backup(to:key:) "
                 + "with DatabaseKey.rawKey(_:salt:)) and keep the salt"
         throw SqlCipherError.keyFailed(
             path: path, reason: "with a plaintext header (CipherSettings.plaintextHeaderSize) " + what)

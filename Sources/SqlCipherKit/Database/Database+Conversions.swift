@@ -37,7 +37,7 @@ extension Database {
     public static func encrypt(plaintextAt source: String, to target: String, key: DatabaseKey,
                                cipher: CipherSettings = .default,
                                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
-        let material = try key.material()
+        let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared).material()
         let opened = try Exporter.openPlaintextSource(source)
         defer { opened.connection.close() }
         try Exporter(source: opened.connection, sourcePath: source, library: opened.library)
@@ -178,6 +178,7 @@ extension DatabaseAccess {
     ///   ``SqlCipherError/conversionFailed(source:target:reason:)``; `CancellationError`.
     public func export(to target: String, key: DatabaseKey, cipher: CipherSettings = .default,
                        progress: (@Sendable (DatabaseProgress) -> Void)? = nil) async throws {
+        let key = try key.resolved(for: cipher, library: library)
         _ = try key.material()
         let (path, library, journalMode) = (self.path, self.library, exportJournalMode)
         try await _withConnection(.write) { conn in

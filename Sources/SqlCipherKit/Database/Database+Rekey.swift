@@ -87,6 +87,7 @@ extension Database {
                            progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         guard isEncrypted else { throw SqlCipherError.notEncrypted }
         let core = try liveConnection()
+        let newKey = try newKey.resolved(for: cipherSettings, library: library)
         let material = try newKey.material()
         guard path != ":memory:" else {
             throw SqlCipherError.rekeyFailed(path: path, reason: "an in-memory database has no file to re-encrypt")
@@ -116,7 +117,7 @@ extension Database {
             guard newKey.kind == .raw else {
                 throw SqlCipherError.rekeyFailed(
                     path: path, reason: "a database with a plaintext header keeps its salt outside the file; "
-                        + "change its key with rekey(rawKey:)")
+                        + "change its key with rekey(.passphrase(passphrase, salt: salt)) or rekey(.rawKey(key, salt: salt)) and the salt it was created with")
             }
             let saltHex = try core.scalar("PRAGMA cipher_salt").flatMap { String.fromDatabaseValue($0) } ?? ""
             guard let salt = Data(hexString: saltHex), salt.count == 16 else {

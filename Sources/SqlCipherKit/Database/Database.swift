@@ -110,15 +110,15 @@ public actor Database {
     ///
     /// This is the one keyed initialiser; the `String` and `rawKey:` forms make a ``DatabaseKey``
     /// and come here. A file with a plaintext header (``CipherSettings/plaintextHeaderSize``)
-    /// does not store its salt, so it opens only with ``DatabaseKey/rawKey(_:salt:)`` and the salt
-    /// kept when it was created. `readOnly` opens an existing database without ever writing to
+    /// does not store its salt, so it opens only with a key that carries the salt kept when it
+    /// was created: ``DatabaseKey/rawKey(_:salt:)`` or ``DatabaseKey/passphrase(_:salt:)``. `readOnly` opens an existing database without ever writing to
     /// it or to its folder.
     /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
     ///   ``SqlCipherError/invalidRawKey(byteCount:)``, ``SqlCipherError/keyFailed(path:reason:)``
     ///   and the other opening errors.
     public init(path: String, key: DatabaseKey, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
                 readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        let material = try key.material()
+        let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared).material()
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
                       setup: ConnectionSetup(configuration: configuration))
     }

@@ -354,7 +354,7 @@ enum DatabaseOpener {
                     throw SqlCipherError.keyFailed(
                         path: path,
                         reason: "it is a SQLCipher database with a plaintext header. Open it with "
-                            + "CipherSettings(plaintextHeaderSize:) and Database(path:key:) with key: .rawKey(key, salt: salt)")
+                            + "CipherSettings(plaintextHeaderSize:) and Database(path:key:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt)")
                 }
             } else if header.looksPlaintextHeaderSQLCipher {
                 throw SqlCipherError.notPlaintextDatabase(path: path)

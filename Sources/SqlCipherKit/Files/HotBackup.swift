@@ -43,6 +43,7 @@ final class HotBackup: @unchecked Sendable {
         // it exists: otherwise it stayed beside the target for as long as the target did.
         HiddenCopy.removeDead(besides: target, kind: "backup")
         try Exporter.checkNewTarget(target)
+        let key = try key.resolved(for: cipher, library: SqlCipherLibrary.shared)
         let material = try key.material()
         // Before the work file exists: with a plaintext header only a raw key with its salt could
         // open the copy again (the work file's refusal named the work file).

@@ -51,6 +51,26 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
         DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase), salt: nil)
     }
 
+    /// A passphrase with the 16-byte key-derivation salt kept outside the file, for files with a
+    /// plaintext header (``CipherSettings/plaintextHeaderSize``), which do not store their salt:
+    /// SQLCipher's shared-container setup, where a program wrote the file after
+    /// `PRAGMA key`, `PRAGMA cipher_plaintext_header_size` and `PRAGMA cipher_salt = "x'…'"`.
+    ///
+    /// ```swift
+    /// let db = try Database(path: path, key: .passphrase(passphrase, salt: salt),
+    ///                       cipher: CipherSettings(plaintextHeaderSize: 32))
+    /// ```
+    ///
+    /// The package derives the key from the passphrase and this salt once, with the digest and
+    /// iteration count the library reports for the settings, in the crypto library libsqlcipher
+    /// itself uses (<doc:KeysInMemory>), and uses the result as ``rawKey(_:salt:)`` would: what
+    /// one opens, the other opens. Where that derivation is unavailable (a SQLCipher built on
+    /// another crypto provider) the call throws ``SqlCipherError/unsupported(feature:requires:loaded:)``
+    /// rather than guess. A salt of another length throws ``SqlCipherError/invalidQuery(reason:)``.
+    public static func passphrase(_ passphrase: String, salt: Data) -> DatabaseKey {
+        DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: salt)
+    }
+
     /// A raw key of exactly 32 bytes: no key derivation.
     public static func rawKey(_ key: Data) -> DatabaseKey {
         DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: nil)
@@ -79,11 +99,52 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
         DatabaseKey(kind: kind, secret: SecretBytes(secret.bytes), salt: salt)
     }
 
+    /// This key as SQLCipher will be given it for a file written with `cipher`: a passphrase with a
+    /// salt becomes the raw key and salt that SQLCipher would derive from them (the passphrase's
+    /// checks first, as for any passphrase); every other key is itself. Every entry point that
+    /// takes a key and knows the file's settings calls this first, so that everything after it
+    /// (the plaintext-header check, rekey's salt check, a pool's keying) sees a raw key with its
+    /// salt, the one form of a key with a salt.
+    ///
+    /// - Throws: what ``material()`` throws for the passphrase; ``SqlCipherError/invalidQuery(reason:)``
+    ///   for a salt that is not 16 bytes; ``SqlCipherError/unsupported(feature:requires:loaded:)``
+    ///   when this process cannot derive keys the way SQLCipher does (``KeyDerivation``).
+    func resolved(for cipher: CipherSettings, library: SqlCipherLibrary) throws -> DatabaseKey {
+        guard kind == .passphrase, let salt else { return self }
+        let passphrase = try KeyMaterial(passphrase: secret.bytes)
+        guard salt.count == KeySalt.length else {
+            throw SqlCipherError.invalidQuery(reason: "a salt must be exactly \(KeySalt.length) bytes, not \(salt.count)")
+        }
+        // Settings this library cannot honour (a plaintext header on SQLCipher 3) are refused as
+        // such, not as a derivation that is unavailable.
+        _ = try cipher.pragmas(for: library)
+        if case .failure(let error) = KeyDerivation.availability(library: library, settings: cipher) {
+            let requires: String
+            if case .unsupported(_, let reason, _) = error { requires = reason } else { requires = error.description }
+            throw SqlCipherError.unsupported(
+                feature: "a passphrase with a salt (DatabaseKey.passphrase(_:salt:)); derive the key yourself and "
+                    + "pass .rawKey(key, salt: salt)",
+                requires: requires, loaded: library.cipherVersion)
+        }
+        let parameters = try KeyDerivation.parameters(for: cipher, library: library)
+        let derived = try passphrase.withBytes { try KeyDerivation.derive($0, salt: salt, parameters: parameters) }
+        return try derived.withRawKeyAndSalt { key, salt in
+            DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: salt)
+        }
+    }
+
     /// The bytes to hand to SQLCipher, checked: the one conversion of a key into what
-    /// ``SQLiteConnection/applyKey(_:)`` takes.
+    /// ``SQLiteConnection/applyKey(_:)`` takes. A passphrase with a salt must have been
+    /// ``resolved(for:library:)`` first: the package hands SQLCipher a salt only inside a raw key.
     func material() throws -> KeyMaterial {
         switch kind {
-        case .passphrase: return try KeyMaterial(passphrase: secret.bytes)
+        case .passphrase:
+            guard salt == nil else {
+                throw SqlCipherError.invalidQuery(
+                    reason: "a passphrase with a salt is for files with a plaintext header (SQLCipher 4), which this "
+                        + "call neither reads nor writes; pass the passphrase without the salt")
+            }
+            return try KeyMaterial(passphrase: secret.bytes)
         case .raw: return try KeyMaterial(rawKey: secret.view, salt: salt)
         case .derived: return try KeyMaterial(literal: secret.bytes)
         }

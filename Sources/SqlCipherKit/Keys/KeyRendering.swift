@@ -13,7 +13,8 @@ extension DatabaseKey: CustomStringConvertible, CustomDebugStringConvertible, Cu
     /// so that a key printed, interpolated or logged by mistake shows nothing of the secret.
     public var description: String {
         switch kind {
-        case .passphrase: return "DatabaseKey.passphrase(<redacted>)"
+        case .passphrase:
+            return salt == nil ? "DatabaseKey.passphrase(<redacted>)" : "DatabaseKey.passphrase(<redacted>, salt: <redacted>)"
         case .raw: return salt == nil ? "DatabaseKey.rawKey(<redacted>)" : "DatabaseKey.rawKey(<redacted>, salt: <redacted>)"
         case .derived: return "DatabaseKey.derived(<redacted>)"
         }

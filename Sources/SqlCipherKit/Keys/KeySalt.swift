@@ -94,7 +94,7 @@ enum KeySalt {
             throw SqlCipherError.keyFailed(
                 path: path,
                 reason: "it is a SQLCipher database with a plaintext header. Open it with "
-                    + "CipherSettings(plaintextHeaderSize:) and Database(path:key:) with key: .rawKey(key, salt: salt)")
+                    + "CipherSettings(plaintextHeaderSize:) and Database(path:key:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt)")
         }
         let stored: Data
         let origin: Origin
@@ -128,10 +128,10 @@ enum KeySalt {
         let why = exists
             ? "with a plaintext header (CipherSettings.plaintextHeaderSize) the file's first bytes hold SQLite's "
                 + "header, not the key-derivation salt, so a passphrase alone does not give its key. Open it with "
-                + "Database(path:key:cipher:) with key: .rawKey(key, salt: salt) and the salt kept when it was created (PRAGMA cipher_salt)"
+                + "Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) and the salt kept when it was created (PRAGMA cipher_salt)"
             : "with a plaintext header (CipherSettings.plaintextHeaderSize) the key-derivation salt is not stored in "
                 + "the file, so a file created from a passphrase alone could not be opened with it again. Create it "
-                + "with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) and keep the salt"
+                + "with Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) and keep the salt"
         return SqlCipherError.keyFailed(path: path, reason: why)
     }
 

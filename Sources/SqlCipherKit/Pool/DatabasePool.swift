@@ -139,6 +139,7 @@ public final class DatabasePool: DatabaseAccess {
     /// rather than choosing one of its own for a file that is not its to create.
     private convenience init(path: String, keyedBy key: DatabaseKey, cipher: CipherSettings, maximumReaderCount: Int,
                              configuration: DatabaseConfiguration) throws {
+        let key = try key.resolved(for: cipher, library: SqlCipherLibrary.shared)
         let material = try key.material()
         guard key.kind == .passphrase else {
             try self.init(path: path, secret: key.copy(), cipher: cipher, maximumReaderCount: maximumReaderCount,

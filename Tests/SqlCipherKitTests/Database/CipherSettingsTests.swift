@@ -195,7 +195,7 @@ import Testing
                     Issue.record("expected keyFailed, got \(String(describing: error))")
                     return
                 }
-                #expect(reason.contains("key: .rawKey(key, salt: salt)"), "\(reason)")
+                #expect(reason.contains("key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt)"), "\(reason)")
             }
             #expect(!FileManager.default.fileExists(atPath: path))
         }

@@ -94,6 +94,13 @@ final class GuideProgressBar: Sendable {
         return [a, b, c, d]
     }
 
+    /// OpeningADatabase.md, block 7; run by ``aSharedContainerFileOpensWithItsPassphraseAndSalt()``.
+    func sharedContainerFile(p5: String, passphrase: String, saltBytes: Data) throws -> Database {
+        let shared = try Database(path: p5, key: .passphrase(passphrase, salt: saltBytes),
+                                  cipher: CipherSettings(plaintextHeaderSize: 32))
+        return shared
+    }
+
     // MARK: Run
 
     /// Block 1's kinds of opening, on paths of a temporary folder: the passphrase as a string and
@@ -111,6 +118,21 @@ final class GuideProgressBar: Sendable {
         #expect(fast.isEncrypted && !plain.isEncrypted && scratch.journalMode == .rollback)
         let single = try Database(path: dir.path("notes.db"), key: "k", journalMode: .rollback, cipher: fastCipher)
         #expect(single.journalMode == .rollback)
+    }
+
+    /// Block 7 on a file the real SQLCipher 4 CLI made with the three pragmas of the text.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aSharedContainerFileOpensWithItsPassphraseAndSalt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let salt = Data(repeating: 0x3C, count: 16)
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "container"), "PRAGMA cipher_plaintext_header_size = 32",
+            "PRAGMA cipher_salt = \"x'\(hex(salt))'\"", "CREATE TABLE t(x)", "INSERT INTO t VALUES (42)",
+        ])
+        let shared = try sharedContainerFile(p5: path, passphrase: "container", saltBytes: salt)
+        #expect(try await shared.query("SELECT x FROM t")[0].get(0, as: Int.self) == 42)
+        await shared.close()
     }
 
     /// Block 6; SQLCipher 3.4.1 has no plaintext header, so the fourth opening is refused there.

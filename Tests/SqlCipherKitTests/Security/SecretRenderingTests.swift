@@ -161,6 +161,7 @@ import Testing
         // Keys, in every form.
         for (name, key) in [("passphrase", DatabaseKey.passphrase(secrets.passphrase)),
                             ("passphrase bytes", .passphrase(Data(secrets.passphrase.utf8))),
+                            ("passphrase with salt", .passphrase(secrets.passphrase, salt: secrets.salt)),
                             ("raw key", .rawKey(secrets.raw)), ("raw key with salt", .rawKey(secrets.raw, salt: secrets.salt)),
                             ("literal", DatabaseKey(stringLiteral: secrets.passphrase))] {
             findings.check("DatabaseKey \(name)", key)
@@ -233,6 +234,15 @@ import Testing
         await Self.failing("wrong raw key", findings) { _ = try Database(path: dir.path("db.db"), rawKey: secrets.raw) }
         await Self.failing("raw key with salt", findings) {
             _ = try Database(path: dir.path("db.db"), key: .rawKey(secrets.raw, salt: secrets.salt))
+        }
+        await Self.failing("passphrase with salt", findings) {
+            _ = try Database(path: dir.path("db.db"), key: .passphrase(secrets.passphrase, salt: secrets.salt))
+        }
+        await Self.failing("passphrase with a salt of 15 bytes", findings) {
+            _ = try Database(path: dir.path("n.db"), key: .passphrase(secrets.passphrase, salt: secrets.salt.prefix(15)))
+        }
+        await Self.failing("upgrade with a passphrase and salt", findings) {
+            try Database.upgradeFromSqlCipher3(path: dir.path("db.db"), key: .passphrase(secrets.passphrase, salt: secrets.salt))
         }
         await Self.failing("raw key of 31 bytes", findings) { _ = try Database(path: dir.path("n.db"), rawKey: secrets.raw.prefix(31)) }
         await Self.failing("passphrase spelled as raw key", findings) {
