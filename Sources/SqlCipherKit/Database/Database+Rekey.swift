@@ -87,7 +87,9 @@ extension Database {
                            progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         guard isEncrypted else { throw SqlCipherError.notEncrypted }
         let core = try liveConnection()
-        let newKey = try newKey.resolved(for: cipherSettings, library: library)
+        // A read-only Database may have been opened with settings only a reader may name: it is
+        // refused below as read-only, not for its settings.
+        let newKey = try newKey.resolved(for: cipherSettings, library: library, readOnly: isReadOnly)
         let material = try newKey.material()
         guard path != ":memory:" else {
             throw SqlCipherError.rekeyFailed(path: path, reason: "an in-memory database has no file to re-encrypt")

@@ -118,7 +118,7 @@ public actor Database {
     ///   and the other opening errors.
     public init(path: String, key: DatabaseKey, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
                 readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
-        let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared).material()
+        let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared, readOnly: readOnly).material()
         try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
                       setup: ConnectionSetup(configuration: configuration))
     }

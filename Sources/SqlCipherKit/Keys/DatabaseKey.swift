@@ -106,10 +106,13 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
     /// (the plaintext-header check, rekey's salt check, a pool's keying) sees a raw key with its
     /// salt, the one form of a key with a salt.
     ///
+    /// `readOnly` when the key opens a connection that never writes (``CipherSettings/pragmas(for:schema:readOnly:)``):
+    /// such a connection may read a file with a plaintext header larger than a writable one may have.
+    ///
     /// - Throws: what ``material()`` throws for the passphrase; ``SqlCipherError/invalidQuery(reason:)``
     ///   for a salt that is not 16 bytes; ``SqlCipherError/unsupported(feature:requires:loaded:)``
     ///   when this process cannot derive keys the way SQLCipher does (``KeyDerivation``).
-    func resolved(for cipher: CipherSettings, library: SqlCipherLibrary) throws -> DatabaseKey {
+    func resolved(for cipher: CipherSettings, library: SqlCipherLibrary, readOnly: Bool = false) throws -> DatabaseKey {
         guard kind == .passphrase, let salt else { return self }
         let passphrase = try KeyMaterial(passphrase: secret.bytes)
         guard salt.count == KeySalt.length else {
@@ -117,7 +120,11 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
         }
         // Settings this library cannot honour (a plaintext header on SQLCipher 3) are refused as
         // such, not as a derivation that is unavailable.
-        _ = try cipher.pragmas(for: library)
+        _ = try cipher.pragmas(for: library, readOnly: readOnly)
+        // The plaintext header has no part in the key derivation; without it, the derivation's
+        // own look at the settings does not refuse a header that only a read-only opening may name.
+        var cipher = cipher
+        cipher.plaintextHeaderSize = nil
         if case .failure(let error) = KeyDerivation.availability(library: library, settings: cipher) {
             let requires: String
             if case .unsupported(_, let reason, _) = error { requires = reason } else { requires = error.description }
@@ -135,7 +142,7 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
 
     /// The bytes to hand to SQLCipher, checked: the one conversion of a key into what
     /// ``SQLiteConnection/applyKey(_:)`` takes. A passphrase with a salt must have been
-    /// ``resolved(for:library:)`` first: the package hands SQLCipher a salt only inside a raw key.
+    /// ``resolved(for:library:readOnly:)`` first: the package hands SQLCipher a salt only inside a raw key.
     func material() throws -> KeyMaterial {
         switch kind {
         case .passphrase:

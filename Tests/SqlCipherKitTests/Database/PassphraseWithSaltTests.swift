@@ -62,6 +62,40 @@ import Testing
         }
     }
 
+    /// A plaintext header larger than a writable file may have (here 128 bytes, which the CLI
+    /// writes) is read with `readOnly: true`, with the passphrase and salt as with the raw key and
+    /// salt; a rekey of that read-only database is refused as read-only, not for its settings.
+    /// The passphrase's derivation asked for writable settings, and both were refused with an
+    /// `invalidQuery` saying that such a header is accepted only with `readOnly: true`.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aLargerHeaderIsReadReadOnlyWithThePassphraseAndSalt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("large-header.db")
+        let cli = [SqlcipherCLI.keyPragma(passphrase: passphrase), "PRAGMA cipher_plaintext_header_size = 128",
+                   "PRAGMA cipher_salt = \"x'\(hex(salt))'\""]
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path,
+                                 cli + ["CREATE TABLE notes(body TEXT)", "INSERT INTO notes VALUES ('LARGE-HEADER')"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let large = CipherSettings(plaintextHeaderSize: 128)
+        let db = try Database(path: path, key: .passphrase(passphrase, salt: salt), cipher: large, readOnly: true)
+        #expect(try await db.query("SELECT body FROM notes")[0].get(0, as: String.self) == "LARGE-HEADER")
+        let error = await #expect(throws: SqlCipherError.self) {
+            try await db.rekey(.passphrase("another passphrase", salt: salt))
+        }
+        guard case .rekeyFailed(_, let reason)? = error else {
+            Issue.record("expected rekeyFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("read-only"), "\(reason)")
+        await db.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        // Writable, the header is refused as before, whatever the key.
+        #expect(throws: SqlCipherError.self) {
+            try Database(path: path, key: .passphrase(passphrase, salt: salt), cipher: large)
+        }
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, cli + ["SELECT body FROM notes"]) == ["LARGE-HEADER"])
+    }
+
     /// Without the salt, with another salt or with another passphrase the file is refused as a
     /// wrong key (by a `Database` and a pool alike), and its bytes stay as they were.
     @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
