@@ -62,9 +62,12 @@ struct VerificationRun {
             return fail(.notEncrypted, "It is not encrypted, so there is no key to verify (\(inspection.detail)). Make "
                 + "an encrypted copy with Database.encrypt(plaintextAt:to:key:), or open it with Database(unencryptedPath:)")
         case .plaintextHeader:
+            // The form of the key given: a passphrase opens such a file with its salt too.
+            let form = key.kind == .passphrase ? ".passphrase(passphrase, salt: salt)" : ".rawKey(key, salt: salt)"
             return fail(.notVerifiable, "It is a SQLCipher database with a plaintext header, whose salt is not stored "
-                + "in the file, so verify cannot derive its key. Open it with Database(path:key:cipher:) with key: .rawKey(key, salt: salt) and "
-                + "CipherSettings(plaintextHeaderSize:), then run Database.verifyIntegrity()")
+                + "in the file, so verify cannot derive its key. Open it with Database(path:key:cipher:) with key: \(form), "
+                + "the salt kept when it was created, and CipherSettings(plaintextHeaderSize:), then run "
+                + "Database.verifyIntegrity()")
         case .notADatabase:
             return fail(.notVerifiable, "It is not a database: " + inspection.detail)
         case .encrypted:

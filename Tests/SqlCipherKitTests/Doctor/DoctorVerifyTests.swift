@@ -271,6 +271,31 @@ import Testing
         #expect(entries.filter { $0["key_accepted"] as? Bool == true }.count == 1)
     }
 
+    /// A file with a plaintext header is not verifiable (its salt is not in the file), and the
+    /// advice names the key in the form it was given: a passphrase opens such a file with its salt
+    /// (`DatabaseKey.passphrase(_:salt:)`) as a raw key does. It named `.rawKey(key, salt: salt)`
+    /// to a user who had a passphrase.
+    @Test func aPlaintextHeaderFileIsNamedWithTheFormOfTheKeyGiven() throws {
+        let directory = TemporaryDirectory()
+        let file = try fixture("sqlcipher4-plaintext-header.db", in: directory)
+        for (arguments, form, other) in [
+            (["--key-env", "K"], ".passphrase(passphrase, salt: salt)", ".rawKey("),
+            (["--raw-key-env", "K"], ".rawKey(key, salt: salt)", ".passphrase("),
+        ] {
+            let value = arguments[0] == "--key-env" ? Self.passphrase4 : Self.rawKeyHex
+            let result = try doctor(["--json"] + arguments + [file], environment: ["K": value])
+            #expect(result.status == 1, "\(result.stdout)\n\(result.stderr)")
+            let report = try Linking.jsonObject(result.stdout)
+            let entry = try #require((report["files"] as? [[String: Any]])?.first, "\(result.stdout)")
+            #expect(entry["status"] as? String == "not-verifiable")
+            #expect(entry["kind"] as? String == "plaintext-header")
+            let error = entry["error"] as? String ?? ""
+            #expect(error.contains("key: \(form)"), "\(error)")
+            #expect(!error.contains(other), "\(error)")
+            #expect(error.contains("CipherSettings(plaintextHeaderSize:)"), "\(error)")
+        }
+    }
+
     @Test func keyFromEachSource() throws {
         let directory = TemporaryDirectory()
         let passphraseFile = try fixture("sqlcipher3-default.db", in: directory)
