@@ -13,8 +13,9 @@ extension Database {
     /// try await db.rekey(.passphrase(passphraseBytes))   // any bytes
     /// ```
     ///
-    /// A rekey keeps the file's salt: a ``DatabaseKey/rawKey(_:salt:)`` whose salt is not the
-    /// file's is refused.
+    /// A rekey keeps the file's salt: a ``DatabaseKey/rawKey(_:salt:)`` or
+    /// ``DatabaseKey/passphrase(_:salt:)`` whose salt is not the file's is refused (the error says
+    /// what to give instead: for a file without a plaintext header, the key without a salt).
     ///
     /// Every page is rewritten in one write transaction, so the call takes time in proportion to
     /// the file's size. SQLCipher can report success for a rekey that did not happen (a read-only
@@ -107,9 +108,16 @@ extension Database {
         if checkingSalt, let salt = newKey.salt {
             let current = try? core.scalar("PRAGMA cipher_salt").flatMap { String.fromDatabaseValue($0) }
             guard let current, Data(hexString: current) == salt else {
+                // A file with a plaintext header needs its salt with a passphrase; any other file
+                // stores its salt, and a key without one takes it from there.
+                let way = (cipherSettings.plaintextHeaderSize ?? 0) > 0
+                    ? "give the salt the file was created with: rekey(.passphrase(passphrase, salt: salt)) or "
+                        + "rekey(.rawKey(key, salt: salt))"
+                    : "pass the new key without a salt, as the file stores its own: rekey(.passphrase(passphrase)) or "
+                        + "rekey(rawKey:)"
                 throw SqlCipherError.rekeyFailed(
                     path: path, reason: "a rekey keeps the file's salt, and the key gives another one (or this "
-                        + "SQLCipher does not report the file's); pass the new raw key without a salt")
+                        + "SQLCipher does not report the file's); " + way)
             }
         }
         // A file with a plaintext header does not store its salt, so the verifying connection

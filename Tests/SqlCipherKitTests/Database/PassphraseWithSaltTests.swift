@@ -201,6 +201,53 @@ import Testing
                                      cliKey("pool passphrase", salt: salt) + ["SELECT x FROM t"]) == ["COPIED"])
     }
 
+    /// A rekey to a passphrase with a salt that is not the file's (or, on SQLCipher 3, which does
+    /// not report the file's salt, any salt) is refused with advice that fits the file, and the
+    /// advice works: without a plaintext header, the passphrase alone (the file stores its salt);
+    /// with one, the salt it was created with. Both said "pass the new raw key without a salt",
+    /// which names neither the key given nor, for a plaintext header, a way that works with it.
+    @Test func aRekeyWithAnotherSaltSaysWhatToGiveInstead() async throws {
+        let dir = TemporaryDirectory()
+        let other = Data(repeating: 0x42, count: 16)
+        func refusal(_ run: () async throws -> Void) async -> String {
+            let error = await #expect(throws: SqlCipherError.self) { try await run() }
+            guard case .rekeyFailed(_, let reason)? = error else {
+                Issue.record("expected rekeyFailed, got \(String(describing: error))")
+                return ""
+            }
+            return reason
+        }
+
+        let path = dir.path("stored-salt.db")
+        let db = try Database(path: path, key: .passphrase(passphrase), cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        let reason = await refusal { try await db.rekey(.passphrase("new passphrase", salt: other)) }
+        #expect(reason.contains("without a salt") && reason.contains("rekey(.passphrase(passphrase))"), "\(reason)")
+        #expect(!reason.contains("raw key without"), "\(reason)")
+        try await db.rekey(.passphrase("new passphrase"))
+        await db.close()
+        let pool = try DatabasePool(path: path, key: .passphrase("new passphrase"), cipher: fastCipher)
+        let poolReason = await refusal { try await pool.rekey(.passphrase("third passphrase", salt: other)) }
+        #expect(poolReason.contains("rekey(.passphrase(passphrase))"), "\(poolReason)")
+        try await pool.rekey(.passphrase("third passphrase"))
+        await pool.close()
+        let again = try Database(path: path, key: .passphrase("third passphrase"), cipher: fastCipher)
+        #expect(try await again.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
+        await again.close()
+
+        guard isSQLCipher4() else { return }
+        let headed = try Database(path: dir.path("headed.db"), key: .passphrase(passphrase, salt: salt), cipher: header)
+        try await headed.execute("CREATE TABLE t(x)")
+        let headedReason = await refusal { try await headed.rekey(.passphrase("new passphrase", salt: other)) }
+        #expect(headedReason.contains("the salt the file was created with")
+                    && headedReason.contains("rekey(.passphrase(passphrase, salt: salt))"), "\(headedReason)")
+        #expect(!headedReason.contains("without a salt"), "\(headedReason)")
+        try await headed.rekey(.passphrase("new passphrase", salt: salt))
+        await headed.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, dir.path("headed.db"),
+                                     cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
+    }
+
     /// Bad input gets a typed error before any file is created.
     @Test func badSaltsAndCallsThatCannotTakeASaltAreRefused() async throws {
         let dir = TemporaryDirectory()
