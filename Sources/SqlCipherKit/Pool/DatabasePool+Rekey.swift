@@ -81,7 +81,11 @@ extension DatabasePool {
     private static func rekeyTarget(passphrase: DatabaseKey, material: KeyMaterial,
                                     pool: DatabasePool) throws -> (DatabaseKey, DatabaseKey) {
         let fallback = (passphrase, passphrase.copy())
-        guard pool.derivationFallback == nil, pool.key?.isPassphrase == false else { return fallback }
+        // A file with a plaintext header gives no salt to derive with: the writer's rekey refuses a
+        // passphrase without one and says how to give it, as a Database's does (the derivation's
+        // refusal said the key does not open the file, of a pool that had it open).
+        guard pool.derivationFallback == nil, pool.key?.isPassphrase == false,
+              (pool.cipherSettings.plaintextHeaderSize ?? 0) == 0 else { return fallback }
         switch try KeyDerivation.derivedKey(passphrase: material, path: pool.path, settings: pool.cipherSettings,
                                             library: pool.library) {
         case .derived(let derived):

@@ -248,6 +248,33 @@ import Testing
                                      cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
     }
 
+    /// A pool over a file with a plaintext header refuses a rekey to a passphrase without its salt
+    /// as a `Database` does: `rekeyFailed`, naming the forms that carry the salt, with the pool
+    /// open and its key unchanged. It threw `keyFailed`, "the key does not open" the file that the
+    /// pool had open, with advice about opening it.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aPoolRefusesARekeyWithoutTheSaltAsADatabaseDoes() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase, salt: salt), cipher: header)
+        try await pool.execute("CREATE TABLE t(x)")
+        for key in [DatabaseKey.passphrase("new passphrase"), "new passphrase", .passphrase(Data("new passphrase".utf8))] {
+            let error = await #expect(throws: SqlCipherError.self) { try await pool.rekey(key) }
+            guard case .rekeyFailed(_, let reason)? = error else {
+                Issue.record("expected rekeyFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("rekey(.passphrase(passphrase, salt: salt))"), "\(reason)")
+        }
+        // Still open, with the old key.
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
+        try await pool.rekey(.passphrase("new passphrase", salt: salt))
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
+        await pool.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path,
+                                     cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
+    }
+
     /// Bad input gets a typed error before any file is created.
     @Test func badSaltsAndCallsThatCannotTakeASaltAreRefused() async throws {
         let dir = TemporaryDirectory()
