@@ -33,9 +33,10 @@ public struct CipherSettings: Sendable, Hashable {
     /// 4 only): 0, or 32, 48, 64, 80 or 96, usually 32 (SQLCipher's value for iOS shared
     /// containers). The salt is then not stored in the file; pass it with
     /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)``
-    /// and ``DatabaseKey/rawKey(_:salt:)``. A passphrase, or a raw key without its salt, is refused
-    /// with ``SqlCipherError/keyFailed(path:reason:)`` before anything is created: the random salt
-    /// SQLCipher would take is never reported, and the file could not be opened again.
+    /// and ``DatabaseKey/rawKey(_:salt:)`` or ``DatabaseKey/passphrase(_:salt:)``. A passphrase, or
+    /// a raw key, without its salt is refused with ``SqlCipherError/keyFailed(path:reason:)`` before
+    /// anything is created: the random salt SQLCipher would take is never reported, and the file
+    /// could not be opened again.
     ///
     /// The limit keeps the schema encrypted: the first page holds SQLite's 100-byte file header and
     /// then `sqlite_schema`, whose cells grow from the end of the page towards its start, so with a
@@ -140,7 +141,8 @@ public struct CipherSettings: Sendable, Hashable {
 
     /// Throws unless `key` can open again what is written with these settings at `path`: with a
     /// plaintext header the file does not store the key-derivation salt (its first bytes hold
-    /// SQLite's header), so only a raw key given with its salt names the key of such a file. A
+    /// SQLite's header), so only a raw key given with its salt names the key of such a file (a
+    /// passphrase with its salt is one by now, ``DatabaseKey/resolved(for:library:readOnly:)``). A
     /// passphrase, or a raw key without a salt, would take a random salt that SQLCipher never
     /// reports: the file would be created and written, and no call could open it again. Every
     /// keyed opening and every conversion's target asks this before anything is created, as a
@@ -159,7 +161,7 @@ public struct CipherSettings: Sendable, Hashable {
                 + "(PRAGMA cipher_salt)"
             : "the key-derivation salt is not stored in the file, so a file created with \(given) could not be "
                 + "opened again. Create it with Database(path:key:cipher:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) (or export(to:key:cipher:) or backup(to:key:) "
-                + "with DatabaseKey.rawKey(_:salt:)) and keep the salt"
+                + "with such a key) and keep the salt"
         throw SqlCipherError.keyFailed(
             path: path, reason: "with a plaintext header (CipherSettings.plaintextHeaderSize) " + what)
     }

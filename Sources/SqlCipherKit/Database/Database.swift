@@ -100,7 +100,8 @@ public actor Database {
     }
 
     /// Opens or creates an encrypted database with any ``DatabaseKey``: a passphrase given as
-    /// bytes, a raw key with the salt of a file that has a plaintext header, or a string literal.
+    /// bytes, a raw key or a passphrase with the salt of a file that has a plaintext header, or a
+    /// string literal.
     ///
     /// ```swift
     /// let db = try Database(path: "/path/to/store.db", key: .passphrase(passphraseBytes))

@@ -20,7 +20,7 @@ extension Database {
     /// tables, row counts, `user_version` and `application_id` as the source, passes
     /// `quick_check`, and does not start with a plaintext header. A failure or a cancellation
     /// removes the partial copy and leaves `target` absent. The copy has the source's cipher
-    /// settings; `key` may differ from the source's (a passphrase, a raw key, or a raw key with
+    /// settings; `key` may differ from the source's (a passphrase, a raw key, or either with a
     /// salt). For other cipher settings use ``export(to:key:cipher:progress:)``.
     ///
     /// - Parameters:

@@ -45,7 +45,7 @@ final class HotBackup: @unchecked Sendable {
         try Exporter.checkNewTarget(target)
         let key = try key.resolved(for: cipher, library: SqlCipherLibrary.shared)
         let material = try key.material()
-        // Before the work file exists: with a plaintext header only a raw key with its salt could
+        // Before the work file exists: with a plaintext header only a key with its salt could
         // open the copy again (the work file's refusal named the work file).
         try cipher.requireSaltedKey(material, path: target)
         self.source = source

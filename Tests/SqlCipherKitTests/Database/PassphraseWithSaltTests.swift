@@ -1,6 +1,6 @@
 import Foundation
-@testable import SqlCipherKit
 import Testing
+@testable import SqlCipherKit
 
 /// `DatabaseKey.passphrase(_:salt:)`: SQLCipher's shared-container setup, where a file has a
 /// plaintext header and its key-derivation salt is kept by the program (`PRAGMA key`,
@@ -161,6 +161,14 @@ import Testing
         try await source.execute("CREATE TABLE t(x TEXT)")
         try await source.execute("INSERT INTO t VALUES ('COPIED')")
         let exported = dir.path("exported.db")
+        // Without the salt the target is refused before it exists, and the error names the forms
+        // that carry one, for the copy too (it named only the raw key's for export and backup).
+        let unsalted = await #expect(throws: SqlCipherError.self) {
+            try await source.export(to: exported, key: .passphrase(passphrase), cipher: header)
+        }
+        guard case .keyFailed(_, let reason)? = unsalted else { Issue.record("expected keyFailed, got \(String(describing: unsalted))"); return }
+        #expect(reason.contains(".passphrase(passphrase, salt: salt)") && !reason.contains("with DatabaseKey.rawKey"), "\(reason)")
+        #expect(!FileManager.default.fileExists(atPath: exported))
         try await source.export(to: exported, key: .passphrase(passphrase, salt: salt), cipher: header)
         let backedUp = dir.path("backup.db")
         let headed = try Database(path: dir.path("headed.db"), key: .passphrase(passphrase, salt: salt), cipher: header)
