@@ -120,8 +120,12 @@ public actor Database {
     public init(path: String, key: DatabaseKey, journalMode: JournalMode = .wal, cipher: CipherSettings = .default,
                 readOnly: Bool = false, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared, readOnly: readOnly).material()
-        try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
-                      setup: ConnectionSetup(configuration: configuration))
+        do {
+            try self.init(path: path, key: material, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                          setup: ConnectionSetup(configuration: configuration))
+        } catch {
+            throw KeySalt.explainingRefusal(error, given: key.salt, settings: cipher)
+        }
     }
 
     /// Opens or creates a plaintext SQLite database: no key, readable by any SQLite tool.

@@ -110,13 +110,27 @@ enum KeySalt {
                     + "holds no committed image of page 1, so the salt SQLCipher would use cannot be told")
         }
         if let given, given != stored {
-            throw SqlCipherError.keyFailed(
-                path: path,
-                reason: "the salt given differs from the one the file stores in its first \(length) bytes; leave the "
-                    + "salt out for files without a plaintext header")
+            throw SqlCipherError.keyFailed(path: path, reason: givenSaltDiffers)
         }
         return .salt(stored, origin)
     }
+
+    /// The error for an opening refused as `keyFailed` with a key that named a salt (`given`): when
+    /// the file has no plaintext header and stores another salt in its first 16 bytes, that is
+    /// said, rather than the generic "the key is wrong (or, for a plaintext header, the salt)" of a
+    /// user whose passphrase or key is right. Any other error is returned as it is. Asked only
+    /// after a refusal: an opening that succeeds reads nothing more.
+    static func explainingRefusal(_ error: any Error, given: Data?, settings: CipherSettings) -> any Error {
+        guard case SqlCipherError.keyFailed(let path, _) = error, let given, (settings.plaintextHeaderSize ?? 0) == 0,
+              let header = FileHeader(path: path), header.fileSize >= 1024, header.bytes.count >= length,
+              !header.hasPlaintextMagic, Data(header.bytes.prefix(length)) != given else { return error }
+        return SqlCipherError.keyFailed(path: path, reason: givenSaltDiffers)
+    }
+
+    /// Why a key with a salt does not open a file that stores another salt.
+    static let givenSaltDiffers = "the salt given differs from the one the file stores in its first \(length) bytes; "
+        + "leave the salt out for files without a plaintext header (.passphrase(passphrase) or .rawKey(key)): "
+        + "SQLCipher reads the salt from the file"
 
     /// 16 bytes from the system's random number generator.
     static func fresh() -> Data {

@@ -143,8 +143,12 @@ public final class DatabasePool: DatabaseAccess {
         let key = try key.resolved(for: cipher, library: SqlCipherLibrary.shared)
         let material = try key.material()
         guard key.kind == .passphrase else {
-            try self.init(path: path, secret: key.copy(), cipher: cipher, maximumReaderCount: maximumReaderCount,
-                          configuration: configuration)
+            do {
+                try self.init(path: path, secret: key.copy(), cipher: cipher, maximumReaderCount: maximumReaderCount,
+                              configuration: configuration)
+            } catch {
+                throw KeySalt.explainingRefusal(error, given: key.salt, settings: cipher)
+            }
             return
         }
         let library = try SqlCipherLibrary.shared

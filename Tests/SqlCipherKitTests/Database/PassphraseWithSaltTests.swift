@@ -151,6 +151,50 @@ import Testing
         }
     }
 
+    /// A key with a salt that is not the one a file without a plaintext header stores is refused
+    /// as such, by a `Database` and a pool, for a passphrase and a raw key alike: the error names
+    /// the salt and says to leave it out. It said "the key is wrong (or, for a plaintext header,
+    /// the salt)" to a user whose key was right, of a file that has no plaintext header.
+    @Test func aSaltThatIsNotTheFilesIsNamedAsTheCause() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("stored-salt.db")
+        let raw = Data((0..<32).map { UInt8($0) &+ 7 })
+        let other = Data(repeating: 0x42, count: 16)
+        let db = try Database(path: path, key: .passphrase(passphrase), cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let rawPath = dir.path("stored-salt-raw.db")
+        let rawDb = try Database(path: rawPath, key: .rawKey(raw), cipher: fastCipher)
+        try await rawDb.execute("CREATE TABLE t(x)")
+        await rawDb.close()
+        let before = try [path, rawPath].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+
+        func expectNamed(_ open: () throws -> Void) {
+            let error = #expect(throws: SqlCipherError.self) { try open() }
+            guard case .keyFailed(_, let reason)? = error else {
+                Issue.record("expected keyFailed, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("the salt given differs") && reason.contains("leave the salt out"), "\(reason)")
+        }
+        expectNamed { _ = try Database(path: path, key: .passphrase(passphrase, salt: other), cipher: fastCipher) }
+        expectNamed { _ = try Database(path: path, key: .passphrase(passphrase, salt: other), cipher: fastCipher, readOnly: true) }
+        expectNamed { _ = try DatabasePool(path: path, key: .passphrase(passphrase, salt: other), cipher: fastCipher) }
+        expectNamed { _ = try Database(path: rawPath, key: .rawKey(raw, salt: other), cipher: fastCipher) }
+        expectNamed { _ = try DatabasePool(path: rawPath, key: .rawKey(raw, salt: other), cipher: fastCipher) }
+        // A wrong key with the file's own salt is still a wrong key, not a salt.
+        let stored = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
+        let wrong = #expect(throws: SqlCipherError.self) {
+            try Database(path: path, key: .passphrase("another passphrase", salt: Data(stored)), cipher: fastCipher)
+        }
+        guard case .keyFailed(_, let reason)? = wrong else { Issue.record("expected keyFailed, got \(String(describing: wrong))"); return }
+        #expect(!reason.contains("the salt given differs"), "\(reason)")
+        #expect(try [path, rawPath].map { try Data(contentsOf: URL(fileURLWithPath: $0)) } == before)
+        // The advice works.
+        let again = try Database(path: path, key: .passphrase(passphrase), cipher: fastCipher)
+        await again.close()
+    }
+
     /// Copies and key changes take the same key: an export and a backup to a plaintext-header
     /// target, a plaintext file encrypted to one, and a rekey that keeps the salt; each read back
     /// by the CLI with the passphrase and salt.
