@@ -8,16 +8,30 @@ import SqlCipherKit
 /// first, the database is opened with `readOnly: true`.
 let openDatabaseCommand = HelperCommand(
     name: "open-database",
-    usage: "open-database [--read-only] PATH pass:<text>|raw:<hex>|none [SQL]: opens, reports, optionally runs SQL"
+    usage: "open-database [--read-only] [--salt <32 hex>] PATH pass:<text>|raw:<hex>|none [SQL]: opens, reports, "
+        + "optionally runs SQL"
 ) { arguments in
     var arguments = arguments
     let readOnly = arguments.first == "--read-only"
     if readOnly { arguments.removeFirst() }
-    guard arguments.count >= 2 else { throw DatabaseHelperError(message: "open-database [--read-only] PATH KEY [SQL]") }
+    // `--salt`: the passphrase is given with this salt (DatabaseKey.passphrase(_:salt:)).
+    var salt: Data?
+    if arguments.first == "--salt", arguments.count >= 2 {
+        guard case .raw(let bytes) = try HelperKey("raw:" + arguments[1]) else { throw DatabaseHelperError(message: "--salt") }
+        salt = bytes
+        arguments.removeFirst(2)
+    }
+    guard arguments.count >= 2 else {
+        throw DatabaseHelperError(message: "open-database [--read-only] [--salt HEX] PATH KEY [SQL]")
+    }
     let key = try HelperKey(arguments[1])
     let db: Database
     do {
-        db = try key.open(arguments[0], readOnly: readOnly)
+        if let salt, case .passphrase(let text) = key {
+            db = try Database(path: arguments[0], key: .passphrase(text, salt: salt), readOnly: readOnly)
+        } else {
+            db = try key.open(arguments[0], readOnly: readOnly)
+        }
     } catch {
         report("error \(errorCaseName(error)): \(error)")
         return 0

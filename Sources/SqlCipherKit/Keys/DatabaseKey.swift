@@ -66,7 +66,10 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
     /// itself uses (<doc:KeysInMemory>), and uses the result as ``rawKey(_:salt:)`` would: what
     /// one opens, the other opens. Where that derivation is unavailable (a SQLCipher built on
     /// another crypto provider) the call throws ``SqlCipherError/unsupported(feature:requires:loaded:)``
-    /// rather than guess. A salt of another length throws ``SqlCipherError/invalidQuery(reason:)``.
+    /// rather than guess. SQLCipher proves, once per process, that it accepts a key derived here,
+    /// with a scratch database in a private folder of the temporary folder (`TMPDIR`): when that
+    /// folder cannot be written the call throws ``SqlCipherError/cannotOpen(path:reason:)`` naming
+    /// it. A salt of another length throws ``SqlCipherError/invalidQuery(reason:)``.
     public static func passphrase(_ passphrase: String, salt: Data) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: salt)
     }
@@ -111,7 +114,9 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
     ///
     /// - Throws: what ``material()`` throws for the passphrase; ``SqlCipherError/invalidQuery(reason:)``
     ///   for a salt that is not 16 bytes; ``SqlCipherError/unsupported(feature:requires:loaded:)``
-    ///   when this process cannot derive keys the way SQLCipher does (``KeyDerivation``).
+    ///   when this process cannot derive keys the way SQLCipher does (``KeyDerivation``);
+    ///   ``SqlCipherError/cannotOpen(path:reason:)`` naming the temporary folder when SQLCipher's
+    ///   proof of the derivation cannot run for want of it.
     func resolved(for cipher: CipherSettings, library: SqlCipherLibrary, readOnly: Bool = false) throws -> DatabaseKey {
         guard kind == .passphrase, let salt else { return self }
         let passphrase = try KeyMaterial(passphrase: secret.bytes)
@@ -126,12 +131,27 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
         var cipher = cipher
         cipher.plaintextHeaderSize = nil
         if case .failure(let error) = KeyDerivation.availability(library: library, settings: cipher) {
+            // SQLCipher's proof that keys derived here are its own runs in a private folder made in
+            // the temporary folder. Without one it cannot run, which says nothing about the library
+            // (the passphrase alone opens files, SQLCipher deriving it): said as such, with what to
+            // do, not as a library to replace.
+            let temporary = FileManager.default.temporaryDirectory.path
+            let unwritable = access(temporary, W_OK | X_OK) != 0 ? errno : 0
+            if unwritable != 0 {
+                throw SqlCipherError.cannotOpen(
+                    path: temporary,
+                    reason: "a passphrase with a salt (DatabaseKey.passphrase(_:salt:)) is derived in this process once "
+                        + "SQLCipher has accepted a key derived here, which it shows with a scratch database in a private "
+                        + "folder made in the temporary folder, and that folder cannot be written ("
+                        + String(cString: strerror(unwritable)) + "). Point TMPDIR at a writable folder, or pass the key "
+                        + "SQLCipher derives as .rawKey(key, salt: salt)")
+            }
             let requires: String
             if case .unsupported(_, let reason, _) = error { requires = reason } else { requires = error.description }
             throw SqlCipherError.unsupported(
-                feature: "a passphrase with a salt (DatabaseKey.passphrase(_:salt:)); derive the key yourself and "
-                    + "pass .rawKey(key, salt: salt)",
-                requires: requires, loaded: library.cipherVersion)
+                feature: "Deriving the key of a passphrase with a salt (DatabaseKey.passphrase(_:salt:)) in this process",
+                requires: requires + "; without it, pass the key SQLCipher derives as .rawKey(key, salt: salt)",
+                loaded: library.cipherVersion)
         }
         let parameters = try KeyDerivation.parameters(for: cipher, library: library)
         let derived = try passphrase.withBytes { try KeyDerivation.derive($0, salt: salt, parameters: parameters) }

@@ -327,6 +327,26 @@ import Testing
                                      cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
     }
 
+    /// SQLCipher's proof that a key derived here is its own runs once per process in a private
+    /// folder of the temporary folder. A process whose `TMPDIR` cannot be written (here a missing
+    /// folder, in a process of its own) gets `cannotOpen` naming that folder and saying what to do,
+    /// and nothing is created; with a writable one the same call opens. It was `unsupported`,
+    /// telling the user to load another SQLCipher, whose library was never the cause.
+    @Test func aTemporaryFolderThatCannotBeWrittenIsNamedNotTheLibrary() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("salted.db")
+        let missing = dir.path("no-such-folder")
+        let arguments = ["open-database", "--salt", hex(salt), path, "pass:" + passphrase]
+        let child = try runHelper(arguments, environment: try Linking.childEnvironment(["TMPDIR": missing]))
+        #expect(child.stdout.hasPrefix("error cannotOpen: "), "\(child.stdout) \(child.stderr)")
+        #expect(child.stdout.contains(missing) && child.stdout.contains("TMPDIR"), "\(child.stdout)")
+        #expect(child.stdout.contains(".rawKey(key, salt: salt)") && !child.stdout.contains("Load a SQLCipher"), "\(child.stdout)")
+        #expect(!child.stdout.contains(passphrase) && !child.stdout.contains(hex(salt)))
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let opened = try runHelper(arguments, environment: try Linking.childEnvironment(["TMPDIR": dir.url.path]))
+        #expect(opened.stdout == "opened readOnly=false journal=wal\n", "\(opened.stdout) \(opened.stderr)")
+    }
+
     /// Bad input gets a typed error before any file is created.
     @Test func badSaltsAndCallsThatCannotTakeASaltAreRefused() async throws {
         let dir = TemporaryDirectory()
