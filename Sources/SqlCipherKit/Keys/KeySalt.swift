@@ -94,7 +94,8 @@ enum KeySalt {
             throw SqlCipherError.keyFailed(
                 path: path,
                 reason: "it is a SQLCipher database with a plaintext header. Open it with "
-                    + "CipherSettings(plaintextHeaderSize:) and Database(path:key:) with key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt)")
+                    + "Database(path:key:cipher:), key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) with the "
+                    + "salt kept when it was created, and cipher: CipherSettings(plaintextHeaderSize:) with its header size")
         }
         let stored: Data
         let origin: Origin

@@ -96,6 +96,27 @@ import Testing
         #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, cli + ["SELECT body FROM notes"]) == ["LARGE-HEADER"])
     }
 
+    /// A file with a plaintext header opened without the header setting is refused (before any
+    /// key is tried, so with either library) with advice that names an initialiser taking both
+    /// the key and the settings, for a `Database` and for a pool. It said to use
+    /// `CipherSettings(plaintextHeaderSize:)` "and Database(path:key:)", which takes no settings.
+    @Test func withoutTheHeaderSettingTheAdviceNamesAnInitialiserThatTakesIt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, cliKey(passphrase, salt: salt) + ["CREATE TABLE t(x)"])
+        for open in [{ _ = try Database(path: path, key: .passphrase(self.passphrase)) },
+                     { _ = try Database(path: path, key: .passphrase(self.passphrase, salt: self.salt)) },
+                     { _ = try DatabasePool(path: path, key: .passphrase(self.passphrase)) }] as [() throws -> Void] {
+            let error = #expect(throws: SqlCipherError.self) { try open() }
+            guard case .keyFailed(_, let reason)? = error else {
+                Issue.record("expected keyFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("Database(path:key:cipher:)") && reason.contains("CipherSettings(plaintextHeaderSize:)")
+                        && !reason.contains("Database(path:key:) "), "\(reason)")
+        }
+    }
+
     /// Without the salt, with another salt or with another passphrase the file is refused as a
     /// wrong key (by a `Database` and a pool alike), and its bytes stay as they were.
     @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
