@@ -117,6 +117,44 @@ import Testing
         }
     }
 
+    /// The derivation follows the settings, as the CLI does with the same pragmas: SQLCipher 3's
+    /// format (PBKDF2-HMAC-SHA1) with a plaintext header, another page size and iteration count,
+    /// both ways; and without a header, a file SQLCipher 3.4.1's CLI reads with the passphrase
+    /// alone (its salt is the one given).
+    @Test func otherSettingsDeriveAsTheCLIDoes() async throws {
+        let dir = TemporaryDirectory()
+        if isSQLCipher4() {
+            let settings = CipherSettings(compatibility: 3, pageSize: 8192, kdfIterations: 1234, plaintextHeaderSize: 48)
+            let pragmas = [SqlcipherCLI.keyPragma(passphrase: passphrase), "PRAGMA cipher_compatibility = 3",
+                           "PRAGMA cipher_page_size = 8192", "PRAGMA kdf_iter = 1234", "PRAGMA cipher_plaintext_header_size = 48",
+                           "PRAGMA cipher_salt = \"x'\(hex(salt))'\""]
+            let cliMade = dir.path("cli.db")
+            _ = try SqlcipherCLI.run(SqlcipherCLI.version4, cliMade, pragmas + ["CREATE TABLE t(x)", "INSERT INTO t VALUES ('CLI')"])
+            let db = try Database(path: cliMade, key: .passphrase(passphrase, salt: salt), cipher: settings)
+            #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "CLI")
+            try await db.execute("INSERT INTO t VALUES ('PACKAGE')")
+            await db.close()
+            #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, cliMade, pragmas + ["SELECT x FROM t ORDER BY rowid"])
+                        == ["CLI", "PACKAGE"])
+            let plain = dir.path("plain.db")
+            let plaintext = try Database(unencryptedPath: plain, journalMode: .rollback)
+            try await plaintext.execute("CREATE TABLE t(x)")
+            try await plaintext.execute("INSERT INTO t VALUES ('IN PLACE')")
+            await plaintext.close()
+            _ = try Database.encryptInPlace(path: plain, key: .passphrase(passphrase, salt: salt), cipher: settings)
+            #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, plain, pragmas + ["SELECT x FROM t"]) == ["IN PLACE"])
+        }
+        let path = dir.path("sqlcipher3.db")
+        let db = try Database(path: path, key: .passphrase(passphrase, salt: salt), journalMode: .rollback,
+                              cipher: CipherSettings(compatibility: 3, kdfIterations: 5000))
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES ('THREE')")
+        await db.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16) == salt)
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version3, path, [SqlcipherCLI.keyPragma(passphrase: passphrase),
+                                                                  "PRAGMA kdf_iter = 5000", "SELECT x FROM t"]) == ["THREE"])
+    }
+
     /// Without the salt, with another salt or with another passphrase the file is refused as a
     /// wrong key (by a `Database` and a pool alike), and its bytes stay as they were.
     @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
