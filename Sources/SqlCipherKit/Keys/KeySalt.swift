@@ -129,9 +129,9 @@ enum KeySalt {
     }
 
     /// Why a key with a salt does not open a file that stores another salt.
-    static let givenSaltDiffers = "the salt given differs from the one the file stores in its first \(length) bytes; "
-        + "leave the salt out for files without a plaintext header (.passphrase(passphrase) or .rawKey(key)): "
-        + "SQLCipher reads the salt from the file"
+    static let givenSaltDiffers = "the salt given differs from the file's first \(length) bytes, where a file without "
+        + "a plaintext header stores its salt; leave the salt out for such files (.passphrase(passphrase) or "
+        + ".rawKey(key)): SQLCipher reads the salt from the file"
 
     /// 16 bytes from the system's random number generator.
     static func fresh() -> Data {
