@@ -106,8 +106,17 @@ extension Database {
         // A rekey rewrites the pages under the file's own salt: a key that names another salt
         // would describe a file that does not exist.
         if checkingSalt, let salt = newKey.salt {
-            let current = try? core.scalar("PRAGMA cipher_salt").flatMap { String.fromDatabaseValue($0) }
-            guard let current, Data(hexString: current) == salt else {
+            var current = (try? core.scalar("PRAGMA cipher_salt")).flatMap { $0.flatMap { String.fromDatabaseValue($0) } }
+                .flatMap { Data(hexString: $0) }
+            // SQLCipher 3 has no `cipher_salt`: a file without a plaintext header stores its salt in
+            // its first 16 bytes (before the first checkpoint, in the -wal's page 1), read as a pool
+            // reads it. The file's own salt was refused there, which 4.x takes.
+            if current == nil, (cipherSettings.plaintextHeaderSize ?? 0) == 0,
+               let pageSize = try? core.integer("PRAGMA main.page_size"),
+               case .salt(let stored, _)? = try? KeySalt.lookup(path: path, settings: cipherSettings, pageSize: pageSize) {
+                current = stored
+            }
+            guard let current, current == salt else {
                 // A file with a plaintext header needs its salt with a passphrase; any other file
                 // stores its salt, and a key without one takes it from there.
                 let way = (cipherSettings.plaintextHeaderSize ?? 0) > 0

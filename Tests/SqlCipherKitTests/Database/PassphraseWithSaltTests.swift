@@ -312,8 +312,8 @@ import Testing
                                      cliKey("pool passphrase", salt: salt) + ["SELECT x FROM t"]) == ["COPIED"])
     }
 
-    /// A rekey to a passphrase with a salt that is not the file's (or, on SQLCipher 3, which does
-    /// not report the file's salt, any salt) is refused with advice that fits the file, and the
+    /// A rekey to a passphrase with a salt that is not the file's is refused with advice that
+    /// fits the file (on SQLCipher 3 too, where the file's first 16 bytes are its salt), and the
     /// advice works: without a plaintext header, the passphrase alone (the file stores its salt);
     /// with one, the salt it was created with. Both said "pass the new raw key without a salt",
     /// which names neither the key given nor, for a plaintext header, a way that works with it.
@@ -357,6 +357,33 @@ import Testing
         await headed.close()
         #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, dir.path("headed.db"),
                                      cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
+    }
+
+    /// A rekey to a key that names the file's own salt is taken with either library, by a
+    /// `Database` and a pool, for a passphrase and a raw key: a rekey keeps the salt, and this one
+    /// names it. SQLCipher 3 does not report the salt (`PRAGMA cipher_salt`), and the rekey
+    /// refused every salt there, the file's own included.
+    @Test func aRekeyToTheFilesOwnSaltIsTakenWithEitherLibrary() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("stored-salt.db")
+        let db = try Database(path: path, key: .passphrase(passphrase, salt: salt), cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES ('KEPT')")
+        try await db.rekey(.passphrase("second passphrase", salt: salt))
+        let raw = Data((0..<32).map { UInt8($0) &* 5 &+ 1 })
+        try await db.rekey(.rawKey(raw, salt: salt))
+        await db.close()
+        let pool = try DatabasePool(path: path, key: .rawKey(raw), cipher: fastCipher)
+        try await pool.rekey(.passphrase("third passphrase", salt: salt))
+        #expect(try await pool.query("SELECT x FROM t")[0].get(0, as: String.self) == "KEPT")
+        await pool.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16) == salt)
+        let again = try Database(path: path, key: .passphrase("third passphrase"), cipher: fastCipher)
+        #expect(try await again.query("SELECT x FROM t")[0].get(0, as: String.self) == "KEPT")
+        await again.close()
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        #expect(try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: "third passphrase"), "PRAGMA kdf_iter = 2",
+                                                 "SELECT x FROM t"]) == ["KEPT"])
     }
 
     /// A pool over a file with a plaintext header refuses a rekey to a passphrase without its salt
