@@ -386,6 +386,34 @@ import Testing
                                                  "SELECT x FROM t"]) == ["KEPT"])
     }
 
+    /// A pool over a file whose committed rows are only in the `-wal` (the CLI was killed before
+    /// any checkpoint): its writer, readers opened later in parallel, and a rekey that keeps the
+    /// salt all use the passphrase and salt; the CLI reads the result with the new passphrase.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aPoolOverACrashedWALTakesThePassphraseAndSalt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("crashed.db")
+        try SqlcipherCLI.runAndKill(SqlcipherCLI.version4, path, cliKey(passphrase, salt: salt) + [
+            "PRAGMA journal_mode = WAL", "PRAGMA wal_autocheckpoint = 0", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('IN-WAL')",
+        ])
+        let walSize = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+        try #require(walSize > 32, "the -wal holds frames")
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase, salt: salt), cipher: header, maximumReaderCount: 4)
+        try await pool.execute("INSERT INTO t VALUES ('POOL')")
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await pool.read { try $0.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) ?? -1 } }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 2, count: 8))
+        try await pool.rekey(.passphrase("rekeyed passphrase", salt: salt))
+        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+        await pool.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, cliKey("rekeyed passphrase", salt: salt)
+                                     + ["SELECT x FROM t ORDER BY rowid"]) == ["IN-WAL", "POOL"])
+    }
+
     /// A pool over a file with a plaintext header refuses a rekey to a passphrase without its salt
     /// as a `Database` does: `rekeyFailed`, naming the forms that carry the salt, with the pool
     /// open and its key unchanged. It threw `keyFailed`, "the key does not open" the file that the
