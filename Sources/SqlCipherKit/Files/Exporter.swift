@@ -88,6 +88,15 @@ struct Exporter {
         let hidden = hidden && !source.refusesWrites
         if hidden { HiddenCopy.removeDead(besides: target, kind: "export") }
         try Self.checkNewTarget(target)
+        // Said as such: SQLite's own refusal of the ATTACH below ("unable to open database") read
+        // as a target that is a pipe, a directory or in a folder that cannot be written.
+        if source.refusesWrites {
+            throw SqlCipherError.conversionFailed(
+                source: sourcePath, target: target,
+                reason: "this Database was opened with readOnly: true, and a read-only connection cannot create the "
+                    + "copy (SQLite attaches it read-only too); open the file without readOnly to copy it, or use "
+                    + "backup(to:key:) for an encrypted copy with the same cipher settings")
+        }
         let settings = key == nil ? [] : try cipher.pragmas(for: library, schema: Self.schema)
         try cipher.requireSaltedKey(key, path: target)
         if key == nil && cipher != .default {
