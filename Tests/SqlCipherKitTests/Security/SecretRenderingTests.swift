@@ -238,6 +238,12 @@ import Testing
         await Self.failing("passphrase with salt", findings) {
             _ = try Database(path: dir.path("db.db"), key: .passphrase(secrets.passphrase, salt: secrets.salt))
         }
+        await Self.failing("pool, passphrase with salt", findings) {
+            _ = try DatabasePool(path: dir.path("db.db"), key: .passphrase(secrets.passphrase, salt: secrets.salt))
+        }
+        await Self.failing("rekey to a passphrase with another salt", findings) {
+            try await db.rekey(.passphrase(secrets.rekeyed, salt: secrets.salt))
+        }
         await Self.failing("passphrase with a salt of 15 bytes", findings) {
             _ = try Database(path: dir.path("n.db"), key: .passphrase(secrets.passphrase, salt: secrets.salt.prefix(15)))
         }
