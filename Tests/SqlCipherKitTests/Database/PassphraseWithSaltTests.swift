@@ -1,6 +1,6 @@
 import Foundation
-@testable import SqlCipherKit
 import Testing
+@testable import SqlCipherKit
 
 /// `DatabaseKey.passphrase(_:salt:)`: SQLCipher's shared-container setup, where a file has a
 /// plaintext header and its key-derivation salt is kept by the program (`PRAGMA key`,
