@@ -108,6 +108,25 @@ int scb_reset(scb_stmt *stmt) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.rese
 int scb_finalize(scb_stmt *stmt) { SCB_GATED(int, SCB_SQLITE_INTERRUPT, scb_fn.finalize(stmt)); }
 int scb_clear_bindings(scb_stmt *stmt) { return scb_fn.clear_bindings(stmt); }
 const char *scb_sql(scb_stmt *stmt) { return scb_fn.sql(stmt); }
+
+/*
+** The text of stmt with every bound value written in as an SQL literal (sqlite3_expanded_sql,
+** SQLite 3.14 and later), or NULL when the library lacks the function or memory ran out. The
+** text can hold a bound key (ATTACH ... KEY ?): release it only with scb_free_expanded_sql, which
+** zeroes it first.
+*/
+char *scb_expanded_sql(scb_stmt *stmt) { return scb_fn.expanded_sql ? scb_fn.expanded_sql(stmt) : 0; }
+
+/*
+** Zeroes a text from scb_expanded_sql, through a volatile pointer so that the stores are kept,
+** and frees it with the library's allocator. A NULL text is ignored.
+*/
+void scb_free_expanded_sql(char *text) {
+    if (!text) return;
+    volatile char *byte = text;
+    while (*byte) *byte++ = 0;
+    scb_free(text);
+}
 int scb_stmt_readonly(scb_stmt *stmt) { return scb_fn.stmt_readonly(stmt); }
 int scb_stmt_busy(scb_stmt *stmt) { return scb_fn.stmt_busy(stmt); }
 scb_db *scb_db_handle(scb_stmt *stmt) { return scb_fn.db_handle(stmt); }

@@ -59,7 +59,7 @@ extension CommandSpec {
         command: .verify,
         flags: ["--json", "--key-stdin", "--raw-key-stdin"],
         valued: ["--library", "--key-env", "--key-file", "--raw-key-env", "--raw-key-file",
-                 "--cipher-compatibility", "--cipher-page-size", "--kdf-iter"],
+                 "--cipher-compatibility", "--cipher-page-size", "--kdf-iter", "--kdf-algorithm", "--hmac-algorithm"],
         takesFiles: true,
         refused: Dictionary(uniqueKeysWithValues: ["--key", "--raw-key", "--passphrase", "--password"].map {
             ($0, "\($0) is not accepted: " + keyOnCommandLine)
@@ -88,6 +88,8 @@ extension CommandSpec {
               --cipher-compatibility N  3 or 4: start from that version's defaults
               --cipher-page-size N      the page size (a power of two from 1024 to 65536)
               --kdf-iter N              the PBKDF2 iterations of a passphrase
+              --kdf-algorithm D         the PBKDF2 digest: sha1, sha256 or sha512 (SQLCipher 4)
+              --hmac-algorithm D        the page HMAC's digest: sha1, sha256 or sha512 (SQLCipher 4)
 
               --json          print one JSON object instead of the text
               --library PATH  use the SQLCipher library at PATH (default: $SQLCIPHERKIT_LIBRARY, then

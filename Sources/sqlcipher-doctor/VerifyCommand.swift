@@ -27,8 +27,23 @@ enum VerifyCommand {
         let compatibility = try number("--cipher-compatibility")
         let pageSize = try number("--cipher-page-size")
         let iterations = try number("--kdf-iter")
-        let settings = compatibility == nil && pageSize == nil && iterations == nil
-            ? nil : CipherSettings(compatibility: compatibility, pageSize: pageSize, kdfIterations: iterations)
+        func digest(_ option: String) throws(UsageError) -> CipherSettings.Digest? {
+            guard let text = arguments.values[option] else { return nil }
+            // SQLCipher's own spellings (PBKDF2_HMAC_SHA256, HMAC_SHA256) name the same digests.
+            let name = text.lowercased().replacingOccurrences(of: "pbkdf2_", with: "").replacingOccurrences(of: "hmac_", with: "")
+            switch name {
+            case "sha1": return .sha1
+            case "sha256": return .sha256
+            case "sha512": return .sha512
+            default: throw UsageError(message: "\(option) needs sha1, sha256 or sha512, not '\(text)'", command: .verify)
+            }
+        }
+        let kdfAlgorithm = try digest("--kdf-algorithm")
+        let hmacAlgorithm = try digest("--hmac-algorithm")
+        let settings = compatibility == nil && pageSize == nil && iterations == nil && kdfAlgorithm == nil && hmacAlgorithm == nil
+            ? nil
+            : CipherSettings(compatibility: compatibility, pageSize: pageSize, kdfIterations: iterations,
+                             kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm)
         return Options(files: arguments.files, key: key, json: arguments.flag("--json"),
                        library: arguments.values["--library"], settings: settings)
     }

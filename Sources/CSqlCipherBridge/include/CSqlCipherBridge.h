@@ -249,6 +249,8 @@ int scb_reset(scb_stmt *stmt);
 int scb_finalize(scb_stmt *stmt);
 int scb_clear_bindings(scb_stmt *stmt);
 const char *scb_sql(scb_stmt *stmt);
+char *scb_expanded_sql(scb_stmt *stmt);
+void scb_free_expanded_sql(char *text);
 int scb_stmt_readonly(scb_stmt *stmt);
 int scb_stmt_busy(scb_stmt *stmt);
 scb_db *scb_db_handle(scb_stmt *stmt);

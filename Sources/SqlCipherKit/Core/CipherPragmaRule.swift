@@ -110,13 +110,13 @@ struct CipherPragmaRule: Sendable {
         .init(name: "cipher_hmac_algorithm", versions: .sqlcipher4, readAllowed: true, setting: .refused,
               why: "would change the HMAC of the pages written afterwards (HMAC_SHA1 weakens it), leaving pages that the "
                 + "file's settings cannot verify",
-              instead: "Choose a format with CipherSettings(compatibility:) (3 or 4) and convert a file with "
-                + "export(to:key:cipher:)."),
+              instead: "Open a file written with another HMAC digest with CipherSettings(hmacAlgorithm:), and convert "
+                + "a file with export(to:key:cipher:)."),
         .init(name: "cipher_kdf_algorithm", versions: .sqlcipher4, readAllowed: true, setting: .refused,
               why: "would change the key derivation of the open connection (PBKDF2_HMAC_SHA1 weakens it), so the pages "
                 + "written afterwards use a key that the file's settings do not derive",
-              instead: "Choose a format with CipherSettings(compatibility:) (3 or 4) and convert a file with "
-                + "export(to:key:cipher:)."),
+              instead: "Open a file written with another KDF digest with CipherSettings(kdfAlgorithm:), and convert "
+                + "a file with export(to:key:cipher:)."),
         .init(name: "cipher_hmac_pgno", versions: .both, readAllowed: true, setting: .refused,
               why: "would change how page numbers enter the HMAC (deprecated), so pages fail to verify",
               instead: "Nothing needs it: the default is the only value SqlCipherKit's files use."),

@@ -148,8 +148,59 @@ extension SQLiteConnection {
         }
     }
 
-    /// Notes when a user's `ATTACH` starts (see ``StatementGate/attachStarted``); called before its
-    /// first step.
+    /// Before a user's `ATTACH` runs: refuses a file whose live `-journal` (a write that was
+    /// interrupted, or is under way elsewhere) holds pages smaller than the encryption of the
+    /// attached database uses (the loaded library's default cipher page size). SQLite rolls a hot
+    /// journal back while it attaches, before the key is checked, and SQLCipher 3.4.1 then crashes
+    /// the process (SIGSEGV, measured: a plaintext file of 512-byte pages attached with a `KEY`);
+    /// the opener refuses the same file for `Database(path:key:)` (DatabaseOpener). Then notes when
+    /// the statement starts (see ``StatementGate/attachStarted``).
+    ///
+    /// The file is read from the statement's text with its bound values written in, so a file
+    /// bound as a parameter is checked as one written in the text; a file named by an expression
+    /// is not. An `ATTACH` without encryption (`KEY ''`, or no `KEY` on a plaintext database)
+    /// rolls the journal back as SQLite does and is not checked.
+    ///
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)``.
+    func attachWillRun(_ statement: Statement) throws {
+        if !scope.isPackage, let text = scb_expanded_sql(statement.handle) {
+            defer { scb_free_expanded_sql(text) }
+            let operands = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
+                AttachOperands(UnsafeBufferPointer(start: $0, count: strlen(text)))
+            }
+            let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
+            if encrypted, let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty,
+               let journalPageSize = ReadOnlyOpening.liveJournalPageSize(file + "-journal"),
+               let library = try? SqlCipherLibrary.shared,
+               let pageSize = try? KeyDerivation.parameters(for: .default, library: library).pageSize,
+               journalPageSize < pageSize {
+                throw SqlCipherError.cannotOpen(
+                    path: file,
+                    reason: "its -journal, left by a write that was interrupted or is under way, holds \(journalPageSize)-byte "
+                        + "pages, smaller than the \(pageSize)-byte pages this ATTACH's encryption reads: the file was not "
+                        + "written with these settings (a plaintext SQLite file, or one made with another page size), and "
+                        + "rolling that write back with them would damage it (SQLCipher 3 crashes). Let the program that "
+                        + "wrote it finish, or open it the way it was written (a plaintext file: ATTACH it with KEY '' or read "
+                        + "it with importPlaintext(from:as:_:)), which rolls the write back. Nothing was read or changed")
+            }
+        }
+        attachWillRun()
+    }
+
+    /// The path SQLite opens for an `ATTACH`'s file name: a `file:` URI's path (authority,
+    /// query and fragment removed, percent escapes decoded), any other name as it is.
+    static func attachedFilePath(_ name: String) -> String {
+        guard name.hasPrefix("file:") else { return name }
+        var rest = name.dropFirst(5)
+        if rest.hasPrefix("//") {
+            rest = rest.dropFirst(2)
+            rest = rest.drop { $0 != "/" }
+        }
+        let path = rest.prefix { $0 != "?" && $0 != "#" }
+        return String(path).removingPercentEncoding ?? String(path)
+    }
+
+    /// Notes when a user's `ATTACH` starts (see ``StatementGate/attachStarted``).
     func attachWillRun() {
         var now = timespec()
         #if os(Linux)

@@ -184,7 +184,7 @@ extension SQLiteConnection {
         switch statement.guardKind {
         case .ordinary: break
         case .transactionControl: try refuseTransactionControl(statement)
-        case .attach: attachWillRun()
+        case .attach: try attachWillRun(statement)
         }
         try refuseStatementsAfterRollback(statement)
         if !statement.isReadOnly {

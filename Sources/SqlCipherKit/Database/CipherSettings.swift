@@ -33,10 +33,10 @@ public struct CipherSettings: Sendable, Hashable {
     /// 4 only): 0, or 32, 48, 64, 80 or 96, usually 32 (SQLCipher's value for iOS shared
     /// containers). The salt is then not stored in the file; pass it with
     /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)``
-    /// and ``DatabaseKey/rawKey(_:salt:)`` or ``DatabaseKey/passphrase(_:salt:)``. A passphrase, or
-    /// a raw key, without its salt is refused with ``SqlCipherError/keyFailed(path:reason:)`` before
-    /// anything is created: the random salt SQLCipher would take is never reported, and the file
-    /// could not be opened again.
+    /// and ``DatabaseKey/passphrase(_:salt:)`` or ``DatabaseKey/rawKey(_:salt:)``. A key without
+    /// its salt is refused with ``SqlCipherError/keyFailed(path:reason:)`` before anything is
+    /// created: the random salt SQLCipher would take is never reported, and the file could not be
+    /// opened again.
     ///
     /// The limit keeps the schema encrypted: the first page holds SQLite's 100-byte file header and
     /// then `sqlite_schema`, whose cells grow from the end of the page towards its start, so with a
@@ -44,6 +44,43 @@ public struct CipherSettings: Sendable, Hashable {
     /// A larger multiple of 16 (below the page size) is accepted only with `readOnly: true`, to
     /// read a file some other program wrote that way; <doc:RawSQLGuards> has the rule.
     public var plaintextHeaderSize: Int?
+    /// The digest of the PBKDF2 key derivation for a passphrase (`PRAGMA cipher_kdf_algorithm`,
+    /// SQLCipher 4 only): SHA-512 is SQLCipher 4's default, SHA-1 SQLCipher 3's. For files another
+    /// program wrote with another choice, such as DB Browser for SQLCipher's custom settings.
+    /// Ignored for raw keys, which skip key derivation.
+    public var kdfAlgorithm: Digest?
+    /// The digest of the per-page HMAC (`PRAGMA cipher_hmac_algorithm`, SQLCipher 4 only): SHA-512
+    /// is SQLCipher 4's default, SHA-1 SQLCipher 3's.
+    public var hmacAlgorithm: Digest?
+
+    /// A digest SQLCipher 4 can use for its key derivation (``kdfAlgorithm``) and page HMAC
+    /// (``hmacAlgorithm``).
+    public enum Digest: Sendable, Hashable, CaseIterable {
+        /// SHA-1: SQLCipher 3's choice, kept for files written with it.
+        case sha1
+        /// SHA-256.
+        case sha256
+        /// SHA-512: SQLCipher 4's default.
+        case sha512
+
+        /// The value `PRAGMA cipher_kdf_algorithm` takes.
+        var kdfPragmaValue: String {
+            switch self {
+            case .sha1: return "PBKDF2_HMAC_SHA1"
+            case .sha256: return "PBKDF2_HMAC_SHA256"
+            case .sha512: return "PBKDF2_HMAC_SHA512"
+            }
+        }
+
+        /// The value `PRAGMA cipher_hmac_algorithm` takes.
+        var hmacPragmaValue: String {
+            switch self {
+            case .sha1: return "HMAC_SHA1"
+            case .sha256: return "HMAC_SHA256"
+            case .sha512: return "HMAC_SHA512"
+            }
+        }
+    }
 
     /// Whether ``compatibility`` may also be 1 or 2 (SQLCipher 1.x and 2.x files): only for the
     /// package's own opening of a file that ``Database/upgradeFromSqlCipher3(path:key:progress:)``
@@ -51,13 +88,21 @@ public struct CipherSettings: Sendable, Hashable {
     /// derives keys with 4,000 iterations, 1.x has no HMAC).
     var allowsLegacyFormat = false
 
-    /// Creates settings; every nil field keeps the library's default.
+    /// Creates settings; every nil field keeps the library's default (or, with `compatibility`,
+    /// that version's default).
+    ///
+    /// ```swift
+    /// // DB Browser for SQLCipher's custom settings: SHA-256 for the KDF and the HMAC.
+    /// let custom = CipherSettings(kdfAlgorithm: .sha256, hmacAlgorithm: .sha256)
+    /// ```
     public init(compatibility: Int? = nil, pageSize: Int? = nil, kdfIterations: Int? = nil,
-                plaintextHeaderSize: Int? = nil) {
+                plaintextHeaderSize: Int? = nil, kdfAlgorithm: Digest? = nil, hmacAlgorithm: Digest? = nil) {
         self.compatibility = compatibility
         self.pageSize = pageSize
         self.kdfIterations = kdfIterations
         self.plaintextHeaderSize = plaintextHeaderSize
+        self.kdfAlgorithm = kdfAlgorithm
+        self.hmacAlgorithm = hmacAlgorithm
     }
 
     /// The loaded library's defaults: SQLCipher 4 format on SQLCipher 4, SQLCipher 3 format on 3.4.1.
@@ -119,6 +164,14 @@ public struct CipherSettings: Sendable, Hashable {
                         + "in 32 bits and would silently use fewer); pass a count in that range, such as 256000")
             }
             pragmas.append(prefix + "kdf_iter = \(kdfIterations)")
+        }
+        if let kdfAlgorithm {
+            try library.require("a choice of KDF digest (cipher_kdf_algorithm)", cipher: 4)
+            pragmas.append(prefix + "cipher_kdf_algorithm = \(kdfAlgorithm.kdfPragmaValue)")
+        }
+        if let hmacAlgorithm {
+            try library.require("a choice of HMAC digest (cipher_hmac_algorithm)", cipher: 4)
+            pragmas.append(prefix + "cipher_hmac_algorithm = \(hmacAlgorithm.hmacPragmaValue)")
         }
         if let plaintextHeaderSize {
             try library.require("a plaintext header (cipher_plaintext_header_size)", cipher: 4)

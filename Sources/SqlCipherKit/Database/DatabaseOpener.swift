@@ -587,8 +587,9 @@ enum DatabaseOpener {
         guard let library = try? SqlCipherLibrary.shared, library.cipherMajorVersion < 4 else {
             return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4, or Database.upgradeFromSqlCipher3, "
                 + "which also migrates SQLCipher 2 and 1 files; a file made with another page size or KDF iteration count "
-                + "needs those in CipherSettings; one made with another HMAC or KDF algorithm or without HMAC cannot be "
-                + "opened here: convert it with the sqlcipher tool's sqlcipher_export"
+                + "needs those in CipherSettings, and one made with another HMAC or KDF digest needs "
+                + "CipherSettings(kdfAlgorithm:hmacAlgorithm:); one made without HMAC cannot be opened here: convert it "
+                + "with the sqlcipher tool's sqlcipher_export"
         }
         return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), so "
             + "point \(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1"

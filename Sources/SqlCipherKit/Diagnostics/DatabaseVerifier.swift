@@ -71,12 +71,20 @@ package enum DatabaseVerifier {
                 parts.append("kdf_iter = \(value)")
                 swiftArguments.append("kdfIterations: \(value)")
             }
+            if let value = given.kdfAlgorithm {
+                parts.append("cipher_kdf_algorithm = \(value.kdfPragmaValue)")
+                swiftArguments.append("kdfAlgorithm: .\(value)")
+            }
+            if let value = given.hmacAlgorithm {
+                parts.append("cipher_hmac_algorithm = \(value.hmacPragmaValue)")
+                swiftArguments.append("hmacAlgorithm: .\(value)")
+            }
             let base = compatibility >= 4 ? "SQLCipher 4" : "SQLCipher 3"
             return [SettingsCandidate(
                 name: "custom", settings: given,
                 summary: "the settings given (\(parts.joined(separator: ", "))) over \(base)'s defaults",
                 swift: "CipherSettings(\(swiftArguments.joined(separator: ", ")))",
-                readableBy: "\(base == "SQLCipher 4" ? "SQLCipher 4.0 or later" : "SQLCipher 3.x or 4.x (4.x with cipher_compatibility = 3)"), "
+                readableBy: "\(base == "SQLCipher 4" || given.kdfAlgorithm != nil || given.hmacAlgorithm != nil ? "SQLCipher 4.0 or later" : "SQLCipher 3.x or 4.x (4.x with cipher_compatibility = 3)"), "
                     + "with these settings given after the key every time the file is opened (SQLCipher stores none of "
                     + "them in the file)",
                 pageSize: pageSize, pragmas: try given.pragmas(for: library))]

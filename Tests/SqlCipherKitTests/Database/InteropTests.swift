@@ -199,6 +199,56 @@ import Testing
         #expect(try SqlcipherCLI.run(sameVersionCLI, path, [key, "SELECT count(*) FROM t"]) == ["1"])
     }
 
+    /// The same hot journal reached through a raw `ATTACH` with a `KEY`: a plaintext file of
+    /// 512-byte pages left mid-write by a killed program. SQLCipher 3.4.1 crashed the process
+    /// (SIGSEGV) rolling that journal back under its 1024-byte cipher pages while attaching; the
+    /// ATTACH is now refused before it runs, with the file bound as a parameter, written as a
+    /// literal or as a `file:` URI, and nothing is changed. Attached without encryption (`KEY ''`,
+    /// the form for plaintext files) SQLite rolls the write back as it should.
+    @Test func anAttachOverAHotJournalOfSmallerPagesIsRefusedBeforeItRuns() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("plain512.db")
+        _ = try SqlcipherCLI.run(sameVersionCLI, path, [
+            "PRAGMA page_size = 512", "PRAGMA journal_mode = DELETE", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')",
+        ])
+        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
+            "PRAGMA cache_size = 2", "BEGIN",
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
+                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
+        ])
+        #expect(FileManager.default.fileExists(atPath: path + "-journal"))
+        let before = try dir.snapshot()
+        let db = try Database(path: dir.path("main.db"), key: "main key", journalMode: .rollback)
+        let literal = path.replacingOccurrences(of: "'", with: "''")
+        let attempts: [(String, @Sendable (Database) async throws -> Void)] = [
+            ("bound", { try await $0.execute("ATTACH DATABASE ? AS other KEY ?", path, "a key") }),
+            ("literal", { try await $0.execute("ATTACH '\(literal)' AS other KEY 'a key'") }),
+            ("uri", { try await $0.execute("ATTACH ? AS \"other\" KEY ?", "file:\(path)?mode=rw", "a key") }),
+            ("main key", { try await $0.execute("/* no KEY */ attach database ? as other", path) }),
+        ]
+        for (name, attach) in attempts {
+            let error = await #expect(throws: SqlCipherError.self, "\(name)") { try await attach(db) }
+            guard case .cannotOpen(let file, let reason)? = error else {
+                Issue.record("\(name): expected cannotOpen, got \(String(describing: error))")
+                continue
+            }
+            #expect(file == path, "\(name)")
+            #expect(reason.contains("512-byte pages") && reason.contains("KEY ''"), "\(name): \(reason)")
+            #expect(!reason.contains("a key"), "\(name): the key is not echoed")
+            let after = try dir.snapshot()
+            #expect(after.keys.filter { $0 != "main.db" }.sorted() == before.keys.sorted(), "\(name)")
+            #expect(before.allSatisfy { after[$0.key]?.0 == $0.value.0 }, "\(name): a refused ATTACH changed a file")
+        }
+        // The database is still usable, and the file opens as plaintext, rolled back.
+        #expect(try await db.query("SELECT count(*) FROM sqlite_master")[0].get(0, as: Int.self) == 0)
+        await db.close()
+        let plain = try Database(unencryptedPath: dir.path("plainmain.db"), journalMode: .rollback)
+        try await plain.execute("ATTACH ? AS other KEY ''", path)
+        #expect(try await plain.query("SELECT x FROM other.t").map { $0.get(0, as: String.self) } == ["committed"])
+        await plain.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
+    }
+
     /// A `-wal` of another database beside a file (one restored or copied without its own -wal,
     /// next to a stale one, here left by a killed CLI) is named as such, not reported as a wrong
     /// key (3.4.1) or as a bare "file is not a database" (4.x): the key opens the file itself.

@@ -373,6 +373,8 @@ import Testing
             (["--key-env", "A", "--cipher-page-size", "512", file], ["A": "x"], "from 1024 to 65536"),
             (["--key-env", "A", "--kdf-iter", "0", file], ["A": "x"], "must be from 1 to 2147483647"),
             (["--key-env", "A", "--kdf-iter", "4294967297", file], ["A": "x"], "must be from 1 to 2147483647"),
+            (["--key-env", "A", "--kdf-algorithm", "md5", file], ["A": "x"], "needs sha1, sha256 or sha512"),
+            (["--key-env", "A", "--hmac-algorithm", "HMAC_SHA384", file], ["A": "x"], "needs sha1, sha256 or sha512"),
         ]
         for (arguments, environment, message) in cases {
             let result = try doctor(arguments, environment: environment)
@@ -410,6 +412,34 @@ import Testing
             let refused = try doctor(["--key-env", "A", "--cipher-compatibility", "4", custom3], environment: ["A": "x"])
             #expect(refused.status == 2)
             #expect(refused.stderr.contains("SQLCipher 4"), "\(refused.stderr)")
+        }
+    }
+
+    /// A file written with other digests (DB Browser for SQLCipher's custom settings) verifies with
+    /// `--kdf-algorithm` and `--hmac-algorithm`, in the doctor's names or SQLCipher's, and the
+    /// report gives the `CipherSettings` that open it; without them the key is rejected.
+    @Test func givenDigestsOpenFilesWrittenWithThem() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.path("digests.db")
+        guard isSQLCipher4() else {
+            let refused = try doctor(["--key-env", "A", "--kdf-algorithm", "sha256", file], environment: ["A": "x"])
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains("SQLCipher 4"), "\(refused.stderr)")
+            return
+        }
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, file, [
+            SqlcipherCLI.keyPragma(passphrase: Self.passphrase4), "PRAGMA cipher_kdf_algorithm = PBKDF2_HMAC_SHA256",
+            "PRAGMA cipher_hmac_algorithm = HMAC_SHA256", "CREATE TABLE items(x)", "INSERT INTO items VALUES (1), (2)",
+        ])
+        let (plain, _) = try verify([file], key: Self.passphrase4)
+        #expect(plain.status == 1)
+        for extra in [["--kdf-algorithm", "sha256", "--hmac-algorithm", "sha256"],
+                      ["--kdf-algorithm=PBKDF2_HMAC_SHA256", "--hmac-algorithm", "HMAC_SHA256"]] {
+            let (result, entries) = try verify([file], key: Self.passphrase4, extra: extra)
+            #expect(result.status == 0, "\(extra): \(result.stdout)")
+            let settings = check(entries[0], "settings")
+            #expect(settings["swift"] as? String == "CipherSettings(kdfAlgorithm: .sha256, hmacAlgorithm: .sha256)")
+            #expect(tables(entries[0]) == ["items": 2])
         }
     }
 

@@ -1,0 +1,136 @@
+import Foundation
+
+/// What the text of an `ATTACH` names, read from the statement's text with its bound values
+/// written in (`sqlite3_expanded_sql`): the file, when one string literal names it, and whether a
+/// `KEY` clause gives the empty literal (no encryption). Read from the bytes in place: the text can
+/// hold a bound key, so nothing of it is copied but the file name.
+///
+/// A file named by an expression (`'a' || '.db'`, a function call) is not told (`file` nil).
+struct AttachOperands {
+    /// The file name as SQLite receives it (a `file:` URI is left as written), or nil.
+    var file: String?
+    /// Whether the statement has a `KEY` clause.
+    var hasKeyClause = false
+    /// Whether that clause gives the empty literal `''`: SQLCipher then attaches without a codec.
+    var keyIsEmpty = false
+
+    /// Reads `text`, which starts with the statement (whitespace and comments first are skipped).
+    init(_ text: UnsafeBufferPointer<UInt8>) {
+        var scanner = Scanner(bytes: text)
+        guard scanner.keyword("ATTACH") else { return }
+        _ = scanner.keyword("DATABASE")
+        guard let name = scanner.stringLiteral() else { return }
+        guard scanner.keyword("AS") else { return }
+        file = String(decoding: name, as: UTF8.self)
+        guard scanner.skipName() else { return }
+        guard scanner.keyword("KEY") else { return }
+        hasKeyClause = true
+        if let key = scanner.stringLiteral(copying: false), key.isEmpty, scanner.atStatementEnd() { keyIsEmpty = true }
+    }
+
+    /// A cursor over SQL text that knows whitespace, comments, keywords, names and string literals.
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        private func byte(_ offset: Int = 0) -> UInt8? {
+            index + offset < bytes.count ? bytes[index + offset] : nil
+        }
+
+        mutating func skipSpace() {
+            while let current = byte() {
+                if current == 0x20 || (0x09...0x0D).contains(current) {
+                    index += 1
+                } else if current == UInt8(ascii: "-"), byte(1) == UInt8(ascii: "-") {
+                    while let next = byte(), next != 0x0A { index += 1 }
+                } else if current == UInt8(ascii: "/"), byte(1) == UInt8(ascii: "*") {
+                    index += 2
+                    while byte() != nil, !(byte() == UInt8(ascii: "*") && byte(1) == UInt8(ascii: "/")) { index += 1 }
+                    index = min(bytes.count, index + 2)
+                } else {
+                    return
+                }
+            }
+        }
+
+        private static func isNameByte(_ byte: UInt8) -> Bool {
+            byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
+                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        }
+
+        /// Consumes `word` (any case) when it comes next as a whole word.
+        mutating func keyword(_ word: StaticString) -> Bool {
+            skipSpace()
+            let count = word.utf8CodeUnitCount
+            guard index + count <= bytes.count else { return false }
+            for offset in 0..<count where bytes[index + offset] | 0x20 != word.utf8Start[offset] | 0x20 {
+                return false
+            }
+            if let after = byte(count), Self.isNameByte(after) { return false }
+            index += count
+            return true
+        }
+
+        /// Consumes one name: a bare word, or one quoted with `"`, `` ` `` or `[`.
+        mutating func skipName() -> Bool {
+            skipSpace()
+            guard let first = byte() else { return false }
+            let closing: UInt8? = switch first {
+            case UInt8(ascii: "\""): UInt8(ascii: "\"")
+            case UInt8(ascii: "`"): UInt8(ascii: "`")
+            case UInt8(ascii: "["): UInt8(ascii: "]")
+            case UInt8(ascii: "'"): UInt8(ascii: "'")
+            default: nil
+            }
+            guard let closing else {
+                let start = index
+                while let current = byte(), Self.isNameByte(current) { index += 1 }
+                return index > start
+            }
+            index += 1
+            while let current = byte() {
+                index += 1
+                if current == closing {
+                    // A doubled quote is one quote inside the name.
+                    if closing != UInt8(ascii: "]"), byte() == closing { index += 1; continue }
+                    return true
+                }
+            }
+            return false
+        }
+
+        /// Consumes a string literal and returns its bytes (`''` inside as one quote), or nil when
+        /// none comes next. With `copying` false, the bytes are only counted: an empty array or a
+        /// one-byte placeholder tells an empty literal from another.
+        mutating func stringLiteral(copying: Bool = true) -> [UInt8]? {
+            skipSpace()
+            guard byte() == UInt8(ascii: "'") else { return nil }
+            index += 1
+            var value: [UInt8] = []
+            var count = 0
+            while let current = byte() {
+                index += 1
+                if current == UInt8(ascii: "'") {
+                    guard byte() == UInt8(ascii: "'") else { return copying ? value : (count == 0 ? [] : [0]) }
+                    index += 1
+                }
+                count += 1
+                if copying { value.append(current) }
+            }
+            return nil
+        }
+
+        /// Whether nothing but whitespace, comments and `;` follow.
+        mutating func atStatementEnd() -> Bool {
+            skipSpace()
+            while byte() == UInt8(ascii: ";") {
+                index += 1
+                skipSpace()
+            }
+            return byte() == nil
+        }
+    }
+}
