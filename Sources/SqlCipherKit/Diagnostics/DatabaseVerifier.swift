@@ -57,28 +57,15 @@ package enum DatabaseVerifier {
         if let given {
             let compatibility = given.compatibility ?? (v4 ? 4 : 3)
             let pageSize = given.pageSize ?? (compatibility >= 4 ? 4096 : 1024)
-            var parts: [String] = []
-            var swiftArguments: [String] = []
-            if let value = given.compatibility {
-                parts.append("cipher_compatibility = \(value)")
-                swiftArguments.append("compatibility: \(value)")
-            }
-            if let value = given.pageSize {
-                parts.append("cipher_page_size = \(value)")
-                swiftArguments.append("pageSize: \(value)")
-            }
-            if let value = given.kdfIterations {
-                parts.append("kdf_iter = \(value)")
-                swiftArguments.append("kdfIterations: \(value)")
-            }
-            if let value = given.kdfAlgorithm {
-                parts.append("cipher_kdf_algorithm = \(value.kdfPragmaValue)")
-                swiftArguments.append("kdfAlgorithm: .\(value)")
-            }
-            if let value = given.hmacAlgorithm {
-                parts.append("cipher_hmac_algorithm = \(value.hmacPragmaValue)")
-                swiftArguments.append("hmacAlgorithm: .\(value)")
-            }
+            // Each setting given, as the pragma SQLCipher runs and as the Swift argument that sets it.
+            let fields: [(pragma: String, swift: String)] = [
+                given.compatibility.map { ("cipher_compatibility = \($0)", "compatibility: \($0)") },
+                given.pageSize.map { ("cipher_page_size = \($0)", "pageSize: \($0)") },
+                given.kdfIterations.map { ("kdf_iter = \($0)", "kdfIterations: \($0)") },
+                given.kdfAlgorithm.map { ("cipher_kdf_algorithm = \($0.kdfPragmaValue)", "kdfAlgorithm: .\($0)") },
+                given.hmacAlgorithm.map { ("cipher_hmac_algorithm = \($0.hmacPragmaValue)", "hmacAlgorithm: .\($0)") },
+            ].compactMap { $0 }
+            let parts = fields.map(\.pragma), swiftArguments = fields.map(\.swift)
             let base = compatibility >= 4 ? "SQLCipher 4" : "SQLCipher 3"
             return [SettingsCandidate(
                 name: "custom", settings: given,

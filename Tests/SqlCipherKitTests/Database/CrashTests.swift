@@ -15,7 +15,7 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         let reader = output.fileHandleForReading
         // Wait for the first line ("start" / "opened"): the process is past its own start-up.
         var seen = Data()

@@ -80,7 +80,7 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
         cli.standardInput = input
         cli.standardOutput = output
         cli.standardError = FileHandle.nullDevice
-        try cli.run()
+        try launch(cli)
         defer { try? input.fileHandleForWriting.close(); cli.waitUntilExit() }
         func send(_ text: String) { input.fileHandleForWriting.write(Data((text + "\n").utf8)) }
         send("PRAGMA key = \"x'\(hex)'\";")

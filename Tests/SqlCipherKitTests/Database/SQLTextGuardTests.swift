@@ -199,7 +199,7 @@ import Testing
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         input.fileHandleForWriting.write(Data(script.utf8))
         try input.fileHandleForWriting.close()
         let needle = Data(marker.utf8)

@@ -47,7 +47,7 @@ import Testing
             let out = Pipe(), err = Pipe()
             process.standardOutput = out
             process.standardError = err
-            try process.run()
+            try launch(process)
             Thread { [self] in
                 var signalled = false
                 while true {

@@ -25,7 +25,7 @@ final class KillableChild {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: errorFile)
-        try process.run()
+        try launch(process)
     }
 
     deinit {

@@ -169,7 +169,7 @@ import Testing
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         let start = Date()
-        try process.run()
+        try launch(process)
         let pid = process.processIdentifier
         nonisolated(unsafe) var outData = Data(), errData = Data()
         let readers = DispatchGroup()

@@ -27,6 +27,17 @@ func productPath(_ name: String) -> String {
     buildProductsDirectory().appendingPathComponent(name).path
 }
 
+/// Starts `process`, one launch at a time in this test process. Foundation's `Process.run()`
+/// once crashed the whole test run (SIGSEGV in a `memcpy` inside `run()`, reading past a freed
+/// page, while other tests started their own children at the same moment, SQLCipher 3.4.1 run
+/// beside a build); launches are a few milliseconds each, so taking them one at a time costs
+/// nothing the suites notice, and the children still run side by side.
+func launch(_ process: Process) throws {
+    try launchLock.withLock { try process.run() }
+}
+
+private let launchLock = NSLock()
+
 /// Runs an executable to completion and captures its output.
 /// `environment` entries are added to (or, with a nil value, removed from) the current environment.
 @discardableResult
@@ -44,12 +55,12 @@ func runChild(_ executable: String, _ arguments: [String], environment: [String:
     if let input {
         let pipe = Pipe()
         process.standardInput = pipe
-        try process.run()
+        try launch(process)
         pipe.fileHandleForWriting.write(input)
         try pipe.fileHandleForWriting.close()
     } else {
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
     }
     // Read both pipes concurrently with the wait so a chatty child cannot block on a full pipe,
     // each on a thread of its own: on the global queue, whose threads are capped near the core

@@ -42,6 +42,16 @@ final class TemporaryDirectory: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
+/// The processor time the calling thread has used, in seconds (`CLOCK_THREAD_CPUTIME_ID`): the
+/// measure for tests that bound the work of a call (a quadratic loop, a key derivation that must
+/// not run), which, unlike the wall clock, does not grow while the thread waits for a processor
+/// that other tests and processes hold.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
+}
+
 /// The library under test, as selected by SQLCIPHERKIT_LIBRARY (or discovery).
 func loadedLibrary() throws -> SqlCipherLibrary { try SqlCipherLibrary.shared }
 
