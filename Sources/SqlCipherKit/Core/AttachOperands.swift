@@ -19,13 +19,13 @@ struct AttachOperands {
         var scanner = Scanner(bytes: text)
         guard scanner.keyword("ATTACH") else { return }
         _ = scanner.keyword("DATABASE")
-        guard let name = scanner.stringLiteral() else { return }
+        guard let name = scanner.stringLiteral()?.bytes else { return }
         guard scanner.keyword("AS") else { return }
         file = String(decoding: name, as: UTF8.self)
         guard scanner.skipName() else { return }
         guard scanner.keyword("KEY") else { return }
         hasKeyClause = true
-        if let key = scanner.stringLiteral(copying: false), key.isEmpty, scanner.atStatementEnd() { keyIsEmpty = true }
+        if scanner.stringLiteral(copying: false)?.length == 0, scanner.atStatementEnd() { keyIsEmpty = true }
     }
 
     /// A cursor over SQL text that knows whitespace, comments, keywords, names and string literals.
@@ -102,10 +102,9 @@ struct AttachOperands {
             return false
         }
 
-        /// Consumes a string literal and returns its bytes (`''` inside as one quote), or nil when
-        /// none comes next. With `copying` false, the bytes are only counted: an empty array or a
-        /// one-byte placeholder tells an empty literal from another.
-        mutating func stringLiteral(copying: Bool = true) -> [UInt8]? {
+        /// Consumes a string literal and returns its length and, when `copying`, its bytes (`''`
+        /// inside as one quote), or nil when none comes next. A key's literal is only measured.
+        mutating func stringLiteral(copying: Bool = true) -> (bytes: [UInt8], length: Int)? {
             skipSpace()
             guard byte() == UInt8(ascii: "'") else { return nil }
             index += 1
@@ -114,7 +113,7 @@ struct AttachOperands {
             while let current = byte() {
                 index += 1
                 if current == UInt8(ascii: "'") {
-                    guard byte() == UInt8(ascii: "'") else { return copying ? value : (count == 0 ? [] : [0]) }
+                    guard byte() == UInt8(ascii: "'") else { return (value, count) }
                     index += 1
                 }
                 count += 1

@@ -351,12 +351,7 @@ enum DatabaseOpener {
                             + "or make an encrypted copy with Database.encrypt(plaintextAt:to:key:)")
                 }
                 if header.looksPlaintextHeaderSQLCipher && cipher.plaintextHeaderSize == nil {
-                    throw SqlCipherError.keyFailed(
-                        path: path,
-                        reason: "it is a SQLCipher database with a plaintext header. Open it with "
-                            + "Database(path:key:cipher:), key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) "
-                            + "with the salt kept when it was created, and cipher: CipherSettings(plaintextHeaderSize:) with its "
-                            + "header size")
+                    throw SqlCipherError.keyFailed(path: path, reason: KeySalt.plaintextHeaderWithoutSetting)
                 }
             } else if header.looksPlaintextHeaderSQLCipher {
                 throw SqlCipherError.notPlaintextDatabase(path: path)

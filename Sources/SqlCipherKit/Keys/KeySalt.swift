@@ -91,11 +91,7 @@ enum KeySalt {
                     + "encrypted copy with Database.encrypt(plaintextAt:to:key:)")
         }
         if header.looksPlaintextHeaderSQLCipher {
-            throw SqlCipherError.keyFailed(
-                path: path,
-                reason: "it is a SQLCipher database with a plaintext header. Open it with "
-                    + "Database(path:key:cipher:), key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) with the "
-                    + "salt kept when it was created, and cipher: CipherSettings(plaintextHeaderSize:) with its header size")
+            throw SqlCipherError.keyFailed(path: path, reason: plaintextHeaderWithoutSetting)
         }
         let stored: Data
         let origin: Origin
@@ -127,6 +123,12 @@ enum KeySalt {
               !header.hasPlaintextMagic, Data(header.bytes.prefix(length)) != given else { return error }
         return SqlCipherError.keyFailed(path: path, reason: givenSaltDiffers)
     }
+
+    /// Why a file with a plaintext header, opened without ``CipherSettings/plaintextHeaderSize``,
+    /// is refused: the one wording of the opener and of the pool's salt lookup.
+    static let plaintextHeaderWithoutSetting = "it is a SQLCipher database with a plaintext header. Open it with "
+        + "Database(path:key:cipher:), key: .passphrase(passphrase, salt: salt) or .rawKey(key, salt: salt) with the "
+        + "salt kept when it was created, and cipher: CipherSettings(plaintextHeaderSize:) with its header size"
 
     /// Why a key with a salt does not open a file that stores another salt.
     static let givenSaltDiffers = "the salt given differs from the file's first \(length) bytes, where a file without "
