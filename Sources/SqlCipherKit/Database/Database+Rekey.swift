@@ -15,7 +15,10 @@ extension Database {
     ///
     /// A rekey keeps the file's salt: a ``DatabaseKey/rawKey(_:salt:)`` or
     /// ``DatabaseKey/passphrase(_:salt:)`` whose salt is not the file's is refused (the error says
-    /// what to give instead: for a file without a plaintext header, the key without a salt).
+    /// what to give instead: for a file without a plaintext header, the key without a salt). A key
+    /// without a salt keeps the salt too, also on a file with a plaintext header, which stores none:
+    /// after `rekey("new passphrase")` it opens with `.passphrase("new passphrase", salt: salt)`
+    /// and the salt it was opened with.
     ///
     /// Every page is rewritten in one write transaction, so the call takes time in proportion to
     /// the file's size. SQLCipher can report success for a rekey that did not happen (a read-only
@@ -90,7 +93,8 @@ extension Database {
         let core = try liveConnection()
         // A read-only Database may have been opened with settings only a reader may name: it is
         // refused below as read-only, not for its settings.
-        let newKey = try newKey.resolved(for: cipherSettings, library: library, readOnly: isReadOnly)
+        let newKey = try newKey.keepingSalt(Self.salt(of: core), of: cipherSettings)
+            .resolved(for: cipherSettings, library: library, readOnly: isReadOnly)
         let material = try newKey.material()
         guard path != ":memory:" else {
             throw SqlCipherError.rekeyFailed(path: path, reason: "an in-memory database has no file to re-encrypt")
@@ -106,8 +110,7 @@ extension Database {
         // A rekey rewrites the pages under the file's own salt: a key that names another salt
         // would describe a file that does not exist.
         if checkingSalt, let salt = newKey.salt {
-            var current = (try? core.scalar("PRAGMA cipher_salt")).flatMap { $0.flatMap { String.fromDatabaseValue($0) } }
-                .flatMap { Data(hexString: $0) }
+            var current = Self.salt(of: core)
             // SQLCipher 3 has no `cipher_salt`: a file without a plaintext header stores its salt in
             // its first 16 bytes (before the first checkpoint, in the -wal's page 1), read as a pool
             // reads it. The file's own salt was refused there, which 4.x takes.
@@ -130,16 +133,16 @@ extension Database {
             }
         }
         // A file with a plaintext header does not store its salt, so the verifying connection
-        // needs it from this one; only a raw key can be combined with a salt.
+        // needs it from this one; only a raw key can be combined with a salt. (A header of 0 bytes
+        // is the ordinary layout, whose salt is in the file.)
         var verifyMaterial = material
-        if cipherSettings.plaintextHeaderSize != nil {
+        if (cipherSettings.plaintextHeaderSize ?? 0) > 0 {
             guard newKey.kind == .raw else {
                 throw SqlCipherError.rekeyFailed(
                     path: path, reason: "a database with a plaintext header keeps its salt outside the file; "
                         + "change its key with rekey(.passphrase(passphrase, salt: salt)) or rekey(.rawKey(key, salt: salt)) and the salt it was created with")
             }
-            let saltHex = try core.scalar("PRAGMA cipher_salt").flatMap { String.fromDatabaseValue($0) } ?? ""
-            guard let salt = Data(hexString: saltHex), salt.count == 16 else {
+            guard let salt = Self.salt(of: core), salt.count == KeySalt.length else {
                 throw SqlCipherError.rekeyFailed(path: path, reason: "SQLCipher did not report the database's salt")
             }
             verifyMaterial = try KeyMaterial(rawKey: newKey.secret.view, salt: salt)
@@ -157,6 +160,13 @@ extension Database {
                     + message.replacingOccurrences(of: SQLiteMessageAdvice.keyChanged, with: "")
                     + (sql.map { " in `\($0)`" } ?? "") + ")")
         }
+    }
+
+    /// The salt SQLCipher reports for the connection's main database (`PRAGMA cipher_salt`), nil
+    /// where it reports none (SQLCipher 3).
+    private static func salt(of core: SQLiteConnection) -> Data? {
+        (try? core.scalar("PRAGMA cipher_salt")).flatMap { $0.flatMap { String.fromDatabaseValue($0) } }
+            .flatMap { Data(hexString: $0) }
     }
 
     /// Why a rekey failed when another connection had changed the file's key first.

@@ -160,6 +160,16 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
         }
     }
 
+    /// This key with the salt of the file it rekeys, when it names none and the file keeps its
+    /// salt outside itself (a plaintext header). A rekey keeps the file's salt, as SQLCipher's own
+    /// `PRAGMA rekey` does, so a new passphrase or raw key given alone means that salt: the file
+    /// then opens with the new key and the salt it always had. Every other key is itself (a file
+    /// without a plaintext header stores its salt, which a key without one takes from there).
+    func keepingSalt(_ fileSalt: Data?, of cipher: CipherSettings) -> DatabaseKey {
+        guard salt == nil, kind != .derived, (cipher.plaintextHeaderSize ?? 0) > 0, let fileSalt else { return self }
+        return DatabaseKey(kind: kind, secret: secret, salt: fileSalt)
+    }
+
     /// The bytes to hand to SQLCipher, checked: the one conversion of a key into what
     /// ``SQLiteConnection/applyKey(_:)`` takes. A passphrase with a salt must have been
     /// ``resolved(for:library:readOnly:)`` first: the package hands SQLCipher a salt only inside a raw key.

@@ -32,7 +32,9 @@ extension DatabasePool {
     /// The one path of every rekey of a pool. `requested` is the caller's key, never cleared here
     /// (it may key another database); the pool keeps a copy of its own.
     private func rekey(to requested: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) async throws {
-        let requested = try requested.resolved(for: cipherSettings, library: library)
+        // A file with a plaintext header keeps its salt outside itself: the one the pool was given.
+        let requested = try requested.keepingSalt(key?.salt, of: cipherSettings)
+            .resolved(for: cipherSettings, library: library)
         let material = try requested.material()
         let (newKey, secret): (DatabaseKey, DatabaseKey)
         if requested.kind == .passphrase {

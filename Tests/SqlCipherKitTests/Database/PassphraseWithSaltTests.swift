@@ -359,6 +359,65 @@ import Testing
                                      cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
     }
 
+    /// A rekey to a key without a salt keeps the salt of a file with a plaintext header, as
+    /// SQLCipher's own `PRAGMA rekey` does: a passphrase (as text and as bytes) and a raw key, by a
+    /// `Database` and a pool, each read back by the CLI with the new key and the salt the file
+    /// always had. They were refused ("change its key with rekey(.passphrase(passphrase, salt:
+    /// salt))"), although the salt is the connection's to give.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aRekeyWithoutASaltKeepsTheSaltOfAFileWithAPlaintextHeader() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("headed.db")
+        let db = try Database(path: path, key: .passphrase(passphrase, salt: salt), cipher: header)
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        try await db.execute("INSERT INTO t VALUES ('KEPT')")
+        try await db.rekey("second passphrase")
+        #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "KEPT")
+        await db.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, cliKey("second passphrase", salt: salt)
+                                        + ["SELECT x FROM t"]) == ["KEPT"])
+        #expect(FileHeader(path: path)?.hasPlaintextMagic == true)
+
+        let bytes = try Database(path: path, key: .passphrase("second passphrase", salt: salt), cipher: header)
+        try await bytes.rekey(.passphrase(Data("third passphrase".utf8)))
+        await bytes.close()
+        let raw = Data((0..<32).map { UInt8($0) &* 7 &+ 1 })
+        let rawDB = try Database(path: path, key: .passphrase("third passphrase", salt: salt), cipher: header)
+        try await rawDB.rekey(rawKey: raw)
+        await rawDB.close()
+        let reopened = try Database(path: path, key: .rawKey(raw, salt: salt), cipher: header)
+        #expect(try await reopened.query("SELECT x FROM t")[0].get(0, as: String.self) == "KEPT")
+        await reopened.close()
+
+        let pool = try DatabasePool(path: path, key: .rawKey(raw, salt: salt), cipher: header)
+        try await pool.rekey("pool passphrase")
+        #expect(try await pool.query("SELECT x FROM t")[0].get(0, as: String.self) == "KEPT")
+        await pool.close()
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, cliKey("pool passphrase", salt: salt)
+                                        + ["SELECT x FROM t"]) == ["KEPT"])
+        // The old passphrase no longer opens it.
+        #expect(throws: SqlCipherError.self) {
+            _ = try Database(path: path, key: .passphrase("second passphrase", salt: salt), cipher: header)
+        }
+    }
+
+    /// A plaintext header of 0 bytes is the ordinary layout, whose salt is in the file: a rekey to
+    /// a passphrase is taken. It was refused as if the file kept its salt outside itself.
+    @Test(.enabled(if: isSQLCipher4(), "CipherSettings.plaintextHeaderSize is SQLCipher 4's"))
+    func aRekeyOfAFileWithAHeaderOfZeroBytesTakesAPassphrase() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("zero-header.db")
+        let zero = CipherSettings(plaintextHeaderSize: 0)
+        let db = try Database(path: path, key: "first passphrase", cipher: zero)
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        try await db.execute("INSERT INTO t VALUES ('KEPT')")
+        try await db.rekey("second passphrase")
+        await db.close()
+        let lines = try SqlcipherCLI.run(SqlcipherCLI.version4, path,
+                                         [SqlcipherCLI.keyPragma(passphrase: "second passphrase"), "SELECT x FROM t"])
+        #expect(lines == ["KEPT"])
+    }
+
     /// A rekey to a key that names the file's own salt is taken with either library, by a
     /// `Database` and a pool, for a passphrase and a raw key: a rekey keeps the salt, and this one
     /// names it. SQLCipher 3 does not report the salt (`PRAGMA cipher_salt`), and the rekey
@@ -414,31 +473,24 @@ import Testing
                                      + ["SELECT x FROM t ORDER BY rowid"]) == ["IN-WAL", "POOL"])
     }
 
-    /// A pool over a file with a plaintext header refuses a rekey to a passphrase without its salt
-    /// as a `Database` does: `rekeyFailed`, naming the forms that carry the salt, with the pool
-    /// open and its key unchanged. It threw `keyFailed`, "the key does not open" the file that the
-    /// pool had open, with advice about opening it.
+    /// A pool over a file with a plaintext header takes a rekey to a passphrase without its salt
+    /// as a `Database` does, keeping the salt it was opened with, for each spelling of a
+    /// passphrase; the CLI reads the file with the last one and that salt. It threw `keyFailed`,
+    /// "the key does not open" the file that the pool had open, and later `rekeyFailed`.
     @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
-    func aPoolRefusesARekeyWithoutTheSaltAsADatabaseDoes() async throws {
+    func aPoolsRekeyWithoutTheSaltKeepsItAsADatabasesDoes() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("pool.db")
         let pool = try DatabasePool(path: path, key: .passphrase(passphrase, salt: salt), cipher: header)
         try await pool.execute("CREATE TABLE t(x)")
-        for key in [DatabaseKey.passphrase("new passphrase"), "new passphrase", .passphrase(Data("new passphrase".utf8))] {
-            let error = await #expect(throws: SqlCipherError.self) { try await pool.rekey(key) }
-            guard case .rekeyFailed(_, let reason)? = error else {
-                Issue.record("expected rekeyFailed, got \(String(describing: error))")
-                continue
-            }
-            #expect(reason.contains("rekey(.passphrase(passphrase, salt: salt))"), "\(reason)")
+        for (index, key) in [DatabaseKey.passphrase("first new"), "second new", .passphrase(Data("third new".utf8))].enumerated() {
+            try await pool.rekey(key)
+            try await pool.execute("INSERT INTO t VALUES (?)", arguments: [index])
+            #expect(try await pool.read { try $0.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) } == index + 1)
         }
-        // Still open, with the old key.
-        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
-        try await pool.rekey(.passphrase("new passphrase", salt: salt))
-        #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
         await pool.close()
         #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path,
-                                     cliKey("new passphrase", salt: salt) + ["SELECT count(*) FROM t"]) == ["0"])
+                                     cliKey("third new", salt: salt) + ["SELECT count(*) FROM t"]) == ["3"])
     }
 
     /// SQLCipher's proof that a key derived here is its own runs once per process in a private

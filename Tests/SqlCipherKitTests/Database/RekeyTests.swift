@@ -160,16 +160,21 @@ import Testing
         #expect(try SqlcipherCLI.run(SqlcipherCLI.version3, path, [SqlcipherCLI.keyPragma(passphrase: "new"), "SELECT count(*) FROM t"]) == ["5"])
     }
 
-    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func plaintextHeaderDatabaseRekeysWithARawKey() async throws {
+    /// A file with a plaintext header keeps its salt outside itself; a rekey to a key without a
+    /// salt keeps the one the file has, so the new key opens it with that salt.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func plaintextHeaderDatabaseRekeysKeepingItsSalt() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("ph.db")
         let salt = Data("0123456789abcdef".utf8)
         let settings = CipherSettings(plaintextHeaderSize: 32)
         let db = try Database(path: path, key: .rawKey(rawKey(1), salt: salt), cipher: settings)
         try await fill(db, rows: 5)
-        await #expect(throws: SqlCipherError.self) { try await db.rekey("a passphrase") }
-        try await db.rekey(rawKey: rawKey(2))
+        try await db.rekey("a passphrase")
         await db.close()
+        let byPassphrase = try Database(path: path, key: .passphrase("a passphrase", salt: salt), cipher: settings)
+        #expect(try await countRows(byPassphrase) == 5)
+        try await byPassphrase.rekey(rawKey: rawKey(2))
+        await byPassphrase.close()
         let again = try Database(path: path, key: .rawKey(rawKey(2), salt: salt), cipher: settings)
         #expect(try await countRows(again) == 5)
     }
