@@ -59,7 +59,8 @@ extension CommandSpec {
         command: .verify,
         flags: ["--json", "--key-stdin", "--raw-key-stdin"],
         valued: ["--library", "--key-env", "--key-file", "--raw-key-env", "--raw-key-file",
-                 "--cipher-compatibility", "--cipher-page-size", "--kdf-iter", "--kdf-algorithm", "--hmac-algorithm"],
+                 "--cipher-compatibility", "--cipher-page-size", "--kdf-iter", "--kdf-algorithm", "--hmac-algorithm",
+                 "--salt", "--plaintext-header-size"],
         takesFiles: true,
         refused: Dictionary(uniqueKeysWithValues: ["--key", "--raw-key", "--passphrase", "--password"].map {
             ($0, "\($0) is not accepted: " + keyOnCommandLine)
@@ -90,6 +91,10 @@ extension CommandSpec {
               --kdf-iter N              the PBKDF2 iterations of a passphrase
               --kdf-algorithm D         the PBKDF2 digest: sha1, sha256 or sha512 (SQLCipher 4)
               --hmac-algorithm D        the page HMAC's digest: sha1, sha256 or sha512 (SQLCipher 4)
+              --salt HEX                for a file with a plaintext header, which does not store its
+                                        salt: the salt it was created with, 32 hex digits (as PRAGMA
+                                        cipher_salt prints it; x'...' accepted) (SQLCipher 4)
+              --plaintext-header-size N the size of that header in bytes (default 32; with --salt)
 
               --json          print one JSON object instead of the text
               --library PATH  use the SQLCipher library at PATH (default: $SQLCIPHERKIT_LIBRARY, then

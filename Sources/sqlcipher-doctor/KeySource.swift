@@ -133,6 +133,14 @@ struct KeySource: Equatable {
 
     /// 64 hex digits (surrounding whitespace ignored, SQLCipher's `x'...'` form accepted) as 32 bytes.
     static func rawKey(_ bytes: [UInt8], option: String) throws(UsageError) -> Data {
+        try hexBytes(bytes, count: 32, option: option,
+                     what: "a raw key is 64 hex digits (32 bytes, as `openssl rand -hex 32` prints them)")
+    }
+
+    /// `2 * count` hex digits (surrounding whitespace ignored, SQLCipher's `x'...'` form accepted)
+    /// as `count` bytes; `what` says what was expected, for the error. Every copy of the digits'
+    /// values is zeroed: a raw key's are secret.
+    static func hexBytes(_ bytes: [UInt8], count: Int, option: String, what: String) throws(UsageError) -> Data {
         var digits = ArraySlice(bytes)
         while let first = digits.first, first == 0x20 || (0x09...0x0D).contains(first) { digits.removeFirst() }
         while let last = digits.last, last == 0x20 || (0x09...0x0D).contains(last) { digits.removeLast() }
@@ -150,14 +158,13 @@ struct KeySource: Equatable {
         }
         var values = digits.compactMap(value)
         defer { for index in values.indices { values[index] = 0 } }
-        guard digits.count == 64, values.count == 64 else {
-            throw UsageError(message: "\(option): a raw key is 64 hex digits (32 bytes, as `openssl rand -hex 32` prints "
-                + "them), but this one has \(digits.count) characters\(values.count == digits.count ? "" : ", not all hex digits")",
-                command: .verify)
+        guard digits.count == 2 * count, values.count == 2 * count else {
+            throw UsageError(message: "\(option): \(what), but this one has \(digits.count) characters"
+                + (values.count == digits.count ? "" : ", not all hex digits"), command: .verify)
         }
-        var key = Data(count: 32)
-        for index in 0..<32 { key[index] = values[2 * index] << 4 | values[2 * index + 1] }
-        return key
+        var result = Data(count: count)
+        for index in 0..<count { result[index] = values[2 * index] << 4 | values[2 * index + 1] }
+        return result
     }
 
     /// Removes one final `\n` or `\r\n`: what `echo` and editors add to a key file.

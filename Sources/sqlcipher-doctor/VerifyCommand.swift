@@ -10,6 +10,8 @@ enum VerifyCommand {
         var json: Bool
         var library: String?
         var settings: CipherSettings?
+        /// The salt of a file with a plaintext header (`--salt`), which the file does not store.
+        var salt: Data?
     }
 
     /// The options of the command line. Throws for missing files, no key source or two, and
@@ -40,12 +42,26 @@ enum VerifyCommand {
         }
         let kdfAlgorithm = try digest("--kdf-algorithm")
         let hmacAlgorithm = try digest("--hmac-algorithm")
-        let settings = compatibility == nil && pageSize == nil && iterations == nil && kdfAlgorithm == nil && hmacAlgorithm == nil
+        // The salt is not a secret (a file without a plaintext header stores it in its first 16
+        // bytes), so unlike a key it may be given on the command line.
+        let salt = try arguments.values["--salt"].map { text throws(UsageError) in
+            try KeySource.hexBytes(Array(text.utf8), count: 16, option: "--salt",
+                                   what: "a salt is 32 hex digits (16 bytes, as PRAGMA cipher_salt prints them)")
+        }
+        var headerSize = try number("--plaintext-header-size")
+        if headerSize != nil && salt == nil {
+            throw UsageError(message: "--plaintext-header-size needs --salt: a file with a plaintext header does not "
+                + "store its salt, so its key cannot be checked without the salt it was created with", command: .verify)
+        }
+        // SQLCipher's shared-container setup (and its documentation's example) uses 32 bytes.
+        if salt != nil, headerSize == nil { headerSize = 32 }
+        let settings = compatibility == nil && pageSize == nil && iterations == nil && kdfAlgorithm == nil
+            && hmacAlgorithm == nil && headerSize == nil
             ? nil
             : CipherSettings(compatibility: compatibility, pageSize: pageSize, kdfIterations: iterations,
-                             kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm)
+                             plaintextHeaderSize: headerSize, kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm)
         return Options(files: arguments.files, key: key, json: arguments.flag("--json"),
-                       library: arguments.values["--library"], settings: settings)
+                       library: arguments.values["--library"], settings: settings, salt: salt)
     }
 
     /// Reads the key, loads the library and verifies every file. Returns the output and the exit
@@ -80,7 +96,8 @@ enum VerifyCommand {
         let results = options.files.map { file -> DatabaseVerification in
             var progress: (@Sendable (DatabaseProgress) -> Void)?
             if showBar { progress = { Self.drawBar(file, $0) } }
-            return DatabaseVerifier.verify(file, key: key, candidates: candidates, library: library, progress: progress)
+            return DatabaseVerifier.verify(file, key: key, salt: options.salt, candidates: candidates, library: library,
+                                           progress: progress)
         }
         let ok = results.allSatisfy(\.ok)
         let output = options.json

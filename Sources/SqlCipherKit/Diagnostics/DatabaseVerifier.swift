@@ -64,6 +64,7 @@ package enum DatabaseVerifier {
                 given.kdfIterations.map { ("kdf_iter = \($0)", "kdfIterations: \($0)") },
                 given.kdfAlgorithm.map { ("cipher_kdf_algorithm = \($0.kdfPragmaValue)", "kdfAlgorithm: .\($0)") },
                 given.hmacAlgorithm.map { ("cipher_hmac_algorithm = \($0.hmacPragmaValue)", "hmacAlgorithm: .\($0)") },
+                given.plaintextHeaderSize.map { ("cipher_plaintext_header_size = \($0)", "plaintextHeaderSize: \($0)") },
             ].compactMap { $0 }
             let parts = fields.map(\.pragma), swiftArguments = fields.map(\.swift)
             let base = compatibility >= 4 ? "SQLCipher 4" : "SQLCipher 3"
@@ -71,7 +72,7 @@ package enum DatabaseVerifier {
                 name: "custom", settings: given,
                 summary: "the settings given (\(parts.joined(separator: ", "))) over \(base)'s defaults",
                 swift: "CipherSettings(\(swiftArguments.joined(separator: ", ")))",
-                readableBy: "\(base == "SQLCipher 4" || given.kdfAlgorithm != nil || given.hmacAlgorithm != nil ? "SQLCipher 4.0 or later" : "SQLCipher 3.x or 4.x (4.x with cipher_compatibility = 3)"), "
+                readableBy: "\(base == "SQLCipher 4" || given.kdfAlgorithm != nil || given.hmacAlgorithm != nil || (given.plaintextHeaderSize ?? 0) > 0 ? "SQLCipher 4.0 or later" : "SQLCipher 3.x or 4.x (4.x with cipher_compatibility = 3)"), "
                     + "with these settings given after the key every time the file is opened (SQLCipher stores none of "
                     + "them in the file)",
                 pageSize: pageSize, pragmas: try given.pragmas(for: library))]
@@ -99,13 +100,15 @@ package enum DatabaseVerifier {
     /// ``candidates(for:given:)``). Never throws: every failure is part of the result.
     /// `progress` hears the checks of a file that opened (HMAC check where the library has it,
     /// `integrity_check`, schema summary), counted in ``DatabaseProgress/Unit/checks``.
-    package static func verify(_ path: String, key: DatabaseKey, candidates: [SettingsCandidate],
+    /// `salt` is the salt of a file with a plaintext header, which does not store it; `candidates`
+    /// then name the header's size (``CipherSettings/plaintextHeaderSize``).
+    package static func verify(_ path: String, key: DatabaseKey, salt: Data? = nil, candidates: [SettingsCandidate],
                                library: SqlCipherLibrary,
                                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) -> DatabaseVerification {
         var run = VerificationRun(path: path, target: SnapshotFiles.resolvedPath(path),
                                   inspection: DatabaseFileInspector.inspect(path), library: library)
         run.progress = progress
-        run.verify(key: key, candidates: candidates)
+        run.verify(key: key, salt: salt, candidates: candidates)
         return run.result()
     }
 }

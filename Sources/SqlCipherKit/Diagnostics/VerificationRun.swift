@@ -49,7 +49,9 @@ struct VerificationRun {
         error = message
     }
 
-    mutating func verify(key: DatabaseKey, candidates: [DatabaseVerifier.SettingsCandidate]) {
+    /// `salt`: the salt of a file with a plaintext header, given by the operator (`--salt`).
+    mutating func verify(key: DatabaseKey, salt: Data?, candidates: [DatabaseVerifier.SettingsCandidate]) {
+        var key = key
         switch inspection.kind {
         case .missing:
             return fail(.missing, inspection.detail.prefix(1).uppercased() + inspection.detail.dropFirst()
@@ -62,16 +64,30 @@ struct VerificationRun {
             return fail(.notEncrypted, "It is not encrypted, so there is no key to verify (\(inspection.detail)). Make "
                 + "an encrypted copy with Database.encrypt(plaintextAt:to:key:), or open it with Database(unencryptedPath:)")
         case .plaintextHeader:
-            // The form of the key given: a passphrase opens such a file with its salt too.
-            let form = key.kind == .passphrase ? ".passphrase(passphrase, salt: salt)" : ".rawKey(key, salt: salt)"
-            return fail(.notVerifiable, "It is a SQLCipher database with a plaintext header, whose salt is not stored "
-                + "in the file, so verify cannot derive its key. Open it with Database(path:key:cipher:) with key: \(form), "
-                + "the salt kept when it was created, and CipherSettings(plaintextHeaderSize:), then run "
-                + "Database.verifyIntegrity()")
+            guard let salt, let candidate = candidates.first, (candidate.settings.plaintextHeaderSize ?? 0) > 0 else {
+                // The form of the key given: a passphrase opens such a file with its salt too.
+                let form = key.kind == .passphrase ? ".passphrase(passphrase, salt: salt)" : ".rawKey(key, salt: salt)"
+                return fail(.notVerifiable, "It is a SQLCipher database with a plaintext header, whose salt is not "
+                    + "stored in the file, so the key cannot be checked without it. Give the salt it was created with: "
+                    + "sqlcipher-doctor verify --salt HEX (32 hex digits) [--plaintext-header-size N], or open it with "
+                    + "Database(path:key:cipher:) with key: \(form) and CipherSettings(plaintextHeaderSize:), then run "
+                    + "Database.verifyIntegrity()")
+            }
+            // The one form of a key with a salt: a raw key and its salt, a passphrase derived here
+            // with the settings' digest and iterations, as every entry point of the package does.
+            do {
+                key = try key.keepingSalt(salt, of: candidate.settings)
+                    .resolved(for: candidate.settings, library: library, readOnly: true)
+            } catch {
+                return fail(.notVerifiable, "The key cannot be used with the salt given: \(error)")
+            }
         case .notADatabase:
             return fail(.notVerifiable, "It is not a database: " + inspection.detail)
         case .encrypted:
-            break
+            if salt != nil {
+                return fail(.notVerifiable, "It has no plaintext header, so it stores its own salt and --salt does not "
+                    + "apply to it: verify it without --salt and --plaintext-header-size")
+            }
         }
         guard !candidates.isEmpty else { return fail(.notVerifiable, "No settings to try") }
         // Every file is checked before SQLite opens anything: a named pipe, socket or device as
@@ -317,8 +333,11 @@ struct VerificationRun {
                 + "pages pass their HMAC check), but page 1 is damaged, so SQLite cannot read the file. Restore it "
                 + "from a backup")
         }
+        let wrong = inspection.kind == .plaintextHeader
+            ? "the key or the salt (--salt) is wrong, the header's size is another (--plaintext-header-size)"
+            : "the key is wrong"
         return fail(.keyRejected, "The key did not open it with the settings tried (\(tried)), and "
-            + "cipher_integrity_check verified no page with any of them: the key is wrong, or the file was made with "
+            + "cipher_integrity_check verified no page with any of them: \(wrong), or the file was made with "
             + "other settings (give them with --cipher-page-size, --kdf-iter, --cipher-compatibility)")
     }
 

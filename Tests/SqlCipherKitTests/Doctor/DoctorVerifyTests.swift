@@ -296,6 +296,68 @@ import Testing
         }
     }
 
+    /// With `--salt` (and `--plaintext-header-size`), a file with a plaintext header verifies: the
+    /// fixture's raw key, a passphrase the CLI wrote such a file with (SQLCipher's shared-container
+    /// setup), and the same file left with frames in its `-wal` (verified on a private copy). A
+    /// wrong salt is a rejected key that names the salt; `--salt` on a file that stores its salt,
+    /// a salt that is not 32 hex digits, and a header size without a salt are refused. Before,
+    /// every such file was "not verifiable".
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aPlaintextHeaderFileVerifiesWithItsSalt() throws {
+        let directory = TemporaryDirectory()
+        let fixtureFile = try fixture("sqlcipher4-plaintext-header.db", in: directory)
+        let fixtureSalt = "73616c742d666978747572652d303031"
+        let raw = try doctor(["--json", "--raw-key-env", "K", "--salt", fixtureSalt, fixtureFile],
+                             environment: ["K": Self.rawKeyHex])
+        #expect(raw.status == 0, "\(raw.stdout)\n\(raw.stderr)")
+        let rawEntry = try #require((try Linking.jsonObject(raw.stdout)["files"] as? [[String: Any]])?.first)
+        #expect(rawEntry["status"] as? String == "verified")
+        #expect(check(rawEntry, "settings")["swift"] as? String == "CipherSettings(plaintextHeaderSize: 32)")
+        #expect(check(rawEntry, "integrity_check")["status"] as? String == "pass")
+
+        let salt = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+        let file = directory.path("shared.db")
+        let statements = [SqlcipherCLI.keyPragma(passphrase: Self.passphrase4), "PRAGMA cipher_plaintext_header_size = 32",
+                          "PRAGMA cipher_salt = \"x'\(salt)'\""]
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, file, statements + [
+            "CREATE TABLE notes(body TEXT)", "INSERT INTO notes VALUES ('one'), ('two'), ('three')"])
+        let walFile = directory.path("shared-wal.db")
+        try SqlcipherCLI.runAndKill(SqlcipherCLI.version4, walFile, statements + [
+            "PRAGMA journal_mode = WAL", "PRAGMA wal_autocheckpoint = 0", "CREATE TABLE notes(body TEXT)",
+            "INSERT INTO notes VALUES ('in the wal')"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: walFile + "-wal"))
+        for (path, rows, access) in [(file, 3, "in-place"), (walFile, 1, "snapshot")] {
+            for spelled in [salt, "x'\(salt.uppercased())'"] {
+                let (result, entries) = try verify([path], key: Self.passphrase4,
+                                                   extra: ["--salt", spelled, "--plaintext-header-size", "32"])
+                #expect(result.status == 0, "\(path): \(result.stdout)")
+                #expect(entries[0]["access"] as? String == access, "\(path)")
+                #expect(tables(entries[0]) == ["notes": rows], "\(path)")
+            }
+        }
+
+        let (wrong, wrongEntries) = try verify([file], key: Self.passphrase4, extra: ["--salt", String(repeating: "ab", count: 16)])
+        #expect(wrong.status == 1)
+        #expect(wrongEntries[0]["status"] as? String == "key-rejected")
+        #expect((wrongEntries[0]["error"] as? String ?? "").contains("the salt (--salt)"), "\(wrongEntries[0])")
+
+        let stored = directory.path("stored-salt.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, stored, [SqlcipherCLI.keyPragma(passphrase: Self.passphrase4),
+                                                                 "CREATE TABLE t(x)"])
+        let (misplaced, misplacedEntries) = try verify([stored], key: Self.passphrase4, extra: ["--salt", salt])
+        #expect(misplaced.status == 1)
+        #expect((misplacedEntries[0]["error"] as? String ?? "").contains("verify it without --salt"), "\(misplacedEntries[0])")
+
+        for (arguments, message) in [(["--salt", "0011"], "32 hex digits"), (["--salt", String(repeating: "zz", count: 16)], "not all hex digits"),
+                                     (["--plaintext-header-size", "32"], "needs --salt")] {
+            let usage = try doctor(["--key-env", "K"] + arguments + [file], environment: ["K": Self.passphrase4])
+            #expect(usage.status == 2, "\(arguments)")
+            #expect(usage.stderr.contains(message), "\(arguments): \(usage.stderr)")
+        }
+        // Verifying changed nothing: the -wal the CLI left is as it was.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: walFile + "-wal")) == before)
+    }
+
     @Test func keyFromEachSource() throws {
         let directory = TemporaryDirectory()
         let passphraseFile = try fixture("sqlcipher3-default.db", in: directory)
