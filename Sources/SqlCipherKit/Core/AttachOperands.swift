@@ -5,9 +5,14 @@ import Foundation
 /// `KEY` clause gives the empty literal (no encryption). Read from the bytes in place: the text can
 /// hold a bound key, so nothing of it is copied but the file name.
 ///
-/// A file named by an expression (`'a' || '.db'`, a function call) is not told (`file` nil).
+/// A file named by an expression (`'a' || '.db'`, a function call) is not told (`file` nil,
+/// `isAttach` true).
 struct AttachOperands {
-    /// The file name as SQLite receives it (a `file:` URI is left as written), or nil.
+    /// Whether the text is an `ATTACH` statement at all.
+    var isAttach = false
+    /// The file name as SQLite receives it (a `file:` URI is left as written), or nil. SQLite
+    /// takes a name in identifier form (`ATTACH other AS o`, `"other.db"`, `[other.db]`) as the
+    /// text of the name (attach.c's resolveAttachExpr), so those name the file too.
     var file: String?
     /// Whether the statement has a `KEY` clause.
     var hasKeyClause = false
@@ -18,8 +23,9 @@ struct AttachOperands {
     init(_ text: UnsafeBufferPointer<UInt8>) {
         var scanner = Scanner(bytes: text)
         guard scanner.keyword("ATTACH") else { return }
+        isAttach = true
         _ = scanner.keyword("DATABASE")
-        guard let name = scanner.stringLiteral()?.bytes else { return }
+        guard let name = scanner.stringLiteral()?.bytes ?? scanner.identifier() else { return }
         guard scanner.keyword("AS") else { return }
         file = String(decoding: name, as: UTF8.self)
         guard scanner.skipName() else { return }
@@ -100,6 +106,35 @@ struct AttachOperands {
                 }
             }
             return false
+        }
+
+        /// Consumes one identifier, bare or quoted with `"`, `` ` `` or `[`, and returns its text
+        /// (a doubled quote inside as one), or nil when none comes next.
+        mutating func identifier() -> [UInt8]? {
+            skipSpace()
+            guard let first = byte() else { return nil }
+            let closing: UInt8? = switch first {
+            case UInt8(ascii: "\""): UInt8(ascii: "\"")
+            case UInt8(ascii: "`"): UInt8(ascii: "`")
+            case UInt8(ascii: "["): UInt8(ascii: "]")
+            default: nil
+            }
+            guard let closing else {
+                let start = index
+                while let current = byte(), Self.isNameByte(current) { index += 1 }
+                return index > start ? Array(bytes[start..<index]) : nil
+            }
+            index += 1
+            var value: [UInt8] = []
+            while let current = byte() {
+                index += 1
+                if current == closing {
+                    guard closing != UInt8(ascii: "]"), byte() == closing else { return value }
+                    index += 1
+                }
+                value.append(current)
+            }
+            return nil
         }
 
         /// Consumes a string literal and returns its length and, when `copying`, its bytes (`''`

@@ -157,11 +157,13 @@ extension SQLiteConnection {
     /// the statement starts (see ``StatementGate/attachStarted``).
     ///
     /// The file is read from the statement's text with its bound values written in, so a file
-    /// bound as a parameter is checked as one written in the text; a file named by an expression
-    /// is not. An `ATTACH` without encryption (`KEY ''`, or no `KEY` on a plaintext database)
-    /// rolls the journal back as SQLite does and is not checked.
+    /// bound as a parameter is checked as one written in the text. A file named by an expression
+    /// (`'a' || '.db'`, a function) cannot be checked, so an encrypting `ATTACH` of one is refused:
+    /// the name is computed in Swift and bound instead. An `ATTACH` without encryption (`KEY ''`,
+    /// or no `KEY` on a plaintext database) rolls the journal back as SQLite does and is not checked.
     ///
-    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)``.
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)``; ``SqlCipherError/invalidQuery(reason:)``
+    ///   for an encrypting `ATTACH` whose file is named by an expression.
     func attachWillRun(_ statement: Statement) throws {
         if !scope.isPackage, let text = scb_expanded_sql(statement.handle) {
             defer { scb_free_expanded_sql(text) }
@@ -169,6 +171,14 @@ extension SQLiteConnection {
                 AttachOperands(UnsafeBufferPointer(start: $0, count: strlen(text)))
             }
             let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
+            if encrypted, operands.isAttach, operands.file == nil {
+                throw SqlCipherError.invalidQuery(
+                    reason: "this ATTACH names its file with an expression, which SqlCipherKit cannot check before SQLite "
+                        + "opens the file (a -journal left there by an interrupted write of another format would be rolled "
+                        + "back with this encryption and damage the file; SQLCipher 3 crashes). Compute the file name in "
+                        + "Swift and bind it: execute(\"ATTACH DATABASE ? AS name KEY ?\", path, key), or write it as "
+                        + "a string literal. Nothing was attached")
+            }
             if encrypted, let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty,
                let journalPageSize = ReadOnlyOpening.liveJournalPageSize(file + "-journal"),
                let library = try? SqlCipherLibrary.shared,

@@ -225,6 +225,9 @@ import Testing
             ("literal", { try await $0.execute("ATTACH '\(literal)' AS other KEY 'a key'") }),
             ("uri", { try await $0.execute("ATTACH ? AS \"other\" KEY ?", "file:\(path)?mode=rw", "a key") }),
             ("main key", { try await $0.execute("/* no KEY */ attach database ? as other", path) }),
+            // SQLite takes a name in identifier form as the file's name.
+            ("quoted identifier", { try await $0.execute("ATTACH \"\(path)\" AS other KEY 'a key'") }),
+            ("bracketed identifier", { try await $0.execute("ATTACH DATABASE [\(path)] AS other KEY ?", "a key") }),
         ]
         for (name, attach) in attempts {
             let error = await #expect(throws: SqlCipherError.self, "\(name)") { try await attach(db) }
@@ -238,6 +241,22 @@ import Testing
             let after = try dir.snapshot()
             #expect(after.keys.filter { $0 != "main.db" }.sorted() == before.keys.sorted(), "\(name)")
             #expect(before.allSatisfy { after[$0.key]?.0 == $0.value.0 }, "\(name): a refused ATTACH changed a file")
+        }
+        // A file named by an expression cannot be checked before SQLite opens it: an encrypting
+        // ATTACH of one is refused, saying to bind the name, and nothing is read or changed.
+        let dirName = dir.path("").replacingOccurrences(of: "'", with: "''")
+        for sql in ["ATTACH '\(dirName)' || 'plain512.db' AS other KEY 'a key'", "ATTACH (SELECT ?) AS other KEY 'a key'",
+                    "ATTACH lower(?) AS other", "ATTACH DATABASE trim(?) AS other KEY ?"] {
+            let error = await #expect(throws: SqlCipherError.self, "\(sql)") {
+                try await db.execute(sql, arguments: sql.contains("KEY ?") ? [path, "a key"] : sql.contains("?") ? [path] : [])
+            }
+            guard case .invalidQuery(let reason)? = error else {
+                Issue.record("\(sql): expected invalidQuery, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("ATTACH DATABASE ? AS name KEY ?") && !reason.contains("a key"), "\(sql): \(reason)")
+            let after = try dir.snapshot()
+            #expect(before.allSatisfy { after[$0.key]?.0 == $0.value.0 }, "\(sql): a refused ATTACH changed a file")
         }
         // The database is still usable, and the file opens as plaintext, rolled back.
         #expect(try await db.query("SELECT count(*) FROM sqlite_master")[0].get(0, as: Int.self) == 0)
