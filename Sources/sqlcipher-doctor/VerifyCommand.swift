@@ -53,6 +53,11 @@ enum VerifyCommand {
             throw UsageError(message: "--plaintext-header-size needs --salt: a file with a plaintext header does not "
                 + "store its salt, so its key cannot be checked without the salt it was created with", command: .verify)
         }
+        if let size = headerSize, size <= 0 {
+            throw UsageError(message: "--plaintext-header-size needs the size of the file's plaintext header in bytes "
+                + "(32 or more, a multiple of 16), not \(size): a file without one stores its salt, and is verified "
+                + "without --salt", command: .verify)
+        }
         // SQLCipher's shared-container setup (and its documentation's example) uses 32 bytes.
         if salt != nil, headerSize == nil { headerSize = 32 }
         let settings = compatibility == nil && pageSize == nil && iterations == nil && kdfAlgorithm == nil

@@ -349,7 +349,8 @@ import Testing
         #expect((misplacedEntries[0]["error"] as? String ?? "").contains("verify it without --salt"), "\(misplacedEntries[0])")
 
         for (arguments, message) in [(["--salt", "0011"], "32 hex digits"), (["--salt", String(repeating: "zz", count: 16)], "not all hex digits"),
-                                     (["--plaintext-header-size", "32"], "needs --salt")] {
+                                     (["--plaintext-header-size", "32"], "needs --salt"),
+                                     (["--salt", salt, "--plaintext-header-size", "0"], "32 or more")] {
             let usage = try doctor(["--key-env", "K"] + arguments + [file], environment: ["K": Self.passphrase4])
             #expect(usage.status == 2, "\(arguments)")
             #expect(usage.stderr.contains(message), "\(arguments): \(usage.stderr)")
