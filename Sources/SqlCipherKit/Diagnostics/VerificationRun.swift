@@ -329,9 +329,17 @@ struct VerificationRun {
             integrity = .skipped("page 1 cannot be decrypted, so SQLite cannot read the database")
             attempts.append(.init(settings: candidate.name, accepted: true,
                                   result: "cipher_integrity_check verified \(total - failing.count) of \(total) pages"))
-            return fail(.damaged, "The key is right (\(candidate.name) settings: \(total - failing.count) of \(total) "
-                + "pages pass their HMAC check), but page 1 is damaged, so SQLite cannot read the file. Restore it "
-                + "from a backup")
+            let passing = "The key is right (\(candidate.name) settings: \(total - failing.count) of \(total) pages pass "
+                + "their HMAC check), but page 1 "
+            // Only page 1 holds the plaintext header: a header size other than the file's leaves
+            // every other page decrypting and page 1 not, exactly as damage to it would.
+            if inspection.kind == .plaintextHeader, failing == [1] {
+                return fail(.damaged, passing + "does not decrypt: most likely its plaintext header has another size "
+                    + "than the \(candidate.settings.plaintextHeaderSize ?? 0) bytes tried (give it with "
+                    + "--plaintext-header-size; SQLCipher's shared-container setup uses 32), else page 1 is damaged "
+                    + "(restore the file from a backup)")
+            }
+            return fail(.damaged, passing + "is damaged, so SQLite cannot read the file. Restore it from a backup")
         }
         let wrong = inspection.kind == .plaintextHeader
             ? "the key or the salt (--salt) is wrong, the header's size is another (--plaintext-header-size)"

@@ -341,6 +341,14 @@ import Testing
         #expect(wrongEntries[0]["status"] as? String == "key-rejected")
         #expect((wrongEntries[0]["error"] as? String ?? "").contains("the salt (--salt)"), "\(wrongEntries[0])")
 
+        // A header size other than the file's: every page but the first decrypts, which damage to
+        // page 1 would also give; the message names the header's size first.
+        let sized = try doctor(["--json", "--raw-key-env", "K", "--salt", fixtureSalt, "--plaintext-header-size", "48",
+                                fixtureFile], environment: ["K": Self.rawKeyHex])
+        #expect(sized.status == 1)
+        let sizedEntry = try #require((try Linking.jsonObject(sized.stdout)["files"] as? [[String: Any]])?.first)
+        #expect((sizedEntry["error"] as? String ?? "").contains("another size than the 48 bytes tried"), "\(sizedEntry)")
+
         let stored = directory.path("stored-salt.db")
         _ = try SqlcipherCLI.run(SqlcipherCLI.version4, stored, [SqlcipherCLI.keyPragma(passphrase: Self.passphrase4),
                                                                  "CREATE TABLE t(x)"])
