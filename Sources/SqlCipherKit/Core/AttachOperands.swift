@@ -80,32 +80,10 @@ struct AttachOperands {
             return true
         }
 
-        /// Consumes one name: a bare word, or one quoted with `"`, `` ` `` or `[`.
+        /// Consumes one name: a bare word, one quoted with `"`, `` ` `` or `[`, or a string
+        /// literal (SQLite takes `'name'` where a name belongs).
         mutating func skipName() -> Bool {
-            skipSpace()
-            guard let first = byte() else { return false }
-            let closing: UInt8? = switch first {
-            case UInt8(ascii: "\""): UInt8(ascii: "\"")
-            case UInt8(ascii: "`"): UInt8(ascii: "`")
-            case UInt8(ascii: "["): UInt8(ascii: "]")
-            case UInt8(ascii: "'"): UInt8(ascii: "'")
-            default: nil
-            }
-            guard let closing else {
-                let start = index
-                while let current = byte(), Self.isNameByte(current) { index += 1 }
-                return index > start
-            }
-            index += 1
-            while let current = byte() {
-                index += 1
-                if current == closing {
-                    // A doubled quote is one quote inside the name.
-                    if closing != UInt8(ascii: "]"), byte() == closing { index += 1; continue }
-                    return true
-                }
-            }
-            return false
+            identifier() != nil || stringLiteral(copying: false) != nil
         }
 
         /// Consumes one identifier, bare or quoted with `"`, `` ` `` or `[`, and returns its text
