@@ -87,14 +87,21 @@ struct KeySource: Equatable {
         var bytes: [UInt8]
         switch origin {
         case let .environment(name):
+            // A value that names nothing may be the key itself, typed where its name or path
+            // belongs (`--raw-key-env $(openssl rand -hex 32)`): it is not repeated. Named
+            // sources that exist are shown as given (found by the adversarial review: the raw
+            // key was printed back twice).
             guard let value = getenv(name) else {
-                throw failure("\(option) \(name): the environment variable \(name) is not set")
+                throw failure("\(option): no environment variable of that name is set (the name is not repeated here, "
+                    + "in case a key was typed in its place): export the variable that holds the key and give its "
+                    + "name, e.g. \(option) DB_KEY")
             }
             bytes = Array(UnsafeBufferPointer(start: value, count: strlen(value))).map { UInt8(bitPattern: $0) }
         case let .file(path):
             var info = stat()
             guard stat(path, &info) == 0 else {
-                throw failure("\(option) \(path): \(String(cString: strerror(errno)))")
+                throw failure("\(option): \(String(cString: strerror(errno))) (the path is not repeated here, in case "
+                    + "a key was typed in its place): give the path of a file that holds the key")
             }
             guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
                 throw failure("\(option) \(path): not a regular file")

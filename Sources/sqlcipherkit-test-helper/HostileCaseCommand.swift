@@ -15,11 +15,13 @@ struct HostileCaseResult: Codable {
 /// The cases that could crash or hang the process running them, so each runs in a child of its
 /// own: a NUL in a path, a named pipe as the database, values of tens of megabytes, more
 /// parameters than SQLite allows, deeply nested SQL, a NUL inside SQL text, a huge passphrase,
-/// a huge identifier, dates outside what the date format can hold.
+/// a huge identifier, dates outside what the date format can hold, an FTS5 tokenizer nested
+/// 200,000 deep.
 enum HostileCases {
     static let names = [
         "nul-in-path", "fifo-path", "huge-string", "huge-blob", "too-big", "many-parameters",
         "deep-nesting", "nul-in-sql", "huge-passphrase", "huge-identifier", "far-date", "nan-date",
+        "deep-tokenizer",
     ]
 
     static func run(_ name: String, directory: String, key: Data) async -> HostileCaseResult {
@@ -135,6 +137,14 @@ enum HostileCases {
             } ?? false
             return "stored as \(stored.map { "\($0[0])" } ?? "nothing"), read back as "
                 + (same ? "the same date" : "\(back.map { "\($0.timeIntervalSince1970)" } ?? "no date")")
+        case "deep-tokenizer":
+            // FTS5 nests one tokenizer per `porter` word, recursively: 200,000 of them overflowed
+            // the stack inside SQLite (SQLCipher 4.6.1) before the package bounded the chain.
+            let db = try Database(path: path, rawKey: key)
+            let words = String(repeating: "porter ", count: 200_000) + "unicode61"
+            try await db.execute("CREATE VIRTUAL TABLE f USING fts5(x, tokenize='\(words)')")
+            try await db.execute("INSERT INTO f VALUES ('hello')")
+            return "created"
         default:
             throw HelperUsageError(message: "unknown case \(name)")
         }

@@ -45,10 +45,13 @@ struct AttachOperands {
             index + offset < bytes.count ? bytes[index + offset] : nil
         }
 
+        /// Skips what SQLite skips between tokens: whitespace, comments and UTF-8 byte-order marks.
         mutating func skipSpace() {
             while let current = byte() {
                 if current == 0x20 || (0x09...0x0D).contains(current) {
                     index += 1
+                } else if current == 0xEF, byte(1) == 0xBB, byte(2) == 0xBF {
+                    index += 3
                 } else if current == UInt8(ascii: "-"), byte(1) == UInt8(ascii: "-") {
                     while let next = byte(), next != 0x0A { index += 1 }
                 } else if current == UInt8(ascii: "/"), byte(1) == UInt8(ascii: "*") {

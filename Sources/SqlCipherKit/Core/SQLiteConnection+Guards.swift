@@ -90,17 +90,31 @@ extension SQLiteConnection {
     /// - ``SqlCipherError/unsafeFunction(name:sql:)`` for a `CREATE TABLE` or `ALTER TABLE` whose text calls a
     ///   `sqlcipher*` function: SQLite compiles a column `DEFAULT` (and a generated column) without
     ///   telling the authorizer about its functions, so `DEFAULT (sqlcipher_export('b'))` would copy
-    ///   the database at the next `INSERT`.
+    ///   the database at the next `INSERT`;
+    /// - ``SqlCipherError/invalidQuery(reason:)`` for a `CREATE VIRTUAL TABLE … USING fts5` whose
+    ///   tokenizer chain is deep enough to overflow the stack (``refuseDeepTokenizerChain(_:sql:)``).
     /// Only statements that start with `VACUUM`, `CREATE`, `ALTER` or a comment are tokenized.
     /// The text `sqlite3_sql` returns starts where the compile started, so it includes the empty
     /// statements SQLite skipped before this one: `;VACUUM INTO …` and `SELECT 1; ;VACUUM INTO …`
     /// compile to a `VACUUM` whose text starts with `;` (found by the hostile-input review: the
-    /// check read `;` as the head and let the plaintext copy run). Whitespace, `;` and comments
-    /// before the head are all skipped.
+    /// check read `;` as the head and let the plaintext copy run). Whitespace, `;`, comments and
+    /// UTF-8 byte-order marks before the head are all skipped: SQLite 3.46 reads a byte-order mark
+    /// as whitespace, and `\u{FEFF}VACUUM INTO 'file:…?key='` wrote a plaintext copy while the
+    /// check saw no `VACUUM` (found by the adversarial review).
     func refuseByText(_ handle: OpaquePointer, sql: String) throws {
         guard let text = scb_sql(handle) else { return }
         var cursor = text
-        while cursor.pointee == 32 || cursor.pointee == 59 || (cursor.pointee >= 9 && cursor.pointee <= 13) { cursor += 1 }
+        while true {
+            let byte = UInt8(bitPattern: cursor.pointee)
+            if byte == 32 || byte == 59 || (byte >= 9 && byte <= 13) {
+                cursor += 1
+            } else if byte == 0xEF, UInt8(bitPattern: cursor[1]) == 0xBB, UInt8(bitPattern: cursor[2]) == 0xBF {
+                // The text ends with a NUL, so cursor[2] is read only after cursor[1] proved no end.
+                cursor += 3
+            } else {
+                break
+            }
+        }
         let first = cursor.pointee
         let vacuum = strncasecmp(cursor, "vacuum", 6) == 0
         let schema = strncasecmp(cursor, "create", 6) == 0 || strncasecmp(cursor, "alter", 5) == 0
@@ -114,6 +128,7 @@ extension SQLiteConnection {
             }
         } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), !scope.isPackage,
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
+            try Self.refuseDeepTokenizerChain(tokens, sql: sql)
             // Tables only: views and triggers are resolved, so the authorizer refuses their calls
             // when they are used (SqlCipherKit.docc/RawSQLGuards.md).
             // Every `sqlcipher…(` is taken for a call unless it stands where a table definition puts a
@@ -146,6 +161,64 @@ extension SQLiteConnection {
                 throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql).redactingSQL()
             }
         }
+    }
+
+    /// The most words an FTS5 `tokenize` option may hold. The built-in tokenizers take a handful
+    /// (`porter unicode61 remove_diacritics 2 tokenchars '-_' separators '.'` is 9).
+    static let maximumTokenizerWords = 64
+
+    /// Refuses `CREATE VIRTUAL TABLE … USING fts5(…)` whose `tokenize` option holds more than
+    /// ``maximumTokenizerWords`` words, with ``SqlCipherError/invalidQuery(reason:)``. FTS5 builds a
+    /// `porter` tokenizer around the tokenizer the rest of the words name, recursively, when the
+    /// table is created and each time a connection opens it: `tokenize='porter porter … unicode61'`
+    /// with 200,000 words ended the process with a stack overflow in SQLite (SQLCipher 4.6.1, found
+    /// by the adversarial review). The words are counted as FTS5 splits them: runs of non-space
+    /// bytes, a `'…'` literal being one word.
+    static func refuseDeepTokenizerChain(_ tokens: [SQLTokenizer.Token], sql: String) throws {
+        guard tokens.count > 4, tokens[1].isKeyword("VIRTUAL"),
+              let using = tokens.firstIndex(where: { $0.isKeyword("USING") }), using + 1 < tokens.count,
+              tokens[using + 1].identifier.map({ FunctionKey.fold($0) }) == "fts5" else { return }
+        for index in tokens.indices.dropFirst(using + 2) where index + 2 < tokens.count {
+            guard tokens[index].kind == .word || tokens[index].kind == .quotedIdentifier,
+                  tokens[index].identifier.map({ FunctionKey.fold($0) }) == "tokenize", tokens[index + 1].isSymbol("="),
+                  let value = tokens[index + 2].identifier else { continue }
+            let words = tokenizerWordCount(Array(value.utf8))
+            guard words > maximumTokenizerWords else { continue }
+            throw SqlCipherError.invalidQuery(
+                reason: "the FTS5 tokenize option holds \(words) words, more than the \(maximumTokenizerWords) the package "
+                    + "allows: FTS5 nests one tokenizer in another for each porter word, and a chain that long can exhaust "
+                    + "the thread's stack and end the process. Name each tokenizer once, e.g. tokenize='porter unicode61' "
+                    + "(CreateFTS5Table's tokenizer(_:) writes it)")
+        }
+    }
+
+    /// The words of an FTS5 tokenizer specification: runs of non-whitespace bytes, where a `'…'`
+    /// literal (`''` inside it is one quote) is one word whatever it holds.
+    private static func tokenizerWordCount(_ bytes: [UInt8]) -> Int {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 32 || (byte >= 9 && byte <= 13) }
+        var count = 0
+        var index = 0
+        while index < bytes.count {
+            if isSpace(bytes[index]) {
+                index += 1
+                continue
+            }
+            count += 1
+            if bytes[index] == UInt8(ascii: "'") {
+                index += 1
+                while index < bytes.count {
+                    if bytes[index] == UInt8(ascii: "'") {
+                        if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "'") { index += 2; continue }
+                        index += 1
+                        break
+                    }
+                    index += 1
+                }
+            } else {
+                while index < bytes.count, !isSpace(bytes[index]) { index += 1 }
+            }
+        }
+        return count
     }
 
     /// Before a user's `ATTACH` runs: refuses a file whose live `-journal` (a write that was

@@ -288,6 +288,15 @@ final class Statement {
                     + "or creates one in a folder this process can write; a named pipe, socket, device or directory "
                     + "cannot be attached)",
                 sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 7 {
+            // SQLCipher 4.6.1 hands a `file:` URI's `textkey=` to sqlite3_key_v2 with the length -1,
+            // which it cannot allocate: every such ATTACH fails with a bare "out of memory" (found by
+            // the adversarial review), which sends the user looking for a leak.
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (SQLCipher 4 fails this way for every ATTACH of a file: URI with a textkey= "
+                    + "parameter, whatever the key; give the key in the ATTACH's KEY clause instead)",
+                sql: redacted)
         } else if guardKind == .attach, case let .sqlite(code, extended, _, redacted) = error, code == 26 {
             // SQLite's "file is not a database" says nothing of why: an ATTACH reads the file with
             // its KEY, or without one with this database's key, and a plaintext file has neither.

@@ -29,8 +29,8 @@ final class StatementGate {
     /// Whether the connection's main database is encrypted (a key was given at open). Decides
     /// whether `page_size` may be set and which databases `ATTACH` may add.
     var isEncrypted = false
-    /// Whether `VACUUM INTO` writes a copy this database's settings open: true unless the database
-    /// is encrypted and was opened with non-default ``CipherSettings``.
+    /// Whether `VACUUM INTO` may run: false on every encrypted database (DatabaseOpener), whose copy
+    /// would take its key from the target and SQLCipher's default settings.
     var allowsVacuumInto = true
     /// Whose SQL runs now and what it may do (ConnectionScope.swift): the connection's own, read
     /// here by the authorizer.

@@ -1,7 +1,11 @@
 /// A small SQL tokenizer following SQLite's lexical rules (https://sqlite.org/lang_keywords.html,
 /// https://sqlite.org/lang_expr.html#literal_values_constants_), used by the table rebuild to find
 /// column names in the stored `CREATE` statements and to rewrite them without touching anything
-/// else. Comments and whitespace are dropped; every token keeps its byte range in the source.
+/// else, and by the SQL guards and the redaction (SQLiteConnection+Guards.swift, SQLRedaction.swift)
+/// to tell what a statement is. Those must split the text exactly where SQLite's `sqlite3GetToken`
+/// does (whitespace, a byte-order mark, Tcl-style variables): a token read otherwise can hide a
+/// statement's head or a key from them. Comments and whitespace are dropped; every token keeps its
+/// byte range in the source.
 struct SQLTokenizer {
     enum Kind: Equatable {
         /// An unquoted word: a keyword or an identifier.
@@ -51,16 +55,19 @@ struct SQLTokenizer {
         var tokens: [Token] = []
         var index = 0
         func text(_ start: Int, _ end: Int) -> String { String(decoding: bytes[start..<end], as: UTF8.self) }
-        func isWordByte(_ byte: UInt8) -> Bool {
-            (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 95
-                || byte == 36 || byte >= 0x80
-        }
+        func isWordByte(_ byte: UInt8) -> Bool { isIdentifierByte(byte) }
         while index < bytes.count {
             let byte = bytes[index]
             let start = index
             switch byte {
-            case 32, 9, 10, 12, 13:
+            case 32, 9, 10, 11, 12, 13:
+                // SQLite's whitespace run goes on over every `isspace` byte, vertical tab included.
                 index += 1
+            case 0xEF where index + 2 < bytes.count && bytes[index + 1] == 0xBB && bytes[index + 2] == 0xBF:
+                // A UTF-8 byte-order mark where a token starts is whitespace for SQLite 3.46
+                // (tokenize.c, CC_BOM): read as a word, `\u{FEFF}VACUUM INTO 'file:…?key='` hid its head
+                // from the guards and wrote a plaintext copy (found by the adversarial review).
+                index += 3
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
                 while index < bytes.count && bytes[index] != 10 { index += 1 }
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
@@ -130,9 +137,13 @@ struct SQLTokenizer {
                     index += 1
                     tokens.append(Token(kind: .symbol, start: start, end: index, text: ".", identifier: nil))
                 }
-            case UInt8(ascii: "?"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"):
+            case UInt8(ascii: "?"):
+                // `?NNN`: digits only, as SQLite reads it (`?$a` is `?` then the variable `$a`).
                 index += 1
-                while index < bytes.count && isWordByte(bytes[index]) { index += 1 }
+                while index < bytes.count && bytes[index] >= 48 && bytes[index] <= 57 { index += 1 }
+                tokens.append(Token(kind: .variable, start: start, end: index, text: text(start, index), identifier: nil))
+            case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"), UInt8(ascii: "#"):
+                index = variableEnd(bytes, from: index)
                 tokens.append(Token(kind: .variable, start: start, end: index, text: text(start, index), identifier: nil))
             default:
                 if isWordByte(byte) {
@@ -156,6 +167,39 @@ struct SQLTokenizer {
             }
         }
         return tokens
+    }
+
+    /// The end of the named variable (`:`, `@`, `$` or `#`, then a name) that starts at `start`, as
+    /// SQLite's tokenizer finds it: the name may hold `::`, and a `(` after it takes in every byte
+    /// up to the next `)` or whitespace, quotes included (Tcl's `$name(index)`). Read any other
+    /// way, `ATTACH $a(') AS x KEY 'secret' --'` put the key outside every string the redaction
+    /// masked while SQLite ran it as an ATTACH with that KEY (found by the adversarial review).
+    private static func variableEnd(_ bytes: [UInt8], from start: Int) -> Int {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 32 || (byte >= 9 && byte <= 13) }
+        var index = start + 1
+        var nameBytes = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if isIdentifierByte(byte) {
+                nameBytes += 1
+                index += 1
+            } else if byte == UInt8(ascii: "("), nameBytes > 0 {
+                repeat { index += 1 } while index < bytes.count && !isSpace(bytes[index]) && bytes[index] != UInt8(ascii: ")")
+                if index < bytes.count && bytes[index] == UInt8(ascii: ")") { index += 1 }
+                break
+            } else if byte == UInt8(ascii: ":"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: ":") {
+                index += 2
+            } else {
+                break
+            }
+        }
+        return index
+    }
+
+    /// SQLite's `IdChar`: ASCII letters and digits, `_`, `$`, and every byte of a multi-byte character.
+    static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 95
+            || byte == 36 || byte >= 0x80
     }
 
     /// Whether two identifiers are the same for SQLite: equal after folding ASCII letters only.

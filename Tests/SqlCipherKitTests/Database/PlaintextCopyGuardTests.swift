@@ -297,6 +297,44 @@ import Testing
         #expect(try await db.query("SELECT count(*) FROM secrets")[0].get(0, as: Int.self) == 20)
     }
 
+    /// SQLite skips more than spaces before a statement's head: a UTF-8 byte-order mark where a
+    /// token starts (SQLite 3.46, so SQLCipher 4.6.1; 3.15.2 reads it as a name and fails) and a
+    /// vertical tab inside a run of whitespace (both versions). The text check read either as the
+    /// head: `\u{FEFF}VACUUM INTO 'file:…?key='` wrote every row of the encrypted database to a
+    /// plaintext `SQLite format 3` copy on 4.6.1, and ` \u{0B}CREATE TABLE` hid `sqlcipher_export`
+    /// in a DEFAULT on both (found by the adversarial review).
+    @Test func byteOrderMarksAndVerticalTabsBeforeTheHeadDoNotHideIt() async throws {
+        let dir = TemporaryDirectory()
+        let marker = Self.marker()
+        let db = try await secretDatabase(dir, marker: marker)
+        let copy = "file:\(dir.path("copy.db"))?key="
+        for sql in ["\u{FEFF}VACUUM INTO '\(copy)'", " \u{0B}VACUUM INTO '\(copy)'", "/* c */\u{FEFF}VACUUM INTO '\(copy)'",
+                    "\u{FEFF} \u{FEFF}vacuum into '\(copy)'", "SELECT 1;\u{FEFF}VACUUM INTO '\(copy)'"] {
+            do {
+                try await db.execute(sql)
+                Issue.record("ran: \(sql.debugDescription)")
+            } catch let error as SqlCipherError {
+                if isSQLCipher4() { #expect(error == .unsafeVacuumInto(sql: SQLRedaction.text(of: sql)), "\(sql.debugDescription)") }
+            }
+            #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")), "\(sql.debugDescription)")
+        }
+        for sql in [" \u{0B}CREATE TABLE d(x, y DEFAULT (sqlcipher_export('main')))",
+                    "\u{FEFF}CREATE TABLE d(x, y DEFAULT (sqlcipher_export('main')))",
+                    "SELECT 1; \u{FEFF}CREATE TEMP TABLE d(x DEFAULT (sqlcipher_export('main')))"] {
+            do {
+                try await db.execute(sql)
+                Issue.record("ran: \(sql.debugDescription)")
+            } catch let error as SqlCipherError {
+                if isSQLCipher4() || !sql.contains("\u{FEFF}") {
+                    #expect(error == .unsafeFunction(name: "sqlcipher_export", sql: sql), "\(sql.debugDescription)")
+                }
+            }
+        }
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'd'").isEmpty)
+        #expect(try await db.query("SELECT name FROM sqlite_temp_master WHERE name = 'd'").isEmpty)
+        #expect(try await db.query("SELECT count(*) FROM secrets")[0].get(0, as: Int.self) == 20)
+    }
+
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func vacuumIntoIsRefusedWhenTheCopyWouldGetOtherSettings() async throws {
         let dir = TemporaryDirectory()
         let marker = Self.marker()

@@ -68,6 +68,28 @@ struct SQLGuardSpellingTests: InterruptibleDatabaseFixture {
         }
     }
 
+    /// SQLCipher 4.6.1 passes a `file:` URI's `textkey=` to `sqlite3_key_v2` with the length -1,
+    /// which it cannot allocate: every such ATTACH failed with a bare "out of memory" (found by the
+    /// adversarial review). The error now says so and where the key goes; nothing is attached, and
+    /// the same key in the KEY clause works.
+    @Test(.enabled(if: isSQLCipher4(), "SQLite 3.15.2 (3.4.1) is built without URI file names")) func attachWithATextkeyURISaysWhatToDo() async throws {
+        let directory = TemporaryDirectory()
+        let db = try await database(directory)
+        for uri in ["file:\(directory.path("t.db"))?textkey=k3y-text", "file:\(directory.path("t.db"))?textkey="] {
+            do {
+                _ = try await db.execute("ATTACH ? AS t", uri)
+                Issue.record("attached \(uri)")
+            } catch let SqlCipherError.sqlite(code, _, message, _) {
+                #expect(code == 7)
+                #expect(message.contains("textkey=") && message.contains("KEY clause"), "\(message)")
+                #expect(!message.contains("k3y-text"))
+            }
+            #expect(try await db.query("PRAGMA database_list").allSatisfy { $0.get(1, as: String.self) != "t" })
+        }
+        _ = try await db.execute("ATTACH ? AS t KEY 'k3y-text'", directory.path("t.db"))
+        _ = try await db.execute("DETACH t")
+    }
+
     /// Held: a view or trigger that runs a refused function is refused when it is used (its
     /// creation is allowed, as SqlCipherKit.docc/RawSQLGuards.md says), and pragma table functions of cipher
     /// pragmas do not exist.

@@ -428,7 +428,13 @@ import Testing
         let cases: [([String], [String: String?], String)] = [
             ([file], [:], "verify needs a key"),
             (["--key-env", "A", "--key-stdin", file], ["A": "x"], "verify takes one key"),
-            (["--key-env", "DOCTOR_UNSET_VARIABLE", file], ["DOCTOR_UNSET_VARIABLE": nil], "is not set"),
+            (["--key-env", "DOCTOR_UNSET_VARIABLE", file], ["DOCTOR_UNSET_VARIABLE": nil], "is set"),
+            // A key typed where the name of its variable or file belongs: not repeated (the raw
+            // key was printed back, twice, before the adversarial review).
+            (["--raw-key-env", String(repeating: "abcdef-secret", count: 4), file], [:], "no environment variable"),
+            (["--key-env", "abcdef-secret", file], ["abcdef-secret": nil], "no environment variable"),
+            (["--raw-key-file", "x'\(String(repeating: "abcdef-secret", count: 4))'", file], [:], "No such file"),
+            (["--key-file", "my abcdef-secret phrase", file], [:], "No such file"),
             (["--key-env", "A", file], ["A": ""], "the key is empty"),
             // An assignment where the variable's name belongs: the value may be the key.
             (["--key-env", "DB_KEY=abcdef-secret", file], [:], "takes the name of an environment variable"),
@@ -454,6 +460,12 @@ import Testing
             #expect(result.stderr.contains("usage: sqlcipher-doctor verify"))
             #expect(!result.stderr.contains("abcdef-secret"))
             #expect(result.stdout.isEmpty)
+        }
+        for arguments in [["--raw-key-env", Self.rawKeyHex], ["--raw-key-file", Self.rawKeyHex],
+                          ["--raw-key-file=x'\(Self.rawKeyHex)'"], ["--json", "--raw-key-env", Self.rawKeyHex]] {
+            let result = try doctor(arguments + [file])
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(!(result.stdout + result.stderr).contains(Self.rawKeyHex), "\(arguments): \(result.stdout) \(result.stderr)")
         }
         let help = try doctor(["--help"]).stdout
         #expect(help.contains("a power of two from 1024 to 65536"), "\(help)")

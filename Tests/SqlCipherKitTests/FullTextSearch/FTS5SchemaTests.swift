@@ -55,6 +55,35 @@ import Testing
         }
     }
 
+    /// FTS5 nests one tokenizer inside another for each `porter` word, recursively, when it
+    /// creates the table and whenever a connection opens it: 200,000 words ended the process with
+    /// a stack overflow inside SQLite (HostileInputTests runs that one in a child process). A
+    /// `tokenize` option of more than 64 words is refused before the statement runs, in every
+    /// spelling of the option; 64 still work, and the builder's chains are far shorter.
+    @Test(.enabled(if: libraryHasFTS5(), "needs FTS5")) func deepTokenizerChainsAreRefusedBeforeFTS5BuildsThem() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("fts.db"), rawKey: rawKey())
+        let long = String(repeating: "porter ", count: 64) + "unicode61"
+        for sql in ["CREATE VIRTUAL TABLE f USING fts5(x, tokenize='\(long)')",
+                    "create virtual table if not exists main.f using FTS5(x, TOKENIZE = \"\(long)\")",
+                    "\u{FEFF}CREATE VIRTUAL TABLE f USING fts5(x, [tokenize]=`\(long)`, prefix='2')"] {
+            do {
+                try await db.execute(sql)
+                Issue.record("ran: \(sql.prefix(60))")
+            } catch let SqlCipherError.invalidQuery(reason) {
+                #expect(reason.contains("65 words"), "\(reason)")
+            }
+        }
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'f'").isEmpty)
+        // 64 words, and literals that hold spaces, are fine.
+        let most = String(repeating: "porter ", count: 63) + "unicode61"
+        try await db.execute("CREATE VIRTUAL TABLE g USING fts5(x, tokenize='\(most)')")
+        try await db.execute("CREATE VIRTUAL TABLE h USING fts5(x, tokenize='unicode61 separators '' ,.;:'' tokenchars ''-_''')")
+        try await db.execute("INSERT INTO g VALUES ('running fast')")
+        #expect(try await db.query("SELECT count(*) FROM g WHERE g MATCH 'run'")[0].get(0, as: Int.self) == 1)
+        await db.close()
+    }
+
     /// Column names FTS5 refuses are refused before SQLite, saying what to do: `rank` and `rowid`
     /// (SQLite: "reserved fts5 column name"), a name given twice or the table's own name (SQLite:
     /// "vtable constructor failed", naming neither the column nor the cause). The migration that

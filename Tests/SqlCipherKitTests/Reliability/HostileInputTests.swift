@@ -328,6 +328,9 @@ import Testing
             // Out of the calendar text's span: stored as decimal seconds, read back as the same Date.
             "far-date": (["ok"], "stored as '1e+300', read back as the same date"),
             "nan-date": (["ok"], "stored as 'nan', read back as the same date"),
+            // Refused before FTS5 builds the chain (a stack overflow in SQLite, found by the
+            // adversarial review); so on 3.4.1, whose build has no FTS5, before SQLite says so.
+            "deep-tokenizer": (["invalidQuery"], nil),
         ]
         // Known issues: the case is run and judged, and its failure is reported as known. None at
         // the moment (NUL in SQL and far or NaN dates were fixed; see docs/reliability.md).
