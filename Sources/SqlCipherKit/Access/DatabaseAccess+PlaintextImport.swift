@@ -69,6 +69,10 @@ extension SQLiteConnection {
             let detached = asPackage { (try? execute("DETACH DATABASE \(quoted)")) != nil }
             if detached { gate.readOnlySchema = nil }
         }
+        let deep = tablesWithDeepTokenizerChains(schema: schema)
+        if !deep.isEmpty {
+            throw SqlCipherError.cannotOpen(path: path, reason: Self.deepTokenizerChainsReason(deep))
+        }
         return try body()
     }
 }

@@ -175,21 +175,58 @@ extension SQLiteConnection {
     /// by the adversarial review). The words are counted as FTS5 splits them: runs of non-space
     /// bytes, a `'…'` literal being one word.
     static func refuseDeepTokenizerChain(_ tokens: [SQLTokenizer.Token], sql: String) throws {
-        guard tokens.count > 4, tokens[1].isKeyword("VIRTUAL"),
-              let using = tokens.firstIndex(where: { $0.isKeyword("USING") }), using + 1 < tokens.count,
-              tokens[using + 1].identifier.map({ FunctionKey.fold($0) }) == "fts5" else { return }
-        for index in tokens.indices.dropFirst(using + 2) where index + 2 < tokens.count {
-            guard tokens[index].kind == .word || tokens[index].kind == .quotedIdentifier,
-                  tokens[index].identifier.map({ FunctionKey.fold($0) }) == "tokenize", tokens[index + 1].isSymbol("="),
-                  let value = tokens[index + 2].identifier else { continue }
-            let words = tokenizerWordCount(Array(value.utf8))
-            guard words > maximumTokenizerWords else { continue }
+        if let words = tokenizerWords(tokens), words > maximumTokenizerWords {
             throw SqlCipherError.invalidQuery(
                 reason: "the FTS5 tokenize option holds \(words) words, more than the \(maximumTokenizerWords) the package "
                     + "allows: FTS5 nests one tokenizer in another for each porter word, and a chain that long can exhaust "
                     + "the thread's stack and end the process. Name each tokenizer once, e.g. tokenize='porter unicode61' "
                     + "(CreateFTS5Table's tokenizer(_:) writes it)")
         }
+    }
+
+    /// The most words a `tokenize` option of a `CREATE VIRTUAL TABLE … USING fts5(…)` holds, or nil
+    /// for any other statement: the one reading of such a definition, whether it is about to run
+    /// or was found in a file's schema (``tablesWithDeepTokenizerChains(schema:)``).
+    static func tokenizerWords(_ tokens: [SQLTokenizer.Token]) -> Int? {
+        guard tokens.count > 4, tokens[1].isKeyword("VIRTUAL"),
+              let using = tokens.firstIndex(where: { $0.isKeyword("USING") }), using + 1 < tokens.count,
+              tokens[using + 1].identifier.map({ FunctionKey.fold($0) }) == "fts5" else { return nil }
+        var most = 0
+        for index in tokens.indices.dropFirst(using + 2) where index + 2 < tokens.count {
+            guard tokens[index].kind == .word || tokens[index].kind == .quotedIdentifier,
+                  tokens[index].identifier.map({ FunctionKey.fold($0) }) == "tokenize", tokens[index + 1].isSymbol("="),
+                  let value = tokens[index + 2].identifier else { continue }
+            most = max(most, tokenizerWordCount(Array(value.utf8)))
+        }
+        return most
+    }
+
+    /// The FTS5 tables of `schema` whose stored definition has a tokenizer chain deeper than
+    /// ``maximumTokenizerWords``: a file written by another program (a plaintext file to import or
+    /// encrypt, a database with its key, an attached one) can hold one that the statement guard
+    /// would have refused, and FTS5 builds the chain, overflowing the stack, as soon as any
+    /// statement names the table, before the authorizer hears of it. Virtual tables are the
+    /// `sqlite_master` rows of type `table` without a root page; the query reads only those.
+    func tablesWithDeepTokenizerChains(schema: String = "main") -> [String] {
+        var found: [String] = []
+        _ = rows("SELECT name, sql FROM \(SQLRenderer.quotedName(schema)).sqlite_master "
+                    + "WHERE type = 'table' AND rootpage = 0 AND sql IS NOT NULL", columns: [0, 1]) { values in
+            guard case .text(let name) = values[0], case .text(let sql) = values[1],
+                  let tokens = SQLTokenizer.tokenize(sql), let words = Self.tokenizerWords(tokens),
+                  words > Self.maximumTokenizerWords else { return }
+            found.append(name)
+        }
+        return found
+    }
+
+    /// Why a file whose schema holds ``tablesWithDeepTokenizerChains(schema:)`` is not opened.
+    static func deepTokenizerChainsReason(_ tables: [String]) -> String {
+        "its schema holds the FTS5 table\(tables.count == 1 ? "" : "s") "
+            + tables.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")
+            + " whose tokenize option nests more than \(maximumTokenizerWords) tokenizers: FTS5 builds that chain as soon as "
+            + "a statement names the table, and a chain that deep can exhaust the thread's stack and end the process. The "
+            + "file was not written by SqlCipherKit (which refuses such a table); remove the table with the program that "
+            + "made it, or do not open the file"
     }
 
     /// The words of an FTS5 tokenizer specification: runs of non-whitespace bytes, where a `'…'`
@@ -304,7 +341,9 @@ extension SQLiteConnection {
     /// databases (no file) are left alone: under `temp_store = MEMORY` their pages never reach a
     /// file. The package's own `ATTACH` (conversions) is not checked. A file that the refused
     /// `ATTACH` created (empty, and younger than the statement) is removed again, so that the folder
-    /// is left as it was.
+    /// is left as it was. One whose schema holds an FTS5 table with a tokenizer chain too deep to
+    /// use (``tablesWithDeepTokenizerChains(schema:)``) is detached with
+    /// ``SqlCipherError/cannotOpen(path:reason:)``.
     func attachDidRun(_ statement: Statement) throws {
         let gate = statementGate
         let started = gate.attachStarted
@@ -335,7 +374,15 @@ extension SQLiteConnection {
             // SQLCipher answers cipher_page_size only for a database with a codec (both versions).
             var encrypted = false
             _ = rows("PRAGMA \(quoted).cipher_page_size", columns: []) { _ in encrypted = true }
-            guard encrypted != gate.isEncrypted else { continue }
+            if encrypted == gate.isEncrypted {
+                // A file written by another program may hold an FTS5 table that ends the process
+                // when a statement names it: detached before any can.
+                let deep = tablesWithDeepTokenizerChains(schema: schema)
+                guard !deep.isEmpty else { continue }
+                scb_reset(statement.handle)
+                _ = rows("DETACH DATABASE \(quoted)", columns: [], { _ in })
+                throw SqlCipherError.cannotOpen(path: file, reason: Self.deepTokenizerChainsReason(deep))
+            }
             scb_reset(statement.handle)
             if !rows("DETACH DATABASE \(quoted)", columns: [], { _ in }) {
                 // Never leave such a database usable: from now on the authorizer refuses every

@@ -376,11 +376,16 @@ enum DatabaseOpener {
         return true
     }
 
-    /// Reads the schema: the first read is where SQLCipher derives the key and checks it.
+    /// Reads the schema: the first read is where SQLCipher derives the key and checks it. The
+    /// same read counts the virtual tables, whose definitions are then checked for FTS5 tokenizer
+    /// chains deep enough to end the process when used
+    /// (``SQLiteConnection/tablesWithDeepTokenizerChains(schema:)``); such a file is not opened.
     private static func proveReadable(_ connection: SQLiteConnection, path: String, key: KeyMaterial?,
                                       settings: [String], readOnly: Bool) throws {
+        let virtualTables: Int64?
         do {
-            _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
+            virtualTables = try connection.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND rootpage = 0")
+                .flatMap(Int64.fromDatabaseValue)
         } catch SqlCipherError.sqlite(let code, let extended, let message, let sql) {
             if let walError = ReadOnlyOpening.walStorageError(
                 path: path, code: code, extended: extended, message: message, readOnly: readOnly) {
@@ -395,6 +400,12 @@ enum DatabaseOpener {
                 throw FirstReadContradicted(error: error)
             }
             throw error
+        }
+        if (virtualTables ?? 0) > 0 {
+            let deep = connection.tablesWithDeepTokenizerChains()
+            if !deep.isEmpty {
+                throw SqlCipherError.cannotOpen(path: path, reason: SQLiteConnection.deepTokenizerChainsReason(deep))
+            }
         }
     }
 

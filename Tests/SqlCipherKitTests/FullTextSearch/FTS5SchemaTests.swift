@@ -84,6 +84,64 @@ import Testing
         await db.close()
     }
 
+    /// A file written by another program whose schema already holds an FTS5 table with a deep
+    /// tokenizer chain (which the statement guard refuses to create) is not opened by any entry
+    /// point that could name the table: FTS5 builds the chain as soon as a statement does, before
+    /// the authorizer hears of it, and 100,000 `porter` words ended the process (SIGSEGV, 4.6.1)
+    /// on a plain `Database(unencryptedPath:)` query, `encrypt(plaintextAt:)` and
+    /// `importPlaintext`. Each now fails with `cannotOpen` naming the table, the file unchanged;
+    /// the doctor verifies such a file without counting the table's rows. (200 words here: the
+    /// refusal, not the crash, is what changed; the crash itself is in HostileInputTests.)
+    @Test func aFileWhoseSchemaHoldsADeepTokenizerChainIsNotOpened() async throws {
+        let dir = TemporaryDirectory()
+        let chain = String(repeating: "porter ", count: 200) + "unicode61"
+        let schema = ["CREATE TABLE notes(x)", "INSERT INTO notes VALUES ('kept')",
+                      "CREATE VIRTUAL TABLE deep USING fts5(x, tokenize='\(chain)')"]
+        let plain = dir.path("plain.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plain, schema)
+        let before = try Data(contentsOf: URL(fileURLWithPath: plain))
+        func expectRefused(_ what: String, _ run: () async throws -> Void) async {
+            let error = await #expect(throws: SqlCipherError.self, "\(what)") { try await run() }
+            guard case .cannotOpen(_, let reason)? = error else {
+                Issue.record("\(what): expected cannotOpen, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("\"deep\"") && reason.contains("tokenize"), "\(what): \(reason)")
+        }
+        await expectRefused("Database(unencryptedPath:)") { _ = try Database(unencryptedPath: plain) }
+        await expectRefused("readOnly") { _ = try Database(unencryptedPath: plain, readOnly: true) }
+        await expectRefused("pool") { _ = try DatabasePool(unencryptedPath: plain) }
+        await expectRefused("encrypt(plaintextAt:)") {
+            try Database.encrypt(plaintextAt: plain, to: dir.path("encrypted.db"), key: "a key")
+        }
+        await expectRefused("encryptInPlace") { try Database.encryptInPlace(path: plain, key: "a key") }
+        let host = try Database(path: dir.path("host.db"), key: "host key")
+        await expectRefused("importPlaintext") {
+            _ = try await host.importPlaintext(from: plain) { try $0.query("SELECT count(*) FROM plain.notes") }
+        }
+        #expect(try await host.query("SELECT count(*) FROM sqlite_master")[0].get(0, as: Int.self) == 0)
+        await host.close()
+        let plainHost = try Database(unencryptedPath: dir.path("plain-host.db"))
+        await expectRefused("ATTACH") { try await plainHost.execute("ATTACH DATABASE ? AS other", plain) }
+        #expect(try await plainHost.query("PRAGMA database_list").count == 1, "detached again")
+        await plainHost.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plain)) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("encrypted.db")))
+
+        guard isSQLCipher4() else { return }
+        let keyed = dir.path("keyed.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, keyed, [SqlcipherCLI.keyPragma(passphrase: "k")] + schema)
+        await expectRefused("Database(path:key:)") { _ = try Database(path: keyed, key: "k") }
+        let result = try runChild(productPath("sqlcipher-doctor"), ["verify", "--json", "--key-env", "K", keyed],
+                                  environment: try Linking.childEnvironment(["K": "k"]))
+        #expect(!result.signaled, "the doctor crashed: \(result.stderr)")
+        let entry = try #require((try Linking.jsonObject(result.stdout)["files"] as? [[String: Any]])?.first)
+        #expect(entry["key_accepted"] as? Bool == true, "\(entry)")
+        let tables = entry["tables"] as? [[String: Any]] ?? []
+        #expect(tables.first { $0["name"] as? String == "notes" }?["rows"] as? Int == 1, "\(tables)")
+        #expect(tables.first { $0["name"] as? String == "deep" }?["rows"] is NSNull, "\(tables)")
+    }
+
     /// Column names FTS5 refuses are refused before SQLite, saying what to do: `rank` and `rowid`
     /// (SQLite: "reserved fts5 column name"), a name given twice or the table's own name (SQLite:
     /// "vtable constructor failed", naming neither the column nor the cause). The migration that
