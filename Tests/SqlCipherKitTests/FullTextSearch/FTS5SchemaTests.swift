@@ -90,7 +90,8 @@ import Testing
     /// the authorizer hears of it, and 100,000 `porter` words ended the process (SIGSEGV, 4.6.1)
     /// on a plain `Database(unencryptedPath:)` query, `encrypt(plaintextAt:)` and
     /// `importPlaintext`. Each now fails with `cannotOpen` naming the table, the file unchanged;
-    /// the doctor verifies such a file without counting the table's rows. (200 words here: the
+    /// the doctor checks the key but neither counts the table's rows nor runs `integrity_check`
+    /// (which opens every FTS5 table), and says so. (200 words here: the
     /// refusal, not the crash, is what changed; the crash itself is in HostileInputTests.)
     @Test func aFileWhoseSchemaHoldsADeepTokenizerChainIsNotOpened() async throws {
         let dir = TemporaryDirectory()
@@ -137,6 +138,8 @@ import Testing
         #expect(!result.signaled, "the doctor crashed: \(result.stderr)")
         let entry = try #require((try Linking.jsonObject(result.stdout)["files"] as? [[String: Any]])?.first)
         #expect(entry["key_accepted"] as? Bool == true, "\(entry)")
+        #expect(entry["status"] as? String == "not-verifiable", "\(entry)")
+        #expect((entry["error"] as? String ?? "").contains("integrity_check was not run"), "\(entry)")
         let tables = entry["tables"] as? [[String: Any]] ?? []
         #expect(tables.first { $0["name"] as? String == "notes" }?["rows"] as? Int == 1, "\(tables)")
         #expect(tables.first { $0["name"] as? String == "deep" }?["rows"] is NSNull, "\(tables)")
