@@ -73,6 +73,7 @@ enum DatabaseOpener {
         let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
         defer { if heldClaim == nil { claim?.release() } }
         var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        if !inMemory && !readOnly { try refuseNameWithoutRoom(path, isNew: isNew) }
         do {
             if let claim, !FileManager.default.fileExists(atPath: path) {
                 try claim.createIfMissing(permissions: permissions)
@@ -180,6 +181,12 @@ enum DatabaseOpener {
                 } else {
                     let answer = try connection.scalar("PRAGMA journal_mode")
                     journal = JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
+                }
+
+                if !inMemory && !readOnly && journal != .wal, let tooLong = DatabasePath.nameTooLong(
+                    path, suffix: DatabasePath.longestCompanionSuffix,
+                    files: "the file is in rollback journal mode, in which every write makes a -journal beside it") {
+                    throw SqlCipherError.cannotOpen(path: path, reason: tooLong + ", or read it with a Database opened with readOnly: true")
                 }
 
                 try connection.execute("PRAGMA foreign_keys = ON")
@@ -310,6 +317,22 @@ enum DatabaseOpener {
                 path: path, reason: "\(companion) is \(kind), not a regular file: SQLite would wait on it forever or "
                     + "fail on it. Remove it (a database's -wal, -shm and -journal are always regular files)")
         }
+    }
+
+    /// Refuses, before SQLite opens the file for writing, a name the file system takes with no
+    /// room for the companions SQLite keeps beside it: a new file needs its `-journal` (the first
+    /// transaction, and the switch to WAL, write one), an existing one at least its `-wal` and
+    /// `-shm`. Such a name failed at the first write, or the first read in WAL mode, with SQLite's
+    /// bare "unable to open database file" (error 14). A file in rollback mode is checked for its
+    /// `-journal` once its journal mode is read (``openConnection``).
+    private static func refuseNameWithoutRoom(_ path: String, isNew: Bool) throws {
+        let reason = isNew
+            ? DatabasePath.nameTooLong(path, suffix: DatabasePath.longestCompanionSuffix,
+                                       files: "a new database needs a -journal (and a -wal and -shm) beside it")
+            : DatabasePath.nameTooLong(path, suffix: "-wal",
+                                       files: "SQLite keeps a -wal and a -shm (in rollback mode, a -journal) beside it")
+                .map { $0 + ", or read it with a Database opened with readOnly: true" }
+        if let reason { throw SqlCipherError.cannotOpen(path: path, reason: reason) }
     }
 
     /// Checks the path before SQLite sees it; returns whether the file is new (missing or empty).

@@ -110,6 +110,35 @@ enum DatabasePath {
         return String(trimmed)
     }
 
+    // MARK: Names of files kept beside a database
+
+    /// What SQLite appends to a database's name for its companion files; `-journal` is the longest.
+    static let longestCompanionSuffix = "-journal"
+
+    /// The most bytes a file name may have in `folder` (`pathconf(_PC_NAME_MAX)`, 255 on Linux's
+    /// file systems; 255 when the folder cannot say).
+    static func maximumNameBytes(in folder: String) -> Int {
+        let answer = pathconf(folder, Int32(_PC_NAME_MAX))
+        return answer > 0 ? answer : 255
+    }
+
+    /// Why a file named like the last component of `path` followed by `suffix` cannot be created
+    /// beside it, or nil: together they are longer than a name may be in the folder. A file name
+    /// that the file system accepts can still be too long for the names kept beside it: SQLite's
+    /// `-journal`, `-wal` and `-shm`, and a conversion's work files. Such a name failed at the first
+    /// write with SQLite's bare "unable to open database file" (error 14), or a conversion failed
+    /// naming a work file the caller never gave, and an export or backup to a legal name could not
+    /// be made at all. `files` names the files kept beside the database, for the message; the
+    /// reason ends in what to rename the file to.
+    static func nameTooLong(_ path: String, suffix: String, files: String) -> String? {
+        let name = lastComponent(of: path).utf8.count
+        let limit = maximumNameBytes(in: folder(of: path))
+        guard name + suffix.utf8.count > limit else { return nil }
+        return "its file name is \(name) bytes long, and \(files) named after it with \"\(suffix)\" added, "
+            + "\(name + suffix.utf8.count) bytes, longer than the \(limit) bytes a file name may have there: "
+            + "give it a name of at most \(limit - suffix.utf8.count) bytes"
+    }
+
     /// The path of the file `path` names, after following symbolic links in its last component.
     /// Unchanged for `:memory:` and for a path that is no link.
     ///
