@@ -362,6 +362,14 @@ enum DatabaseOpener {
             // A plaintext header that reaches past byte 100 leaves page 1's b-tree header readable
             // too; FileHeader looks at the cells and the end of page 1 before it calls a file plain.
             if encrypted {
+                // Every SQLCipher file is whole pages of at least 512 bytes. A shorter one is no
+                // database: a file of 1 byte (SQLCipher reads a salt shorter than 16 bytes as none)
+                // opened as a new database with the key, skipped the creation proof, and was then
+                // overwritten with it; a read-only open reported an empty database.
+                if !header.hasPlaintextMagic && (header.fileSize < 512 || header.fileSize % 512 != 0) {
+                    throw SqlCipherError.notADatabase(
+                        path: path, reason: "its size (\(header.fileSize) bytes) is not a multiple of any page size")
+                }
                 let reserved = header.reservedBytes ?? 0
                 if header.looksPlaintextSQLite {
                     let reservedNote = reserved > 0
