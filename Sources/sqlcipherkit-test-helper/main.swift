@@ -35,6 +35,7 @@ let helperCommands: [HelperCommand] = [
     encryptCopyCommand,
     backupRunCommand,
     exitDuringCommand,
+    importPlaintextCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

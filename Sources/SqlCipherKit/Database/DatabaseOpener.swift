@@ -294,7 +294,8 @@ enum DatabaseOpener {
     /// its hot-journal check opens a pipe `-journal` read-only and waits (measured on 4.6.1 and
     /// 3.4.1), and a pipe, socket or device `-wal` or `-shm` fails only at the first read or write,
     /// as a bare disk I/O error. A directory as the path gets its own message from ``checkPath``.
-    private static func refuseSpecialFiles(of path: String) throws {
+    /// `importPlaintext(from:as:_:)`, which attaches an existing file, checks it here too.
+    static func refuseSpecialFiles(of path: String) throws {
         if let kind = SnapshotFiles.specialKind(path), kind != "a directory" {
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
