@@ -148,9 +148,11 @@ extension SQLiteConnection {
         }
     }
 
-    /// Before a user's `ATTACH` runs: refuses a file whose live `-journal` (a write that was
-    /// interrupted, or is under way elsewhere) holds pages smaller than the encryption of the
-    /// attached database uses (the loaded library's default cipher page size). SQLite rolls a hot
+    /// Before a user's `ATTACH` runs: refuses a file whose `-journal`, `-wal` or `-shm` is a
+    /// symbolic link or not a regular file (``DatabaseOpener/refuseSpecialCompanions(of:)``), and
+    /// a file whose live `-journal` (a write that was interrupted, or is under way elsewhere)
+    /// holds pages smaller than the encryption of the attached database uses (the loaded
+    /// library's default cipher page size). SQLite rolls a hot
     /// journal back while it attaches, before the key is checked, and SQLCipher 3.4.1 then crashes
     /// the process (SIGSEGV, measured: a plaintext file of 512-byte pages attached with a `KEY`);
     /// the opener refuses the same file for `Database(path:key:)` (DatabaseOpener). Then notes when
@@ -167,6 +169,17 @@ extension SQLiteConnection {
             defer { scb_free_expanded_sql(text) }
             let operands = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
                 AttachOperands(UnsafeBufferPointer(start: $0, count: strlen(text)))
+            }
+            // The companions every opening checks: SQLite's hot-journal check of the attached
+            // file opens a named pipe -journal for reading and waits forever (SQLCipher 4.6.1:
+            // the ATTACH never returned), and writes through a linked one and removes the link.
+            // Beside the name as written and beside the file a link leads to: SQLite names the
+            // companions after one or the other, by release.
+            if let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty {
+                try DatabaseOpener.refuseSpecialCompanions(of: file)
+                if let resolved = try? DatabasePath.resolve(file), resolved != file {
+                    try DatabaseOpener.refuseSpecialCompanions(of: resolved)
+                }
             }
             let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
             if encrypted, let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty,

@@ -300,6 +300,13 @@ enum DatabaseOpener {
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
         }
+        try refuseSpecialCompanions(of: path)
+    }
+
+    /// The companions' part of ``refuseSpecialFiles(of:)``: a `-journal`, `-wal` or `-shm` beside
+    /// `path` that is a symbolic link or not a regular file. A user's `ATTACH` is checked with it
+    /// before it runs (SQLiteConnection+Guards.swift).
+    static func refuseSpecialCompanions(of path: String) throws {
         for companion in CreationClaim.companions(of: path) {
             // A linked companion: SQLite writes through the link but removes only the link, so
             // the file it points to keeps what was written (plaintext frames, after
