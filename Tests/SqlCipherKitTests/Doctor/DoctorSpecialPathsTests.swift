@@ -39,4 +39,25 @@ import Testing
         }
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)) == before)
     }
+
+    /// A file whose name is not valid UTF-8 (`\xff.db`) was reported missing: Swift decodes the
+    /// command line as UTF-8 and replaced the byte, so the doctor looked at another name. Each
+    /// command now says so (usage error, status 2), naming the argument by position.
+    @Test func aFileNameThatIsNotUTF8IsNamedAsSuch() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("store.db"), rawKey: rawKey())
+        await db.close()
+        // The shell makes the name: a Swift string cannot hold the byte 0xFF.
+        #expect(try runChild("/bin/sh", ["-c", "cd \"$0\" && mv store.db \"$(printf 'st\\377re.db')\"", dir.url.path]).status == 0)
+        for command in ["inspect", "inspect --json", "verify --key-env DOCTOR_TEST_KEY"] {
+            let script = "cd \"$1\" && exec \"$0\" \(command) \"$(printf 'st\\377re.db')\""
+            let result = try runChild("/usr/bin/timeout", ["-s", "KILL", "20", "/bin/sh", "-c", script,
+                                                           productPath("sqlcipher-doctor"), dir.url.path],
+                                      environment: ["DOCTOR_TEST_KEY": "any passphrase"])
+            let position = command.split(separator: " ").count + 1
+            #expect(result.status == 2 && !result.signaled, "\(command): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains("argument \(position) is not valid UTF-8"), "\(command): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(command): \(result.stdout)")
+        }
+    }
 }
