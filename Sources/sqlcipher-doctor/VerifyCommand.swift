@@ -220,7 +220,7 @@ enum VerifyCommand {
         } else {
             lines.append("Result: FAILED. \(failed) of \(plural(results.count, "file")) did not verify.")
         }
-        return lines.joined(separator: "\n")
+        return TerminalText.lines(lines)
     }
 
     private static func field(_ name: String, _ value: String) -> String {
