@@ -3,9 +3,10 @@
 // verifies them with one. Usage and exit codes: CommandSpecs.swift and docs/doctor.md.
 import Foundation
 
-/// Writes text to standard error.
+/// Writes text to standard error, its control characters escaped (``TerminalText``): a message
+/// may name a path given on the command line.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((TerminalText.lines(text.components(separatedBy: "\n")) + "\n").utf8))
 }
 
 /// Prints a usage error with the command's synopsis and exits 2.
