@@ -36,6 +36,7 @@ let helperCommands: [HelperCommand] = [
     backupRunCommand,
     exitDuringCommand,
     importPlaintextCommand,
+    changeDirectoryCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -134,13 +134,14 @@ enum DatabasePath {
         let name = lastComponent(of: path).utf8.count
         let limit = maximumNameBytes(in: folder(of: path))
         guard name + suffix.utf8.count > limit else { return nil }
-        return "its file name is \(name) bytes long, and \(files) named after it with \"\(suffix)\" added, "
-            + "\(name + suffix.utf8.count) bytes, longer than the \(limit) bytes a file name may have there: "
+        return "its name is too long for the files kept beside it: it is \(name) bytes, and \(files) named after it "
+            + "with \"\(suffix)\" added, \(name + suffix.utf8.count) bytes, longer than the \(limit) bytes a file name "
+            + "may have there: "
             + "give it a name of at most \(limit - suffix.utf8.count) bytes"
     }
 
-    /// The path of the file `path` names, after following symbolic links in its last component.
-    /// Unchanged for `:memory:` and for a path that is no link.
+    /// The path of the file `path` names, after following symbolic links in its last component,
+    /// made absolute (``absolute(_:)``). Unchanged for `:memory:`.
     ///
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` for a loop of links or more than
     ///   ``maximumLinks`` of them.
@@ -149,10 +150,10 @@ enum DatabasePath {
         var current = path
         for _ in 0...maximumLinks {
             var info = stat()
-            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return absolute(current) }
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlink(current, &buffer, buffer.count - 1)
-            guard count >= 0 else { return current }
+            guard count >= 0 else { return absolute(current) }
             let target = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if target.hasPrefix("/") {
                 current = target
@@ -163,6 +164,24 @@ enum DatabasePath {
         throw SqlCipherError.cannotOpen(
             path: path, reason: "it is a symbolic link that leads through more than \(maximumLinks) links (a loop?); "
                 + "point it at the database file")
+    }
+}
+
+extension DatabasePath {
+    /// `path` from the root: a relative path after the working folder as it is now, at open.
+    ///
+    /// A `Database` or pool keeps the path it opened, and works on it by name later: a pool opens
+    /// readers and reads the salt, a rekey proves the new key on a fresh connection, a conversion
+    /// or integrity check reads the files. Kept relative, every later use followed the process's
+    /// working folder: after a `chdir`, a pool's reads failed as if the file had been replaced, and
+    /// a rekey proved its key on a new, empty file it created in the new folder, then reported the
+    /// rekey failed and closed the database. The working folder at open is the one the caller meant.
+    /// Unchanged when the working folder cannot be named (it was removed).
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), path != ":memory:", !path.isEmpty else { return path }
+        let folder = FileManager.default.currentDirectoryPath
+        guard folder.hasPrefix("/") else { return path }
+        return joined(folder, path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 }
 

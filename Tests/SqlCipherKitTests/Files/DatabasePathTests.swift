@@ -258,6 +258,28 @@ import Testing
                 == ["source.db", String(repeating: "n", count: 230)])
     }
 
+    /// A database opened by a relative path kept it relative, and every later use of the path
+    /// followed the process's working folder. After a `chdir`, a pool's reads failed as if the
+    /// file had been replaced, and a rekey committed the new key to the file, then proved it on a
+    /// new, empty file it created in the new folder, reported the rekey failed, closed the
+    /// database and told the caller the file still opened with the old key, which no longer
+    /// opened it. The path is now made absolute at open. In a child process: the working folder
+    /// is the whole process's.
+    @Test func aChangeOfWorkingFolderAfterOpeningMovesNothing() async throws {
+        let folder = TemporaryDirectory(), other = TemporaryDirectory()
+        let result = try runHelper(["change-directory", folder.url.path, other.url.path])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("pool-read 1"), "\(result.stdout)")
+        #expect(result.stdout.contains("rekey ok"), "\(result.stdout)")
+        #expect(result.stdout.contains("backup ok"), "\(result.stdout)")
+        // The backup went where the caller asked, from where it was then; nothing else did.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other.url.path) == ["copy.db"])
+        let cipher = CipherSettings(kdfIterations: 1000)
+        let rekeyed = try Database(path: folder.path("db.db"), key: "new", cipher: cipher)
+        #expect(try await rekeyed.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await rekeyed.close()
+    }
+
     /// A relative path of one character ("x/", ".", "é/") ended the process: Foundation's
     /// `deletingLastPathComponent` traps on Linux for such a path, and every opening, backup,
     /// export and conversion took its path apart with it. Each is now a typed refusal (these
