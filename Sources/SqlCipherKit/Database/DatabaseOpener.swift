@@ -373,8 +373,11 @@ enum DatabaseOpener {
                 // Every SQLCipher file is whole pages of at least 512 bytes. A shorter one is no
                 // database: a file of 1 byte (SQLCipher reads a salt shorter than 16 bytes as none)
                 // opened as a new database with the key, skipped the creation proof, and was then
-                // overwritten with it; a read-only open reported an empty database.
-                if !header.hasPlaintextMagic && (header.fileSize < 512 || header.fileSize % 512 != 0) {
+                // overwritten with it; a read-only open reported an empty database. Unless a -wal
+                // with frames is beside it: a crash (or a copy taken while the file was open) can
+                // leave the main file short and page 1 in the -wal, which SQLite reads from there.
+                if !header.hasPlaintextMagic && (header.fileSize < 512 || header.fileSize % 512 != 0),
+                   (SnapshotFiles.regularFileSize(path + "-wal") ?? 0) <= 32 {
                     throw SqlCipherError.notADatabase(
                         path: path, reason: "its size (\(header.fileSize) bytes) is not a multiple of any page size")
                 }

@@ -114,7 +114,8 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
     /// (SQLCipher reads a salt of fewer than 16 bytes as none), skipped the creation proof and was
     /// overwritten with the new database at the first write; a read-only open reported it empty;
     /// `upgradeFromSqlCipher3` "upgraded" it. Every opening now refuses it, and the file stays as
-    /// it was; longer odd sizes were refused already, after a read.
+    /// it was; longer odd sizes were refused already, after a read. (A short file beside a `-wal`
+    /// that holds page 1, the state a crash can leave, still opens: KeyDerivationTests.)
     @Test func aFileShorterThanAPageOrOfPartPagesIsRefusedUntouched() async throws {
         let dir = TemporaryDirectory()
         var generator = SystemRandomNumberGenerator()
