@@ -300,7 +300,24 @@ enum DatabaseOpener {
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
         }
+        try refuseKernelFileSystem(path)
         try refuseSpecialCompanions(of: path)
+    }
+
+    /// Refuses a path in `/proc` or `/sys` (or a link into them): their files are regular files
+    /// that report a size of 0 (or 4096) whatever they hold, so `/proc/self/status` was taken for a
+    /// new, empty database, and the opening failed at its first write with SQLite's bare "unable
+    /// to open database file"; a writable one would have been written to. Decided on the path with
+    /// every link resolved (the folder's, for a file that does not exist).
+    private static func refuseKernelFileSystem(_ path: String) throws {
+        var info = stat()
+        let full = stat(path, &info) == 0
+            ? SnapshotFiles.resolvedPath(path)
+            : DatabasePath.joined(SnapshotFiles.resolvedPath(DatabasePath.folder(of: path)), DatabasePath.lastComponent(of: path))
+        guard let root = ["/proc", "/sys"].first(where: { full == $0 || full.hasPrefix($0 + "/") }) else { return }
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: "it is in the kernel's \(root) file system, whose files are a view of the running "
+                + "system, not storage; give the path of a database file")
     }
 
     /// The companions' part of ``refuseSpecialFiles(of:)``: a `-journal`, `-wal` or `-shm` beside

@@ -145,6 +145,34 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)) == Set(sizes.map { "odd-\($0).db" }))
     }
 
+    /// A file of `/proc` or `/sys` is a regular file that reports a size of 0 whatever it holds:
+    /// `/proc/self/status` (or a link to it) was taken for a new, empty database and failed at the
+    /// first write with SQLite's bare "unable to open database file". Every opening now refuses a
+    /// path there, saying why.
+    @Test func aFileOfTheKernelsFileSystemsIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        #expect(symlink("/proc/self/status", dir.path("link.db")) == 0)
+        #expect(symlink("/proc/self", dir.path("folder")) == 0)
+        var paths = ["/proc/self/status", "/proc/self/new.db", dir.path("link.db"), dir.path("folder/new.db")]
+        if FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled") {
+            paths.append("/sys/kernel/mm/transparent_hugepage/enabled")
+        }
+        for path in paths {
+            let openings: [(String, () throws -> Void)] = [
+                ("key", { _ = try Database(path: path, rawKey: rawKey()) }),
+                ("plaintext", { _ = try Database(unencryptedPath: path) }),
+                ("readOnly", { _ = try Database(path: path, rawKey: rawKey(), readOnly: true) }),
+                ("pool", { _ = try DatabasePool(path: path, rawKey: rawKey()) }),
+            ]
+            for (name, open) in openings {
+                #expect("\(path) \(name)", performing: open, throws: { error in
+                    guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                    return reason.contains("file system, whose files are a view of the running system")
+                })
+            }
+        }
+    }
+
     /// Held: `SQLCIPHERKIT_LIBRARY` set to a directory, `.`, a text file, or a symlink to the
     /// system's plaintext libsqlite3 loads nothing and gives a typed error; "" means "not set".
     @Test func hostileLibraryEnvironmentValues() throws {
