@@ -10,7 +10,7 @@ extension DoctorReport {
         } else {
             lines.append("Result: FAILED. \(error ?? "A check failed.")")
         }
-        return lines.joined(separator: "\n")
+        return TerminalText.lines(lines)
     }
 
     private func heading(_ title: String, _ status: Status) -> String {

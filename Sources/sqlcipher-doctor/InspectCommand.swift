@@ -60,6 +60,6 @@ enum InspectCommand {
     }
 
     static func text(_ reports: [DatabaseFileInspection]) -> String {
-        reports.map { "\($0.path): \($0.kind.rawValue)\n  \($0.detail)" }.joined(separator: "\n")
+        TerminalText.lines(reports.flatMap { ["\($0.path): \($0.kind.rawValue)", "  \($0.detail)"] })
     }
 }

@@ -106,20 +106,24 @@ struct KeySource: Equatable {
             guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
                 throw failure("\(option) \(path): not a regular file")
             }
-            // FileHandle rather than FileManager.contents: the latter fails on a pipe (`<(...)`).
-            guard let handle = FileHandle(forReadingAtPath: path), var data = try? handle.readToEnd() ?? Data() else {
+            // open(2) rather than FileManager.contents, which fails on a pipe (`<(...)`); a pipe's
+            // open waits for its writer, as the shell's `<(...)` has one.
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+            guard descriptor >= 0 else {
                 throw failure("\(option) \(path): the file cannot be read (check its permissions)")
             }
-            try? handle.close()
+            defer { _ = close(descriptor) }
             if info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o077 != 0 {
                 warn("warning: the key file \(path) can be read by other users (mode "
                     + String(info.st_mode & 0o777, radix: 8) + "); chmod 600 it")
             }
-            bytes = [UInt8](data)
-            data.resetBytes(in: 0..<data.count)
+            // Not kept in a variable of its own: `bytes` is then the only owner of the buffer, and
+            // the newline is dropped in place rather than from a copy.
+            bytes = try Self.keyBytes(Self.readAll(descriptor), label: label)
             Self.dropFinalNewline(&bytes)
         case .standardInput:
-            bytes = Self.readStandardInput(prompt: raw ? "raw key (64 hex digits)" : "passphrase")
+            bytes = try Self.keyBytes(Self.readStandardInput(prompt: raw ? "raw key (64 hex digits)" : "passphrase"),
+                                      label: label)
             Self.dropFinalNewline(&bytes)
         }
         defer { for index in bytes.indices { bytes[index] = 0 } }
@@ -182,14 +186,66 @@ struct KeySource: Equatable {
         }
     }
 
-    /// All of standard input; from a terminal, one line read with echo off after a prompt on
-    /// standard error.
-    static func readStandardInput(prompt: String) -> [UInt8] {
-        guard isatty(STDIN_FILENO) == 1 else {
-            var data = FileHandle.standardInput.readDataToEndOfFile()
-            defer { data.resetBytes(in: 0..<data.count) }
-            return [UInt8](data)
+    /// The most bytes a key source is read for: far more than any passphrase or key file holds,
+    /// and a bound on what a source that never ends makes the doctor read. `--key-stdin < /dev/zero`,
+    /// `--key-file` naming a large (or sparse) file by mistake, or a pipe from a program that keeps
+    /// writing were read whole into memory: the doctor grew until the system killed it, or ran
+    /// forever, and never said why.
+    static let maximumKeyBytes = 1 << 20
+
+    /// What reading a key source gave.
+    enum ReadOutcome {
+        case bytes([UInt8])
+        /// More than ``maximumKeyBytes``: no key.
+        case tooLong
+        /// `read(2)` failed with this `errno`.
+        case failed(Int32)
+    }
+
+    /// Everything `descriptor` gives up to its end, read into one buffer that is zeroed before it
+    /// is freed (a growing array would free copies of the key uncleared); ``ReadOutcome/tooLong``
+    /// as soon as more than ``maximumKeyBytes`` arrive, without reading further.
+    static func readAll(_ descriptor: Int32) -> ReadOutcome {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: maximumKeyBytes + 1, alignment: 1)
+        defer {
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            buffer.deallocate()
         }
+        var count = 0
+        while count < buffer.count {
+            let got = readSome(descriptor, buffer.baseAddress! + count, buffer.count - count)
+            if got < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno)
+            }
+            if got == 0 { break }
+            count += got
+        }
+        if count > maximumKeyBytes { return .tooLong }
+        return .bytes([UInt8](UnsafeRawBufferPointer(rebasing: buffer[..<count])))
+    }
+
+    /// The bytes of `outcome`, or the usage error that says why the source holds no key.
+    static func keyBytes(_ outcome: ReadOutcome, label: String) throws(UsageError) -> [UInt8] {
+        switch outcome {
+        case .bytes(let bytes):
+            return bytes
+        case .tooLong:
+            throw UsageError(
+                message: "\(label): it gives more than \(maximumKeyBytes / (1 << 20)) MiB, and no key "
+                    + "is that long: give a file (or standard input) that holds only the key, not a device, a large file "
+                    + "or a program that keeps writing",
+                command: .verify)
+        case .failed(let code):
+            throw UsageError(message: "\(label): reading the key failed (\(String(cString: strerror(code))))",
+                             command: .verify)
+        }
+    }
+
+    /// All of standard input (at most ``maximumKeyBytes``); from a terminal, one line read with
+    /// echo off after a prompt on standard error.
+    static func readStandardInput(prompt: String) -> ReadOutcome {
+        guard isatty(STDIN_FILENO) == 1 else { return readAll(STDIN_FILENO) }
         FileHandle.standardError.write(Data("sqlcipher-doctor: \(prompt) (not echoed): ".utf8))
         var saved = termios()
         let hasTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
@@ -205,12 +261,23 @@ struct KeySource: Equatable {
         var line: [UInt8] = []
         line.reserveCapacity(4096)   // no regrowth, which would free a copy of the key uncleared
         var byte: UInt8 = 0
-        while readOneByte(STDIN_FILENO, &byte) == 1 && byte != 0x0A { line.append(byte) }
-        return line
+        while readOneByte(STDIN_FILENO, &byte) == 1 && byte != 0x0A {
+            guard line.count < maximumKeyBytes else {
+                for index in line.indices { line[index] = 0 }
+                return .tooLong
+            }
+            line.append(byte)
+        }
+        return .bytes(line)
     }
 }
 
 /// One byte from a file descriptor: libc's `read`, which `KeySource.read(warn:)` hides inside the type.
 private func readOneByte(_ descriptor: Int32, _ byte: inout UInt8) -> Int {
     read(descriptor, &byte, 1)
+}
+
+/// Up to `count` bytes from a file descriptor into `buffer`: libc's `read`, hidden by `KeySource.read(warn:)` there.
+private func readSome(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }

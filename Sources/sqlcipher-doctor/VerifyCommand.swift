@@ -118,7 +118,7 @@ enum VerifyCommand {
         let filled = Int(progress.fraction * Double(width))
         let line = progress.completed == progress.total
             ? "\r\u{1B}[K"
-            : "\r\u{1B}[K\((file as NSString).lastPathComponent) [" + String(repeating: "#", count: filled)
+            : "\r\u{1B}[K\(TerminalText.line((file as NSString).lastPathComponent)) [" + String(repeating: "#", count: filled)
                 + String(repeating: "-", count: width - filled) + "] \(progress.completed)/\(progress.total) checks"
         FileHandle.standardError.write(Data(line.utf8))
     }
@@ -242,7 +242,7 @@ enum VerifyCommand {
         } else {
             lines.append("Result: FAILED. \(failed) of \(plural(results.count, "file")) did not verify.")
         }
-        return lines.joined(separator: "\n")
+        return TerminalText.lines(lines)
     }
 
     private static func field(_ name: String, _ value: String) -> String {

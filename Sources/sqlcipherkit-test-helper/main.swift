@@ -35,6 +35,8 @@ let helperCommands: [HelperCommand] = [
     encryptCopyCommand,
     backupRunCommand,
     exitDuringCommand,
+    importPlaintextCommand,
+    changeDirectoryCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -62,6 +62,15 @@ extension SQLiteConnection {
         guard header.looksPlaintextSQLite else {
             throw SqlCipherError.notPlaintextDatabase(path: path)
         }
+        // The checks of every opening: a -journal, -wal or -shm that is a symbolic link, a pipe, a
+        // socket, a device or a directory. The ATTACH read through a linked -wal (another file's
+        // pages, or whatever it points to) and then removed the link, removed a pipe -wal, and
+        // failed on the others with a bare "disk I/O error" that blamed the file itself. Beside
+        // the path as given and beside the file a link leads to: SQLite names the companions
+        // after one or the other, by release.
+        try DatabaseOpener.refuseSpecialFiles(of: path)
+        let resolved = try DatabasePath.resolve(path)
+        if resolved != path { try DatabaseOpener.refuseSpecialFiles(of: resolved) }
         let quoted = try SQLRenderer.quoteIdentifier(schema)
         try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(SQLiteConnection.fileName(path))]) }
         gate.readOnlySchema = schema

@@ -258,9 +258,11 @@ extension SQLiteConnection {
         return count
     }
 
-    /// Before a user's `ATTACH` runs: refuses a file whose live `-journal` (a write that was
-    /// interrupted, or is under way elsewhere) holds pages smaller than the encryption of the
-    /// attached database uses (the loaded library's default cipher page size). SQLite rolls a hot
+    /// Before a user's `ATTACH` runs: refuses a file whose `-journal`, `-wal` or `-shm` is a
+    /// symbolic link or not a regular file (``DatabaseOpener/refuseSpecialCompanions(of:)``), and
+    /// a file whose live `-journal` (a write that was interrupted, or is under way elsewhere)
+    /// holds pages smaller than the encryption of the attached database uses (the loaded
+    /// library's default cipher page size). SQLite rolls a hot
     /// journal back while it attaches, before the key is checked, and SQLCipher 3.4.1 then crashes
     /// the process (SIGSEGV, measured: a plaintext file of 512-byte pages attached with a `KEY`);
     /// the opener refuses the same file for `Database(path:key:)` (DatabaseOpener). Then notes when
@@ -268,27 +270,39 @@ extension SQLiteConnection {
     ///
     /// The file is read from the statement's text with its bound values written in, so a file
     /// bound as a parameter is checked as one written in the text. A file named by an expression
-    /// (`'a' || '.db'`, a function) cannot be checked, so an encrypting `ATTACH` of one is refused:
-    /// the name is computed in Swift and bound instead. An `ATTACH` without encryption (`KEY ''`,
-    /// or no `KEY` on a plaintext database) rolls the journal back as SQLite does and is not checked.
+    /// (`'a' || '.db'`, a function) cannot be checked, so an `ATTACH` of one is refused: the name
+    /// is computed in Swift and bound instead. An `ATTACH` without encryption (`KEY ''`, or no
+    /// `KEY` on a plaintext database) rolls a journal of smaller pages back as SQLite does.
     ///
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)``; ``SqlCipherError/invalidQuery(reason:)``
-    ///   for an encrypting `ATTACH` whose file is named by an expression.
+    ///   for an `ATTACH` whose file is named by an expression.
     func attachWillRun(_ statement: Statement) throws {
         if !scope.isPackage, let text = scb_expanded_sql(statement.handle) {
             defer { scb_free_expanded_sql(text) }
             let operands = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
                 AttachOperands(UnsafeBufferPointer(start: $0, count: strlen(text)))
             }
-            let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
-            if encrypted, operands.isAttach, operands.file == nil {
-                throw SqlCipherError.invalidQuery(
-                    reason: "this ATTACH names its file with an expression, which SqlCipherKit cannot check before SQLite "
-                        + "opens the file (a -journal left there by an interrupted write of another format would be rolled "
-                        + "back with this encryption and damage the file; SQLCipher 3 crashes). Compute the file name in "
-                        + "Swift and bind it: execute(\"ATTACH DATABASE ? AS name KEY ?\", path, key), or write it as "
-                        + "a string literal. Nothing was attached")
+            // The companions every opening checks: SQLite's hot-journal check of the attached
+            // file opens a named pipe -journal for reading and waits forever (SQLCipher 4.6.1:
+            // the ATTACH never returned), and writes through a linked one and removes the link.
+            // Beside the name as written and beside the file a link leads to: SQLite names the
+            // companions after one or the other, by release.
+            if let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty {
+                try DatabaseOpener.refuseSpecialCompanions(of: file)
+                if let resolved = try? DatabasePath.resolve(file), resolved != file {
+                    try DatabaseOpener.refuseSpecialCompanions(of: resolved)
+                }
             }
+            if operands.isAttach, operands.file == nil {
+                throw SqlCipherError.invalidQuery(
+                    reason: "this ATTACH names its file with an expression, so SqlCipherKit cannot check the file and its "
+                        + "-journal and -wal before SQLite opens them (a named pipe there blocks the call for ever; a "
+                        + "-journal left by an interrupted write of another format would be rolled back with this "
+                        + "encryption and damage the file, and SQLCipher 3 crashes). Compute the file name in Swift and "
+                        + "bind it: execute(\"ATTACH DATABASE ? AS name KEY ?\", path, key), or write it as a string "
+                        + "literal. Nothing was attached")
+            }
+            let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
             if encrypted, let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty,
                let journalPageSize = ReadOnlyOpening.liveJournalPageSize(file + "-journal"),
                let library = try? SqlCipherLibrary.shared,

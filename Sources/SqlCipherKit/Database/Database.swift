@@ -20,7 +20,9 @@ import Foundation
 /// `PRAGMA temp_store = MEMORY` (no plaintext temporary files), and on SQLCipher 4.5.1+ its
 /// stderr log turned off (`PRAGMA cipher_log = off`, which is process-wide).
 public actor Database {
-    /// The path the database was opened with (`:memory:` for an in-memory database).
+    /// The path the database was opened with (`:memory:` for an in-memory database), made absolute
+    /// from the working folder at open when it was relative: a rekey, a backup and every later
+    /// use of the path name the file opened, whatever the process's working folder is then.
     public nonisolated let path: String
     /// The SQLCipher library in use.
     public nonisolated let library: SqlCipherLibrary
@@ -154,7 +156,7 @@ public actor Database {
             claim: claim)
 
         self.configuration = setup.configuration
-        self.path = path
+        self.path = DatabasePath.absolute(path)
         self.library = opened.library
         self.isEncrypted = key != nil
         self.journalMode = opened.journalMode

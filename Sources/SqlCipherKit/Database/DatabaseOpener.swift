@@ -73,6 +73,7 @@ enum DatabaseOpener {
         let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
         defer { if heldClaim == nil { claim?.release() } }
         var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        if !inMemory && !readOnly { try refuseNameWithoutRoom(path, isNew: isNew) }
         do {
             if let claim, !FileManager.default.fileExists(atPath: path) {
                 try claim.createIfMissing(permissions: permissions)
@@ -182,6 +183,12 @@ enum DatabaseOpener {
                     journal = JournalMode(pragmaAnswer: String.fromDatabaseValue(answer ?? .null) ?? "")
                 }
 
+                if !inMemory && !readOnly && journal != .wal, let tooLong = DatabasePath.nameTooLong(
+                    path, suffix: DatabasePath.longestCompanionSuffix,
+                    files: "the file is in rollback journal mode, in which every write makes a -journal beside it") {
+                    throw SqlCipherError.cannotOpen(path: path, reason: tooLong + ", or read it with a Database opened with readOnly: true")
+                }
+
                 try connection.execute("PRAGMA foreign_keys = ON")
                 // The page cache (a page read from the file is decrypted at each read, one in the
                 // cache is not: docs/performance.md) and synchronous.
@@ -287,11 +294,36 @@ enum DatabaseOpener {
     /// its hot-journal check opens a pipe `-journal` read-only and waits (measured on 4.6.1 and
     /// 3.4.1), and a pipe, socket or device `-wal` or `-shm` fails only at the first read or write,
     /// as a bare disk I/O error. A directory as the path gets its own message from ``checkPath``.
-    private static func refuseSpecialFiles(of path: String) throws {
+    /// `importPlaintext(from:as:_:)`, which attaches an existing file, checks it here too.
+    static func refuseSpecialFiles(of path: String) throws {
         if let kind = SnapshotFiles.specialKind(path), kind != "a directory" {
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "it is \(kind), not a regular file; give the path of a database file")
         }
+        try refuseKernelFileSystem(path)
+        try refuseSpecialCompanions(of: path)
+    }
+
+    /// Refuses a path in `/proc` or `/sys` (or a link into them): their files are regular files
+    /// that report a size of 0 (or 4096) whatever they hold, so `/proc/self/status` was taken for a
+    /// new, empty database, and the opening failed at its first write with SQLite's bare "unable
+    /// to open database file"; a writable one would have been written to. Decided on the path with
+    /// every link resolved (the folder's, for a file that does not exist).
+    private static func refuseKernelFileSystem(_ path: String) throws {
+        var info = stat()
+        let full = stat(path, &info) == 0
+            ? SnapshotFiles.resolvedPath(path)
+            : DatabasePath.joined(SnapshotFiles.resolvedPath(DatabasePath.folder(of: path)), DatabasePath.lastComponent(of: path))
+        guard let root = ["/proc", "/sys"].first(where: { full == $0 || full.hasPrefix($0 + "/") }) else { return }
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: "it is in the kernel's \(root) file system, whose files are a view of the running "
+                + "system, not storage; give the path of a database file")
+    }
+
+    /// The companions' part of ``refuseSpecialFiles(of:)``: a `-journal`, `-wal` or `-shm` beside
+    /// `path` that is a symbolic link or not a regular file. A user's `ATTACH` is checked with it
+    /// before it runs (SQLiteConnection+Guards.swift).
+    static func refuseSpecialCompanions(of path: String) throws {
         for companion in CreationClaim.companions(of: path) {
             // A linked companion: SQLite writes through the link but removes only the link, so
             // the file it points to keeps what was written (plaintext frames, after
@@ -310,6 +342,22 @@ enum DatabaseOpener {
                 path: path, reason: "\(companion) is \(kind), not a regular file: SQLite would wait on it forever or "
                     + "fail on it. Remove it (a database's -wal, -shm and -journal are always regular files)")
         }
+    }
+
+    /// Refuses, before SQLite opens the file for writing, a name the file system takes with no
+    /// room for the companions SQLite keeps beside it: a new file needs its `-journal` (the first
+    /// transaction, and the switch to WAL, write one), an existing one at least its `-wal` and
+    /// `-shm`. Such a name failed at the first write, or the first read in WAL mode, with SQLite's
+    /// bare "unable to open database file" (error 14). A file in rollback mode is checked for its
+    /// `-journal` once its journal mode is read (``openConnection``).
+    private static func refuseNameWithoutRoom(_ path: String, isNew: Bool) throws {
+        let reason = isNew
+            ? DatabasePath.nameTooLong(path, suffix: DatabasePath.longestCompanionSuffix,
+                                       files: "a new database needs a -journal (and a -wal and -shm) beside it")
+            : DatabasePath.nameTooLong(path, suffix: "-wal",
+                                       files: "SQLite keeps a -wal and a -shm (in rollback mode, a -journal) beside it")
+                .map { $0 + ", or read it with a Database opened with readOnly: true" }
+        if let reason { throw SqlCipherError.cannotOpen(path: path, reason: reason) }
     }
 
     /// Checks the path before SQLite sees it; returns whether the file is new (missing or empty).
@@ -339,6 +387,17 @@ enum DatabaseOpener {
             // A plaintext header that reaches past byte 100 leaves page 1's b-tree header readable
             // too; FileHeader looks at the cells and the end of page 1 before it calls a file plain.
             if encrypted {
+                // Every SQLCipher file is whole pages of at least 512 bytes. A shorter one is no
+                // database: a file of 1 byte (SQLCipher reads a salt shorter than 16 bytes as none)
+                // opened as a new database with the key, skipped the creation proof, and was then
+                // overwritten with it; a read-only open reported an empty database. Unless a -wal
+                // with frames is beside it: a crash (or a copy taken while the file was open) can
+                // leave the main file short and page 1 in the -wal, which SQLite reads from there.
+                if !header.hasPlaintextMagic && (header.fileSize < 512 || header.fileSize % 512 != 0),
+                   (SnapshotFiles.regularFileSize(path + "-wal") ?? 0) <= 32 {
+                    throw SqlCipherError.notADatabase(
+                        path: path, reason: "its size (\(header.fileSize) bytes) is not a multiple of any page size")
+                }
                 let reserved = header.reservedBytes ?? 0
                 if header.looksPlaintextSQLite {
                     let reservedNote = reserved > 0

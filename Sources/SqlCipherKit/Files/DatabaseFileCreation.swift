@@ -110,8 +110,38 @@ enum DatabasePath {
         return String(trimmed)
     }
 
-    /// The path of the file `path` names, after following symbolic links in its last component.
-    /// Unchanged for `:memory:` and for a path that is no link.
+    // MARK: Names of files kept beside a database
+
+    /// What SQLite appends to a database's name for its companion files; `-journal` is the longest.
+    static let longestCompanionSuffix = "-journal"
+
+    /// The most bytes a file name may have in `folder` (`pathconf(_PC_NAME_MAX)`, 255 on Linux's
+    /// file systems; 255 when the folder cannot say).
+    static func maximumNameBytes(in folder: String) -> Int {
+        let answer = pathconf(folder, Int32(_PC_NAME_MAX))
+        return answer > 0 ? answer : 255
+    }
+
+    /// Why a file named like the last component of `path` followed by `suffix` cannot be created
+    /// beside it, or nil: together they are longer than a name may be in the folder. A file name
+    /// that the file system accepts can still be too long for the names kept beside it: SQLite's
+    /// `-journal`, `-wal` and `-shm`, and a conversion's work files. Such a name failed at the first
+    /// write with SQLite's bare "unable to open database file" (error 14), or a conversion failed
+    /// naming a work file the caller never gave, and an export or backup to a legal name could not
+    /// be made at all. `files` names the files kept beside the database, for the message; the
+    /// reason ends in what to rename the file to.
+    static func nameTooLong(_ path: String, suffix: String, files: String) -> String? {
+        let name = lastComponent(of: path).utf8.count
+        let limit = maximumNameBytes(in: folder(of: path))
+        guard name + suffix.utf8.count > limit else { return nil }
+        return "its name is too long for the files kept beside it: it is \(name) bytes, and \(files) named after it "
+            + "with \"\(suffix)\" added, \(name + suffix.utf8.count) bytes, longer than the \(limit) bytes a file name "
+            + "may have there: "
+            + "give it a name of at most \(limit - suffix.utf8.count) bytes"
+    }
+
+    /// The path of the file `path` names, after following symbolic links in its last component,
+    /// made absolute (``absolute(_:)``). Unchanged for `:memory:`.
     ///
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` for a loop of links or more than
     ///   ``maximumLinks`` of them.
@@ -120,10 +150,10 @@ enum DatabasePath {
         var current = path
         for _ in 0...maximumLinks {
             var info = stat()
-            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return absolute(current) }
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlink(current, &buffer, buffer.count - 1)
-            guard count >= 0 else { return current }
+            guard count >= 0 else { return absolute(current) }
             let target = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if target.hasPrefix("/") {
                 current = target
@@ -134,6 +164,24 @@ enum DatabasePath {
         throw SqlCipherError.cannotOpen(
             path: path, reason: "it is a symbolic link that leads through more than \(maximumLinks) links (a loop?); "
                 + "point it at the database file")
+    }
+}
+
+extension DatabasePath {
+    /// `path` from the root: a relative path after the working folder as it is now, at open.
+    ///
+    /// A `Database` or pool keeps the path it opened, and works on it by name later: a pool opens
+    /// readers and reads the salt, a rekey proves the new key on a fresh connection, a conversion
+    /// or integrity check reads the files. Kept relative, every later use followed the process's
+    /// working folder: after a `chdir`, a pool's reads failed as if the file had been replaced, and
+    /// a rekey proved its key on a new, empty file it created in the new folder, then reported the
+    /// rekey failed and closed the database. The working folder at open is the one the caller meant.
+    /// Unchanged when the working folder cannot be named (it was removed).
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), path != ":memory:", !path.isEmpty else { return path }
+        let folder = FileManager.default.currentDirectoryPath
+        guard folder.hasPrefix("/") else { return path }
+        return joined(folder, path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 }
 

@@ -125,8 +125,16 @@ struct Exporter {
         // only once complete and verified: sqlcipher_export commits table by table, so a process
         // killed midway left a copy missing tables under the target's name, which opened with the
         // key. A dead export's hidden file was removed above.
-        let work = hidden ? HiddenCopy.path(besides: target, kind: "export") : target
-        let claim = source.refusesWrites ? nil : try Self.createTarget(work)
+        let work = hidden ? try HiddenCopy.path(besides: target, kind: "export") : target
+        let claim: CreationClaim?
+        do {
+            claim = source.refusesWrites ? nil : try Self.createTarget(work)
+        } catch SqlCipherError.cannotOpen(let path, let reason) where path == work {
+            // Named after the target the caller gave, as a backup's are: the hidden name is the
+            // package's own (a folder that cannot be written read as a problem with a file the
+            // caller never named).
+            throw SqlCipherError.cannotOpen(path: target, reason: reason.replacingOccurrences(of: work, with: target))
+        }
         var ownership: Int32 = -1
         // After the DETACH and the verification's connection: closing it earlier would drop
         // their POSIX locks on the file.
@@ -324,6 +332,10 @@ struct Exporter {
                     + "and may delete; choose a name without that ending")
         }
         if let tooLong = SQLiteConnection.pathTooLong(target) {
+            throw SqlCipherError.cannotOpen(path: target, reason: tooLong)
+        }
+        if let tooLong = DatabasePath.nameTooLong(
+            target, suffix: DatabasePath.longestCompanionSuffix, files: "SQLite keeps the copy's -journal, -wal and -shm beside it") {
             throw SqlCipherError.cannotOpen(path: target, reason: tooLong)
         }
         if target.hasSuffix("/") {

@@ -16,9 +16,40 @@ import Darwin
 /// (``removeDead(besides:kind:)``); a live writer's file, in this process or another, is left.
 enum HiddenCopy {
     /// A new hidden name beside `target` for a copy of this kind (`backup`, `export`).
-    static func path(besides target: String, kind: String) -> String {
-        let name = "." + DatabasePath.lastComponent(of: target) + "." + kind + "-" + UUID().uuidString
-        return DatabasePath.joined(DatabasePath.folder(of: target), name)
+    ///
+    /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)`` naming `target` when the folder's
+    ///   path leaves no room for a hidden name within SQLite's path limit.
+    static func path(besides target: String, kind: String) throws -> String {
+        let file = DatabasePath.joined(DatabasePath.folder(of: target), prefix(besides: target, kind: kind) + UUID().uuidString)
+        if let tooLong = SQLiteConnection.pathTooLong(file) {
+            throw SqlCipherError.cannotOpen(
+                path: target, reason: "the copy is written first under a hidden name beside it, \(file), and " + tooLong)
+        }
+        return file
+    }
+
+    /// How every hidden name of this kind beside `target` begins: `.<name>.<kind>-`, with the
+    /// target's name cut short (at a whole character) where the whole hidden name, its `-journal`
+    /// included, would be longer than a file name may be in the folder or its full path longer
+    /// than SQLite opens. A target whose name was legal and long (230 bytes, say) could not be
+    /// copied: the hidden name, 45 bytes longer, failed with "File name too long", naming a file
+    /// the caller never gave, or its `-wal` failed with SQLite's bare "unable to open database
+    /// file". The UUID after the prefix keeps the names apart; the clean-up of dead copies
+    /// (``removeDead(besides:kind:)``) works out the same prefix.
+    static func prefix(besides target: String, kind: String) -> String {
+        let folder = DatabasePath.folder(of: target)
+        let fixed = 1 + 1 + kind.utf8.count + 1 + 36
+        let full = (folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder) + "/"
+        let room = min(DatabasePath.maximumNameBytes(in: folder) - DatabasePath.longestCompanionSuffix.utf8.count,
+                       SQLiteConnection.maximumPathBytes - full.utf8.count) - fixed
+        var name = ""
+        var bytes = 0
+        for scalar in DatabasePath.lastComponent(of: target).unicodeScalars {
+            bytes += String(scalar).utf8.count
+            guard bytes <= room else { break }
+            name.unicodeScalars.append(scalar)
+        }
+        return "." + name + "." + kind + "-"
     }
 
     /// Takes the `flock` that marks the just-created `file` as a live writer's, and checks that
@@ -49,9 +80,9 @@ enum HiddenCopy {
     /// `-journal`, `-wal` and `-shm`. Never throws: a file that cannot be proven dead is left.
     static func removeDead(besides target: String, kind: String) {
         let folder = DatabasePath.folder(of: target)
-        let prefix = "." + DatabasePath.lastComponent(of: target) + "." + kind + "-"
+        let start = prefix(besides: target, kind: kind)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where name.hasPrefix(prefix) && UUID(uuidString: String(name.dropFirst(prefix.count))) != nil {
+        for name in names where name.hasPrefix(start) && UUID(uuidString: String(name.dropFirst(start.count))) != nil {
             let file = DatabasePath.joined(folder, name)
             let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard descriptor >= 0 else { continue }

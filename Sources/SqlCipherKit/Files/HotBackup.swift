@@ -57,7 +57,7 @@ final class HotBackup: @unchecked Sendable {
         self.sourceMayWrite = sourceMayWrite
         // Beside the target, in its folder (so the final link stays on one file system), under a
         // name no other backup picks.
-        let temporary = HiddenCopy.path(besides: target, kind: "backup")
+        let temporary = try HiddenCopy.path(besides: target, kind: "backup")
         self.temporary = temporary
         // An error about the work file names the target the caller gave: the work file is removed
         // before anyone sees the error.

@@ -17,7 +17,17 @@ enum InPlaceEncryption {
         // Through a symbolic link, the file to encrypt is its target: renaming the new file over
         // the link would leave the plaintext target on disk and the link gone.
         let path = SnapshotFiles.resolvedPath(path)
-        let temporary = path + ".sqlcipherkit-encrypting"
+        let temporary = path + workSuffix
+        // Before anything is made: a name with no room for the work file's -journal failed midway
+        // with SQLite's bare "unable to open database file", naming the work file.
+        if let tooLong = DatabasePath.nameTooLong(
+            path, suffix: workSuffix + DatabasePath.longestCompanionSuffix,
+            files: "encryptInPlace writes the encrypted file and its -journal beside it") {
+            throw SqlCipherError.conversionFailed(
+                source: path, target: path,
+                reason: tooLong + ", or make an encrypted copy under a shorter name with "
+                    + "Database.encrypt(plaintextAt:to:key:). The file was not changed")
+        }
         let backup = path + ".plaintext-backup"
         // Before anything is removed or opened: a second conversion of the file waits for nothing
         // and removes nothing of this one's (ConversionLock).
@@ -69,6 +79,9 @@ enum InPlaceEncryption {
         reporter?.finish()
         return keepBackup ? backup : nil
     }
+
+    /// What the new file's name adds to the original's while it is written beside it.
+    static let workSuffix = ".sqlcipherkit-encrypting"
 
     /// Whether `backup` is another name of the file at `path`: the state a call with `keepBackup`
     /// leaves when it is killed (or loses power) between linking the backup and renaming the new

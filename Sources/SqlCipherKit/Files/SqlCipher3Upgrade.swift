@@ -42,6 +42,13 @@ enum SqlCipher3Upgrade {
             throw Exporter.noSource(path, expected: "the SQLCipher 3 database to upgrade")
         }
         let temporary = path + ".sqlcipherkit-upgrading"
+        // cipher_migrate writes `<copy>-migrated` and its journal: a name with no room for them
+        // failed midway with SQLite's bare "unable to open database file", naming the copy.
+        if let tooLong = DatabasePath.nameTooLong(
+            path, suffix: ".sqlcipherkit-upgrading-migrated" + DatabasePath.longestCompanionSuffix,
+            files: "the upgrade writes its copy, the copy's migrated file and their -journal beside it") {
+            throw SqlCipherError.conversionFailed(source: path, target: path, reason: tooLong + ". The file was not changed")
+        }
         let lock = try ConversionLock(path: path)
         defer { lock.release() }
         // cipher_migrate writes the new file as `<copy>-migrated` (with a journal of its own)

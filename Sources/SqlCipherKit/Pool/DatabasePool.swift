@@ -28,7 +28,9 @@ import Synchronization
 /// file later renamed over it is never read with the pool's `-wal`: readers opened after that
 /// throw ``SqlCipherError/cannotOpen(path:reason:)`` ("replaced"); close the pool and open it again.
 public final class DatabasePool: DatabaseAccess {
-    /// The path of the database file.
+    /// The path of the database file, as given, made absolute from the working folder at open
+    /// when it was relative (the readers the pool opens later use the file it names then,
+    /// whatever the working folder is).
     public let path: String
     /// The SQLCipher library in use.
     public let library: SqlCipherLibrary
@@ -217,7 +219,7 @@ public final class DatabasePool: DatabaseAccess {
             Task { await writer.close() }
             throw SqlCipherError.poolRequiresWAL(path: path, journalMode: writer.journalMode.pragmaValue.lowercased())
         }
-        self.path = path
+        self.path = DatabasePath.absolute(path)
         self.library = writer.library
         self.isEncrypted = secret != nil
         self.journalMode = .wal

@@ -242,11 +242,11 @@ import Testing
             #expect(after.keys.filter { $0 != "main.db" }.sorted() == before.keys.sorted(), "\(name)")
             #expect(before.allSatisfy { after[$0.key]?.0 == $0.value.0 }, "\(name): a refused ATTACH changed a file")
         }
-        // A file named by an expression cannot be checked before SQLite opens it: an encrypting
-        // ATTACH of one is refused, saying to bind the name, and nothing is read or changed.
+        // A file named by an expression cannot be checked before SQLite opens it: an ATTACH of
+        // one, encrypting or not, is refused, saying to bind the name, and nothing is read or changed.
         let dirName = dir.path("").replacingOccurrences(of: "'", with: "''")
         for sql in ["ATTACH '\(dirName)' || 'plain512.db' AS other KEY 'a key'", "ATTACH (SELECT ?) AS other KEY 'a key'",
-                    "ATTACH lower(?) AS other", "ATTACH DATABASE trim(?) AS other KEY ?"] {
+                    "ATTACH lower(?) AS other", "ATTACH DATABASE trim(?) AS other KEY ?", "ATTACH upper(?) AS other KEY ''"] {
             let error = await #expect(throws: SqlCipherError.self, "\(sql)") {
                 try await db.execute(sql, arguments: sql.contains("KEY ?") ? [path, "a key"] : sql.contains("?") ? [path] : [])
             }

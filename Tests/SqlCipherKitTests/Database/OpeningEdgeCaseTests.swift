@@ -109,6 +109,70 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == mainBefore)
     }
 
+    /// A file of fewer bytes than any page, or not a whole number of pages, without a SQLite
+    /// header, is no database. With a key, a file of 1 byte opened as a new, empty database
+    /// (SQLCipher reads a salt of fewer than 16 bytes as none), skipped the creation proof and was
+    /// overwritten with the new database at the first write; a read-only open reported it empty;
+    /// `upgradeFromSqlCipher3` "upgraded" it. Every opening now refuses it, and the file stays as
+    /// it was; longer odd sizes were refused already, after a read. (A short file beside a `-wal`
+    /// that holds page 1, the state a crash can leave, still opens: KeyDerivationTests.)
+    @Test func aFileShorterThanAPageOrOfPartPagesIsRefusedUntouched() async throws {
+        let dir = TemporaryDirectory()
+        var generator = SystemRandomNumberGenerator()
+        let sizes = [1, 2, 15, 16, 100, 511, 513, 4095, 4097]
+        for size in sizes {
+            let path = dir.path("odd-\(size).db")
+            let bytes = Data((0..<size).map { _ in UInt8.random(in: 1...255, using: &generator) })
+            try bytes.write(to: URL(fileURLWithPath: path))
+            var openings: [(String, () throws -> Void)] = [
+                ("key", { _ = try Database(path: path, rawKey: rawKey()) }),
+                ("passphrase", { _ = try Database(path: path, key: "p", cipher: CipherSettings(kdfIterations: 1000)) }),
+                ("readOnly", { _ = try Database(path: path, rawKey: rawKey(), readOnly: true) }),
+                ("pool", { _ = try DatabasePool(path: path, rawKey: rawKey()) }),
+            ]
+            if isSQLCipher4() {
+                openings.append(("upgrade", { try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(rawKey())) }))
+            }
+            for (name, open) in openings {
+                #expect("\(size) \(name)", performing: open, throws: { error in
+                    guard case SqlCipherError.notADatabase(_, let reason) = error else { return false }
+                    return reason.contains("its size (\(size) bytes) is not a multiple of any page size")
+                })
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes, "\(size) \(name)")
+            }
+        }
+        // Nothing beside them either: no -journal, -wal, -shm or work file.
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)) == Set(sizes.map { "odd-\($0).db" }))
+    }
+
+    /// A file of `/proc` or `/sys` is a regular file that reports a size of 0 whatever it holds:
+    /// `/proc/self/status` (or a link to it) was taken for a new, empty database and failed at the
+    /// first write with SQLite's bare "unable to open database file". Every opening now refuses a
+    /// path there, saying why.
+    @Test func aFileOfTheKernelsFileSystemsIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        #expect(symlink("/proc/self/status", dir.path("link.db")) == 0)
+        #expect(symlink("/proc/self", dir.path("folder")) == 0)
+        var paths = ["/proc/self/status", "/proc/self/new.db", dir.path("link.db"), dir.path("folder/new.db")]
+        if FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled") {
+            paths.append("/sys/kernel/mm/transparent_hugepage/enabled")
+        }
+        for path in paths {
+            let openings: [(String, () throws -> Void)] = [
+                ("key", { _ = try Database(path: path, rawKey: rawKey()) }),
+                ("plaintext", { _ = try Database(unencryptedPath: path) }),
+                ("readOnly", { _ = try Database(path: path, rawKey: rawKey(), readOnly: true) }),
+                ("pool", { _ = try DatabasePool(path: path, rawKey: rawKey()) }),
+            ]
+            for (name, open) in openings {
+                #expect("\(path) \(name)", performing: open, throws: { error in
+                    guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                    return reason.contains("file system, whose files are a view of the running system")
+                })
+            }
+        }
+    }
+
     /// Held: `SQLCIPHERKIT_LIBRARY` set to a directory, `.`, a text file, or a symlink to the
     /// system's plaintext libsqlite3 loads nothing and gives a typed error; "" means "not set".
     @Test func hostileLibraryEnvironmentValues() throws {

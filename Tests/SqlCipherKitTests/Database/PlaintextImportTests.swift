@@ -147,6 +147,64 @@ import Testing
         await db.close()
     }
 
+    /// The file's companions get the checks of every opening: a `-journal`, `-wal` or `-shm` that
+    /// is a symbolic link, a named pipe or a directory is refused, naming it, and left where it
+    /// is, beside the path given and beside the file a link leads to. On SQLCipher 4.6.1 the
+    /// import of a file beside a pipe `-journal` waited forever (SQLite's hot-journal check opens
+    /// it for reading); elsewhere the ATTACH read through a linked `-wal` and then removed the
+    /// link, removed a pipe `-wal`, and failed on a pipe `-shm` or a directory `-journal` with a
+    /// bare "disk I/O error" that blamed the file itself. The pipes are tried in a child process
+    /// under `timeout`, so that a wait fails the test rather than stalling the run.
+    @Test(arguments: ["-journal", "-wal", "-shm"])
+    func aCompanionThatIsALinkPipeOrFolderIsRefusedAndLeft(suffix: String) async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let vault = dir.path("vault.db")
+        let db = try await makeEncrypted(dir)
+        let victim = dir.path("victim")
+        try Data("victim".utf8).write(to: URL(fileURLWithPath: victim))
+        let link = dir.path("link.sqlite")
+        #expect(symlink(plainPath, link) == 0)
+        let companion = plainPath + suffix
+        func left(_ words: String) {
+            var info = stat()
+            #expect(lstat(companion, &info) == 0, "\(words): the companion was removed")
+        }
+        for (words, make) in [("is a symbolic link", { symlink(victim, $0) }), ("is a directory", { mkdir($0, 0o700) })]
+            as [(String, (String) -> Int32)] {
+            #expect(make(companion) == 0)
+            for given in [plainPath, link] {
+                await #expect("\(words) \(given)", performing: {
+                    try await db.importPlaintext(from: given) { _ in }
+                }, throws: { error in
+                    guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                    return reason.contains("\(companion) \(words)")
+                })
+                left(words)
+            }
+            #expect(remove(companion) == 0)
+        }
+        await db.close()
+        #expect(mkfifo(companion, 0o600) == 0)
+        for given in [plainPath, link] {
+            let result = try runChild("/usr/bin/timeout", ["-s", "KILL", "30", productPath("sqlcipherkit-test-helper"),
+                                                           "import-plaintext", vault, "raw:" + rawKey().map { String(format: "%02x", $0) }.joined(),
+                                                           given, "notes"])
+            #expect(!result.signaled && result.status == 0, "the import hung or crashed: \(result.stderr)")
+            #expect(result.stdout.contains("error cannotOpen") && result.stdout.contains("\(companion) is a named pipe"),
+                    "\(result.stdout)")
+            left("a pipe")
+        }
+        #expect(remove(companion) == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: victim)) == Data("victim".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        // Without them, the import works, through the link too.
+        let result = try runChild(productPath("sqlcipherkit-test-helper"), [
+            "import-plaintext", vault, "raw:" + rawKey().map { String(format: "%02x", $0) }.joined(), link, "notes"])
+        #expect(result.stdout.contains("imported 2"), "\(result.stdout) \(result.stderr)")
+    }
+
     /// The refusal of a hand-written `ATTACH … KEY ''` points to the safe way.
     @Test func theEmptyKeyAttachRefusalPointsToImportPlaintext() async throws {
         let dir = TemporaryDirectory()

@@ -39,4 +39,52 @@ import Testing
         }
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)) == before)
     }
+
+    /// A file whose name is not valid UTF-8 (`\xff.db`) was reported missing: Swift decodes the
+    /// command line as UTF-8 and replaced the byte, so the doctor looked at another name. Each
+    /// command now says so (usage error, status 2), naming the argument by position.
+    @Test func aFileNameThatIsNotUTF8IsNamedAsSuch() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("store.db"), rawKey: rawKey())
+        await db.close()
+        // The shell makes the name: a Swift string cannot hold the byte 0xFF.
+        #expect(try runChild("/bin/sh", ["-c", "cd \"$0\" && mv store.db \"$(printf 'st\\377re.db')\"", dir.url.path]).status == 0)
+        for command in ["inspect", "inspect --json", "verify --key-env DOCTOR_TEST_KEY"] {
+            let script = "cd \"$1\" && exec \"$0\" \(command) \"$(printf 'st\\377re.db')\""
+            let result = try runChild("/usr/bin/timeout", ["-s", "KILL", "20", "/bin/sh", "-c", script,
+                                                           productPath("sqlcipher-doctor"), dir.url.path],
+                                      environment: ["DOCTOR_TEST_KEY": "any passphrase"])
+            let position = command.split(separator: " ").count + 1
+            #expect(result.status == 2 && !result.signaled, "\(command): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains("argument \(position) is not valid UTF-8"), "\(command): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(command): \(result.stdout)")
+        }
+    }
+
+    /// Names from the files inspected (the file's own name, its tables') were printed as they are:
+    /// an escape sequence in a name reached the terminal (its title, colours, the cursor), and a
+    /// newline or carriage return printed a line of the file's own that read like the doctor's
+    /// verdict. Text output now writes every control character as an escape; JSON escapes them
+    /// as JSON does.
+    @Test func namesFromTheFilesCannotWriteToTheTerminal() async throws {
+        let dir = TemporaryDirectory()
+        let name = "x\u{1B}]0;owned\u{07}\nfake.db: VERIFIED\r\u{202E}.db"
+        let path = dir.path(name)
+        let db = try Database(path: path, rawKey: rawKey())
+        try await db.execute("CREATE TABLE \"t\u{1B}[2J\nfake: ok\"(x)")
+        await db.close()
+        let hex = rawKey().map { String(format: "%02x", $0) }.joined()
+        for arguments in [["inspect", path], ["verify", "--raw-key-env", "DOCTOR_TEST_KEY", path]] {
+            let result = try runChild("/usr/bin/timeout", ["-s", "KILL", "20", productPath("sqlcipher-doctor")] + arguments,
+                                      environment: ["DOCTOR_TEST_KEY": hex])
+            #expect(!result.signaled, "\(arguments[0]): \(result.stderr)")
+            let controls = result.stdout.unicodeScalars.filter {
+                ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || $0.value == 0x202E
+            }
+            #expect(controls.isEmpty, "\(arguments[0]): \(controls.map(\.value))")
+            #expect(!result.stdout.split(separator: "\n").contains { $0.hasPrefix("fake") }, "\(arguments[0]): \(result.stdout)")
+            #expect(result.stdout.contains("\\u{1B}]0;owned\\u{7}\\u{A}fake.db: VERIFIED\\u{D}\\u{202E}.db"),
+                    "\(arguments[0]): \(result.stdout)")
+        }
+    }
 }

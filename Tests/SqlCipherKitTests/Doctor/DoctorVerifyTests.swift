@@ -419,6 +419,42 @@ import Testing
         #expect(!result.stderr.contains("s3cret-value"), "the refusal must not repeat the key")
     }
 
+    /// A key source that never ends, or holds far more than any key, was read whole into memory:
+    /// `--key-stdin < /dev/zero` grew until the process trapped or the system killed it, and a
+    /// `--key-file` naming a large sparse file (or a pipe from a program that keeps writing) ran
+    /// until killed. Each is now a usage error (exit 2) after at most 1 MiB, naming the source and
+    /// no key bytes; a key of a sensible size from the same kinds of source still works.
+    @Test func aKeySourceThatNeverEndsIsRefusedAfterOneMebibyte() throws {
+        let directory = TemporaryDirectory()
+        let file = try fixture("sqlcipher3-default.db", in: directory)
+        let sparse = directory.path("sparse-key")
+        #expect(FileManager.default.createFile(atPath: sparse, contents: nil, attributes: [.posixPermissions: 0o600]))
+        #expect(truncate(sparse, 50 << 30) == 0)
+        let doctorPath = productPath("sqlcipher-doctor")
+        let cases: [(script: String, option: String)] = [
+            ("exec \"$0\" verify --key-stdin \"$1\" < /dev/zero", "--key-stdin"),
+            ("exec \"$0\" verify --raw-key-stdin \"$1\" < /dev/zero", "--raw-key-stdin"),
+            ("exec \"$0\" verify --key-file \"$2\" \"$1\"", "--key-file \(sparse)"),
+            // A pipe whose writer never stops, as `--key-file <(yes)` gives.
+            ("yes | exec \"$0\" verify --key-file /dev/stdin \"$1\"", "--key-file /dev/stdin"),
+        ]
+        for (script, option) in cases {
+            let result = try runChild("/usr/bin/timeout", ["-s", "KILL", "60", "/bin/sh", "-c", script, doctorPath, file, sparse],
+                                      environment: try Linking.childEnvironment())
+            #expect(!result.signaled && result.status == 2, "\(option): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("\(option): it gives more than 1 MiB, and no key is that long"),
+                    "\(option): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        // A passphrase of 100 KiB read from a file: long, and a key all the same.
+        let longKey = directory.path("long-key")
+        #expect(FileManager.default.createFile(atPath: longKey, contents: Data(repeating: 0x61, count: 100 << 10),
+                                               attributes: [.posixPermissions: 0o600]))
+        let result = try doctor(["--key-file", longKey, file])
+        #expect(result.status == 1 && result.stdout.contains("FAILED"), "\(result.stdout) \(result.stderr)")
+        #expect(!result.stderr.contains("MiB"), "\(result.stderr)")
+    }
+
     @Test func keySourceUsageErrors() throws {
         let directory = TemporaryDirectory()
         let file = try fixture("sqlcipher3-default.db", in: directory)

@@ -155,6 +155,131 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["notes.db"])
     }
 
+    /// A file name the file system takes (at most 255 bytes) can leave no room for the names kept
+    /// beside it: SQLite's `-journal` (8 bytes more), `-wal` and `-shm` (4 more), a copy's hidden
+    /// work file (45 more), encryptInPlace's work file and its journal (32 more). A new database
+    /// named so failed at its first write with SQLite's bare "unable to open database file", an
+    /// existing one in rollback mode at every write, and an export or backup to a legal 230-byte
+    /// name could not be made at all ("File name too long", naming a hidden file the caller never
+    /// gave). Now each is refused before anything is written, saying how long a name may be, and
+    /// what fits works: an existing WAL database whose `-wal` fits opens and writes, and the
+    /// copies to a long name are made under a shortened hidden name.
+    @Test func aNameWithNoRoomForTheFilesBesideItIsRefusedBeforeAnythingIsWritten() async throws {
+        let dir = TemporaryDirectory()
+        func name(_ length: Int) -> String { dir.path(String(repeating: "n", count: length)) }
+        func refused(_ limit: Int) -> (any Error) -> Bool {
+            { error in
+                guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                return reason.contains("give it a name of at most \(limit) bytes")
+            }
+        }
+        // New files: nothing is created.
+        for open in [{ _ = try Database(path: name(248), rawKey: rawKey()) }, { _ = try Database(unencryptedPath: name(250)) },
+                     { _ = try DatabasePool(path: name(251), rawKey: rawKey()) }] as [() throws -> Void] {
+            #expect(performing: open, throws: refused(247))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+
+        // Existing files, made under a short name and renamed: a WAL database whose -wal fits opens
+        // and writes; one in rollback mode is refused for writing and reads read-only; nothing
+        // changes in either.
+        for (mode, length) in [(JournalMode.wal, 251), (.rollback, 250), (.wal, 252)] {
+            let short = dir.path("short.db"), long = name(length)
+            let made = try Database(path: short, rawKey: rawKey(), journalMode: mode)
+            try await made.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+            await made.close()
+            #expect(rename(short, long) == 0)
+            let before = try Data(contentsOf: URL(fileURLWithPath: long))
+            if mode == .wal && length <= 251 {
+                let db = try Database(path: long, rawKey: rawKey())
+                try await db.execute("INSERT INTO t VALUES (2)")
+                #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+                await db.close()
+            } else {
+                #expect(performing: { _ = try Database(path: long, rawKey: rawKey()) }, throws: { error in
+                    guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                    return reason.contains("at most \(mode == .wal ? 251 : 247) bytes") && reason.contains("readOnly: true")
+                })
+                #expect(try Data(contentsOf: URL(fileURLWithPath: long)) == before, "\(mode) \(length)")
+                if mode == .rollback {
+                    let reader = try Database(path: long, rawKey: rawKey(), readOnly: true)
+                    #expect(try await reader.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+                    await reader.close()
+                }
+            }
+            try FileManager.default.removeItem(atPath: long)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+
+        // Copies: a 230-byte target is made (through a shortened hidden name) and opens; a target
+        // with no room for its -journal is refused before anything is written.
+        let source = try Database(path: dir.path("source.db"), rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let copies: [(length: Int, copy: (String) async throws -> Void)] = [
+            (229, { try await source.export(to: $0, key: .rawKey(rawKey(2))) }),
+            (230, { try await source.backup(to: $0, key: .rawKey(rawKey(2))) }),
+        ]
+        for (length, copy) in copies {
+            let target = name(length)
+            try await copy(target)
+            let copied = try Database(path: target, rawKey: rawKey(2))
+            #expect(try await copied.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+            await copied.close()
+            try FileManager.default.removeItem(atPath: target)
+            await #expect(performing: { try await copy(name(248)) }, throws: refused(247))
+        }
+        let plainPath = dir.path("plain.db")
+        let plain = try Database(unencryptedPath: plainPath)
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        await plain.close()
+        try Database.encrypt(plaintextAt: plainPath, to: name(231), key: .rawKey(rawKey(2)))
+        #expect(FileManager.default.fileExists(atPath: name(231)))
+        try FileManager.default.removeItem(atPath: name(231))
+        await source.close()
+
+        // encryptInPlace writes <name>.sqlcipherkit-encrypting and its -journal: refused, unchanged.
+        let long = name(230)
+        #expect(rename(plainPath, long) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: long))
+        #expect(performing: { try Database.encryptInPlace(path: long, key: .rawKey(rawKey(2))) }, throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("give it a name of at most 223 bytes") && reason.contains("not changed")
+        })
+        // The SQLCipher 3 upgrade writes <name>.sqlcipherkit-upgrading, its -migrated file and a
+        // -journal: refused before the file is even opened (SQLCipher 4 only).
+        if isSQLCipher4() {
+            #expect(performing: { try Database.upgradeFromSqlCipher3(path: long, key: .rawKey(rawKey(2))) }, throws: { error in
+                guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+                return reason.contains("give it a name of at most 215 bytes") && reason.contains("not changed")
+            })
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: long)) == before)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
+                == ["source.db", String(repeating: "n", count: 230)])
+    }
+
+    /// A database opened by a relative path kept it relative, and every later use of the path
+    /// followed the process's working folder. After a `chdir`, a pool's reads failed as if the
+    /// file had been replaced, and a rekey committed the new key to the file, then proved it on a
+    /// new, empty file it created in the new folder, reported the rekey failed, closed the
+    /// database and told the caller the file still opened with the old key, which no longer
+    /// opened it. The path is now made absolute at open. In a child process: the working folder
+    /// is the whole process's.
+    @Test func aChangeOfWorkingFolderAfterOpeningMovesNothing() async throws {
+        let folder = TemporaryDirectory(), other = TemporaryDirectory()
+        let result = try runHelper(["change-directory", folder.url.path, other.url.path])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("pool-read 1"), "\(result.stdout)")
+        #expect(result.stdout.contains("rekey ok"), "\(result.stdout)")
+        #expect(result.stdout.contains("backup ok"), "\(result.stdout)")
+        // The backup went where the caller asked, from where it was then; nothing else did.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other.url.path) == ["copy.db"])
+        let cipher = CipherSettings(kdfIterations: 1000)
+        let rekeyed = try Database(path: folder.path("db.db"), key: "new", cipher: cipher)
+        #expect(try await rekeyed.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await rekeyed.close()
+    }
+
     /// A relative path of one character ("x/", ".", "é/") ended the process: Foundation's
     /// `deletingLastPathComponent` traps on Linux for such a path, and every opening, backup,
     /// export and conversion took its path apart with it. Each is now a typed refusal (these

@@ -10,7 +10,7 @@ import Testing
     static let hexKey = String(repeating: "ab", count: 32)
 
     /// Runs the helper's `open-database` with a 20-second limit; a killed child means it hung.
-    private static func openInChild(_ arguments: [String]) throws -> ChildResult {
+    fileprivate static func openInChild(_ arguments: [String]) throws -> ChildResult {
         try runChild("/usr/bin/timeout", ["-s", "KILL", "20", productPath("sqlcipherkit-test-helper"), "open-database"]
             + arguments)
     }
@@ -122,5 +122,39 @@ import Testing
             }
         }
         #expect(try await db.query("PRAGMA database_list").count == 1)
+    }
+
+    /// A raw `ATTACH` of a file beside a named pipe `-journal` never returned on SQLCipher 4.6.1
+    /// (SQLite's hot-journal check opens it for reading and waits for a writer), encrypted or not;
+    /// 3.4.1 attached the file beside a pipe or a linked companion. Every opening refuses such
+    /// companions; a raw `ATTACH` now does too, before it runs, naming the companion and leaving it.
+    /// Each try runs in a child process under `timeout`, so that a wait fails the test.
+    @Test(arguments: ["-journal", "-wal", "-shm"])
+    func aFileBesideAPipeOrLinkedCompanionIsNotAttached(suffix: String) async throws {
+        let dir = TemporaryDirectory()
+        let other = dir.path("other.db"), plain = dir.path("plain.db"), victim = dir.path("victim")
+        let made = try Database(path: other, key: "o", cipher: CipherSettings(kdfIterations: 1000))
+        try await made.execute("CREATE TABLE t(x)")
+        await made.close()
+        let madePlain = try Database(unencryptedPath: plain)
+        try await madePlain.execute("CREATE TABLE t(x)")
+        await madePlain.close()
+        try Data("victim".utf8).write(to: URL(fileURLWithPath: victim))
+        let hexKey = String(repeating: "ab", count: 32)
+        for (words, make) in [("is a named pipe", { mkfifo($0, 0o600) }), ("is a symbolic link", { symlink(victim, $0) })]
+            as [(String, (String) -> Int32)] {
+            for (file, main, key, clause) in [(other, dir.path("main.db"), "raw:\(hexKey)", " KEY 'o'"),
+                                              (plain, dir.path("plain-main.db"), "none", "")] {
+                #expect(make(file + suffix) == 0)
+                let result = try SpecialFileTests.openInChild([main, key, "ATTACH '\(file)' AS a\(clause)"])
+                #expect(!result.signaled && result.status == 0, "the ATTACH hung or crashed: \(result.stderr)")
+                #expect(result.stdout.contains("error cannotOpen") && result.stdout.contains("\(file)\(suffix) \(words)"),
+                        "\(words) \(file): \(result.stdout)")
+                var info = stat()
+                #expect(lstat(file + suffix, &info) == 0, "\(words) \(file): the companion was removed")
+                #expect(remove(file + suffix) == 0)
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: victim)) == Data("victim".utf8))
     }
 }
