@@ -37,6 +37,7 @@ let helperCommands: [HelperCommand] = [
     exitDuringCommand,
     importPlaintextCommand,
     changeDirectoryCommand,
+    rekeyWithoutDescriptorsCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -240,8 +240,6 @@ extension Database {
                 throw SqlCipherError.rekeyFailed(path: path, reason: "the rewrite could not be committed")
             }
             if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
-            try verifyKey(verifyMaterial, against: core)
-            reporter?.finish()
         } catch {
             // SQLCipher leaves this connection's keys in an unknown state after a failed or
             // stopped rekey (the new key for writing, the old one for reading): a write through it
@@ -254,6 +252,20 @@ extension Database {
             throw SqlCipherError.rekeyFailed(
                 path: path, reason: reason + ". This Database was closed; open the file again with the old key")
         }
+        // The rewrite is committed: from here on the file has the new key, and a proof that
+        // cannot be made (no file descriptor left, a creation lock held too long) must not send
+        // the caller back to the old key.
+        do {
+            try verifyKey(verifyMaterial, against: core)
+        } catch {
+            close()
+            let reason: String
+            if case let SqlCipherError.rekeyFailed(_, inner) = error { reason = inner } else { reason = "\(error)" }
+            throw SqlCipherError.rekeyFailed(
+                path: path, reason: SqlCipherError.rekeyCommitted + ", but a fresh connection could not prove it ("
+                    + reason + "). This Database was closed; open the file with the new key")
+        }
+        reporter?.finish()
     }
 
     /// Proves that a fresh connection opens the file with `key` and sees the same schema.
@@ -263,7 +275,7 @@ extension Database {
         do {
             fresh = try DatabaseOpener.open(path: path, key: key, journalMode: journalMode, cipher: cipherSettings)
         } catch {
-            throw SqlCipherError.rekeyFailed(path: path, reason: "the new key does not open the file (\(error))")
+            throw SqlCipherError.rekeyFailed(path: path, reason: "a fresh connection with the new key did not open the file (\(error))")
         }
         defer { fresh.connection.close() }
         let seen = try fresh.connection.scalar("SELECT count(*) FROM sqlite_master").flatMap { Int.fromDatabaseValue($0) }

@@ -98,7 +98,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// A key operation on a database that was opened without encryption.
     case notEncrypted
     /// A rekey did not take effect; the file still opens with the key it had before the call (the old
-    /// key, unless another connection changed it first, which `reason` then says).
+    /// key, unless another connection changed it first, which `reason` then says). The one
+    /// exception, which `reason` opens with: the rewrite was committed and only its proof on a
+    /// fresh connection failed, so the file has the new key.
     case rekeyFailed(path: String, reason: String)
     /// An export or conversion failed its verification; the source was left as it was.
     case conversionFailed(source: String, target: String, reason: String)
@@ -318,6 +320,8 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case .notEncrypted:
             return "This database was opened without encryption, so it has no key to change. Use "
                 + "Database.encrypt(plaintextAt:to:key:) to make an encrypted copy."
+        case let .rekeyFailed(path, reason) where reason.hasPrefix(Self.rekeyCommitted):
+            return "Changing the key of \(path) was not proven: \(Self.clause(reason))."
         case let .rekeyFailed(path, reason):
             return "Changing the key of \(path) failed: \(Self.clause(reason)). This call did not change the file's key: "
                 + "it still opens with the key it had before the call."
@@ -551,6 +555,10 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
 
     /// The most characters of SQLite's message a description shows.
     static let descriptionMessageLimit = 2_000
+
+    /// How the reason of a ``rekeyFailed(path:reason:)`` opens when the rewrite was committed and
+    /// only its proof failed: the file then has the new key, and the description says so.
+    static let rekeyCommitted = "the rewrite was committed, so the file now has the new key"
 
     static func clause(_ text: String) -> String {
         var trimmed = Substring(text)

@@ -150,6 +150,26 @@ import Testing
         #expect(try await countRows(again) == 21)
     }
 
+    /// A rekey whose rewrite committed but whose proof on a fresh connection could not be made
+    /// (here no file descriptor was left for it, in a process of its own) said "This call did not
+    /// change the file's key: it still opens with the key it had before the call", and that the
+    /// file should be opened "again with the old key", which no longer opened it. It now says the
+    /// rewrite was committed and to open the file with the new key, which does.
+    @Test func aProofThatFailsAfterTheCommitSendsTheCallerToTheNewKey() async throws {
+        let dir = TemporaryDirectory()
+        let result = try runHelper(["rekey-without-descriptors", dir.url.path])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("rekey error rekeyFailed"), "\(result.stdout)")
+        #expect(result.stdout.contains("the file now has the new key") && result.stdout.contains("open the file with the new key"),
+                "\(result.stdout)")
+        #expect(!result.stdout.contains("did not change the file's key") && !result.stdout.contains("old key"), "\(result.stdout)")
+        let cipher = CipherSettings(kdfIterations: 1000)
+        let db = try Database(path: dir.path("db.db"), key: "new", cipher: cipher)
+        #expect(try await countRows(db) == 1)
+        await db.close()
+        #expect(throws: SqlCipherError.self) { _ = try Database(path: dir.path("db.db"), key: "old", cipher: cipher) }
+    }
+
     @Test func sqlcipher3FileKeepsItsSettingsWhenRekeyed() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v3.db")
