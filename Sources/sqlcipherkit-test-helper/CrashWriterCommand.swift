@@ -46,7 +46,11 @@ let crashWriterCommand = HelperCommand(
     let path = arguments[0]
     let key = try helperBytes(fromHex: arguments[2])
     return try runBlocking { () async throws -> Int32 in
-        let db = try Database(path: path, rawKey: key, journalMode: mode)
+        // A reader of the file elsewhere (CopiesBesideAWriterTests copies it in rollback mode) may
+        // hold its shared lock for seconds on a loaded machine; the writer waits rather than stop.
+        var configuration = DatabaseConfiguration()
+        configuration.busyTimeout = .seconds(120)
+        let db = try Database(path: path, rawKey: key, journalMode: mode, configuration: configuration)
         // One transaction: a kill leaves the whole schema or none of it.
         try await db.transaction { conn in try conn.execute(CrashLedger.schema) }
         var n = (try await db.query("SELECT last FROM meta").first?.get("last", as: Int64.self) ?? 0) + 1
