@@ -152,8 +152,9 @@ final class SQLiteConnection {
     /// compile reports its refusal itself (``StatementGate/Compilation/error(sql:on:)``); a step
     /// that failed because SQLite compiled the statement again (after a schema change) and the
     /// authorizer refused it then (`SQLITE_AUTH`, or `SQLITE_ERROR` for a refused function) is
-    /// reported with the typed error of that refusal.
-    func error(_ rc: Int32, sql: String?) -> SqlCipherError {
+    /// reported with the typed error of that refusal. `writes` says that the failing statement
+    /// writes (`sqlite3_stmt_readonly` false), which decides the advice for `SQLITE_BUSY`.
+    func error(_ rc: Int32, sql: String?, writes: Bool = false) -> SqlCipherError {
         if rc & 0xFF == Self.sqliteAuth || rc & 0xFF == 1, let refused = statementGate.takeStepRefusal() {
             return refused.error(sql: sql ?? "")
         }
@@ -172,7 +173,13 @@ final class SQLiteConnection {
             return .sqlite(code: code, extendedCode: extended, message: shown + SQLiteMessageAdvice.misplacedParameter, sql: text)
         }
         if extended == Self.readOnlyDatabaseMoved { message += SQLiteMessageAdvice.databaseMoved }
-        if rc & 0xFF == Self.sqliteBusy { message += SQLiteMessageAdvice.busy }
+        if rc & 0xFF == Self.sqliteBusy {
+            // A write that failed inside a transaction still open began without the write lock:
+            // the package's own transactions take it first (BEGIN IMMEDIATE), and a statement in
+            // autocommit mode, or a COMMIT (which SQLite counts as read-only), waits for it.
+            let deferred = extended == Self.sqliteBusySnapshot || (writes && isInTransaction)
+            message += deferred ? SQLiteMessageAdvice.busyInDeferredTransaction : SQLiteMessageAdvice.busy
+        }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
         // page 1 of a file this connection has read stopped decrypting.
         if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, keyProven || !scope.isInternal {
@@ -198,6 +205,10 @@ final class SQLiteConnection {
 
     /// `SQLITE_BUSY` (https://sqlite.org/rescode.html#busy).
     static let sqliteBusy: Int32 = 5
+
+    /// `SQLITE_BUSY_SNAPSHOT`: a transaction that read a snapshot older than the last commit tried
+    /// to write (https://sqlite.org/rescode.html#busy_snapshot).
+    static let sqliteBusySnapshot: Int32 = 517
 
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26

@@ -276,7 +276,7 @@ final class Statement {
             let retried = extensions.tracksRunningStatement ? stepMarkingRunning() : scb_step(handle)
             return retried == 100 ? true : try ended(retried)
         }
-        var error = connection.error(rc, sql: sql)
+        var error = connection.error(rc, sql: sql, writes: !isReadOnly)
         if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 10 || code == 14 {
             // "unable to open database", its file name already masked (it may be a URI holding a
             // key; SQLite's own message is never read again here): say

@@ -55,6 +55,11 @@ public actor Database {
     /// (Database+LiveQueries.swift).
     nonisolated let externalWatch = ExternalChangeWatch()
 
+    /// Whether the connection's tracers, SQL functions and collations are its own (a lone
+    /// database) rather than a pool's, shared with the pool's other connections: only then does
+    /// ``close()`` stop the tracers, which the pool stops when it closes itself.
+    private nonisolated let ownsExtensions: Bool
+
     /// Opens or creates an encrypted database with a passphrase.
     ///
     /// SQLCipher derives the key from the passphrase with PBKDF2 (256,000 iterations of
@@ -163,6 +168,7 @@ public actor Database {
         self.cipherSettings = key == nil ? .default : cipher
         self.isReadOnly = opened.isReadOnly
         self.connection = opened.connection
+        self.ownsExtensions = setup.extensions == nil
         // From now on the connection is used on this database's executor only (debug builds check it).
         opened.connection.isolation = executor
     }
@@ -210,11 +216,16 @@ public actor Database {
         }
     }
 
-    /// Closes the database. Later calls throw ``SqlCipherError/databaseClosed``. Closing twice is harmless.
+    /// Closes the database. Later calls throw ``SqlCipherError/databaseClosed``. Tracers stop,
+    /// and sequences of ``DatabaseAccess/traceEvents(options:bufferingPolicy:)`` end. Closing
+    /// twice is harmless.
     ///
     /// A database is also closed when the last reference to it goes away.
     public func close() {
         externalWatch.stop()
+        // Tracers end now, not when the last reference to the connection goes: a sequence of
+        // `traceEvents()` ends and its loop returns, whatever else still holds the connection.
+        if ownsExtensions { connection?.extensionState.registry.removeAllTracers() }
         connection?.streams.closeAll()
         connection?.close()
         connection = nil

@@ -64,9 +64,15 @@ extension Database: ObservationHost, ExternalChangeHost {
     /// for commits of other connections.
     func readExternalVersion() -> ExternalChangeReading {
         guard let core = connection, core.changeTracker.observationCount > 0 else { return .unobserved }
-        // A failure (a busy file) is a check skipped, not an error for the observers.
-        guard let version = try? core.dataVersion() else { return .unavailable }
-        return .version(version)
+        // A busy file is a check skipped, not an error for the observers; a file that no longer
+        // opens with this key (another connection rekeyed it) is a change, which their fetch reports.
+        do {
+            return .version(try core.dataVersion())
+        } catch let SqlCipherError.sqlite(code, _, _, _) where code == SQLiteConnection.sqliteNotADatabase {
+            return .unreadable
+        } catch {
+            return .unavailable
+        }
     }
 
     func externalChangeDidHappen() {

@@ -81,8 +81,13 @@ extension DatabasePool: ObservationHost, ExternalChangeHost {
     /// its own (the writer's own commits reach observations through the relay).
     func readExternalVersion() async -> ExternalChangeReading {
         guard !isClosed, relay.count > 0 else { return .unobserved }
-        let version = try? await writer._withConnection(.write) { conn in try conn.core.dataVersion() }
-        return version.map(ExternalChangeReading.version) ?? .unavailable
+        do {
+            return .version(try await writer._withConnection(.write) { conn in try conn.core.dataVersion() })
+        } catch let SqlCipherError.sqlite(code, _, _, _) where code == SQLiteConnection.sqliteNotADatabase {
+            return .unreadable
+        } catch {
+            return .unavailable
+        }
     }
 
     func externalChangeDidHappen() {

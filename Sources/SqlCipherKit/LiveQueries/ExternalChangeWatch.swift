@@ -8,6 +8,11 @@ enum ExternalChangeReading: Sendable {
     case unavailable
     /// `PRAGMA data_version` on a connection whose version moves only for commits of others.
     case version(Int)
+    /// The file no longer opens with the connection's key (`SQLITE_NOTADB`: most likely another
+    /// connection changed the key). Counted as a change, so that each observer fetches again and
+    /// ends with the typed error of that fetch, rather than waiting for ever for a version no
+    /// check could read any more.
+    case unreadable
 }
 
 /// The side of a database that its ``ExternalChangeWatch`` calls: ``Database`` reads the version
@@ -78,6 +83,9 @@ final class ExternalChangeWatch: Sendable {
         case .unobserved:
             return !endUnlessDemanded(since: demand)
         case .unavailable:
+            return true
+        case .unreadable:
+            await host.externalChangeDidHappen()
             return true
         case .version(let version):
             if note(version) { await host.externalChangeDidHappen() }

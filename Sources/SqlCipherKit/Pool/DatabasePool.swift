@@ -293,12 +293,17 @@ public final class DatabasePool: DatabaseAccess {
 
     /// Closes the pool: the writer and idle readers now, readers running a read when it ends.
     /// Waiting and later calls throw ``SqlCipherError/databaseClosed``; the key kept for readers
-    /// is zeroed. Closing twice is harmless.
+    /// is zeroed. Tracers stop, and sequences of ``DatabaseAccess/traceEvents(options:bufferingPolicy:)``
+    /// end. Closing twice is harmless.
     public func close() async {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         observations.stopWatching()
         await readers.close()
         await writer.close()
+        // The tracers belong to the pool's registry, which the pool itself keeps: stopped here, or
+        // a loop over `traceEvents()` waited for ever after the close, and `TraceToken.isActive`
+        // stayed true. A reader still running a read delivers nothing more.
+        extensions.removeAllTracers()
         key?.wipe()
         // Observers waiting for a change would wait for ever: each is woken, fetches again, and
         // ends with `databaseClosed`, as those of a closed Database do.

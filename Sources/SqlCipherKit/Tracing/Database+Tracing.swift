@@ -36,7 +36,7 @@ extension DatabaseAccess {
     ///
     /// Tracing starts when this returns, so no statement between the call and the first iteration
     /// is missed. The sequence ends when the iteration is cancelled or abandoned, when
-    /// ``stopTracing()`` is called, or when the database is closed and its connection released.
+    /// ``stopTracing()`` is called, or when the database (or the pool) is closed.
     /// Events wait in the sequence until they are read: with the default `.unbounded` policy, a
     /// consumer that falls behind a fast writer holds every event in memory;
     /// `.bufferingNewest(n)` keeps only the last `n`.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SqlCipherKit
 import Testing
@@ -33,6 +34,89 @@ import Testing
         #expect(error.description.contains(advice), "\(error)")
         #expect(!error.description.contains("***"), "\(error)")
         holder?.killAndCollect()
+        await db.close()
+    }
+
+    /// A write in a transaction that began without the write lock (`savepoint` outside a
+    /// transaction, a hand-written `BEGIN`) and has read fails at once when another connection
+    /// writes or has committed since: SQLite does not wait then, whatever the busy timeout
+    /// (waiting could deadlock). The message said to raise the busy timeout, which changes
+    /// nothing; it now says to run the transaction again or to use `transaction { }`. A write in
+    /// autocommit mode that waited out its busy timeout keeps the advice about the timeout.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aDeferredTransactionThatMeetsAWriterIsToldToRetryOrBeginImmediately(_ mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        var patient = DatabaseConfiguration()
+        patient.busyTimeout = .seconds(60)
+        let db = try Database(path: path, rawKey: rawKey(74), journalMode: mode, configuration: patient)
+        try await db.execute("CREATE TABLE t(v)")
+        var quick = DatabaseConfiguration()
+        quick.busyTimeout = .milliseconds(50)
+        let other = try Database(path: path, rawKey: rawKey(74), configuration: quick)
+        let deferredAdvice = "use transaction { }, which begins with BEGIN IMMEDIATE"
+        func expectDeferredAdvice(_ error: SqlCipherError) {
+            #expect(error.description.contains(deferredAdvice), "\(error)")
+            #expect(!error.description.contains("raise busyTimeout"), "\(error)")
+        }
+        // Runs `body` while `holder` holds the write lock in a transaction of its own.
+        func whileHolding(_ holder: Database, _ body: () async throws -> Void) async throws {
+            let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            let writer = Task {
+                try await holder.transaction { conn in
+                    try conn.execute("INSERT INTO t VALUES ('held')")
+                    holding.signal()
+                    release.wait()
+                }
+            }
+            #expect(await signalled(holding))
+            do { try await body() } catch { release.signal(); throw error }
+            release.signal()
+            try await writer.value
+        }
+        try await whileHolding(other) {
+            let error = try await #require(throws: SqlCipherError.self) {
+                try await db.savepoint { conn in
+                    _ = try conn.query("SELECT count(*) FROM t")
+                    try conn.execute("INSERT INTO t VALUES ('lost')")
+                }
+            }
+            expectDeferredAdvice(error)
+            try await db.execute("BEGIN")
+            _ = try await db.query("SELECT count(*) FROM t")
+            expectDeferredAdvice(try await #require(throws: SqlCipherError.self) {
+                try await db.execute("INSERT INTO t VALUES ('lost')")
+            })
+            try await db.execute("ROLLBACK")
+        }
+        if mode == .wal {
+            // Another connection committed after this transaction's first read: SQLITE_BUSY_SNAPSHOT.
+            let read = DispatchSemaphore(value: 0), committed = DispatchSemaphore(value: 0)
+            let stale = Task {
+                try await db.savepoint { conn in
+                    _ = try conn.query("SELECT count(*) FROM t")
+                    read.signal()
+                    committed.wait()
+                    try conn.execute("INSERT INTO t VALUES ('lost')")
+                }
+            }
+            #expect(await signalled(read))
+            try await other.execute("INSERT INTO t VALUES ('committed')")
+            committed.signal()
+            switch await stale.result {
+            case .success: Issue.record("a write on a stale snapshot succeeded")
+            case .failure(let error as SqlCipherError): expectDeferredAdvice(error)
+            case .failure(let error): Issue.record("\(error)")
+            }
+        }
+        // A write in autocommit mode waits out its busy timeout: the advice about the timeout stays.
+        try await whileHolding(db) {
+            let error = try await #require(throws: SqlCipherError.self) { try await other.execute("INSERT INTO t VALUES ('lost')") }
+            #expect(error.description.contains("DatabaseConfiguration.busyTimeout"), "\(error)")
+            #expect(!error.description.contains(deferredAdvice), "\(error)")
+        }
+        #expect(try await db.query("SELECT count(*) FROM t WHERE v = 'lost'")[0].get(0, as: Int.self) == 0)
+        await other.close()
         await db.close()
     }
 

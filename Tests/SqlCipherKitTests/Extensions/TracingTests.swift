@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import SqlCipherKit
@@ -198,6 +199,52 @@ import Testing
         var count = 0
         for await _ in stream { count += 1 }
         #expect(count >= 1)
+    }
+
+    /// A pool keeps its registry of tracers for as long as the pool object lives, so a tracer
+    /// stopped only when that registry went away outlived `close()`: a service's logging task
+    /// `for await event in pool.traceEvents()` never returned after the pool closed, and the
+    /// token said the tracer was active. Closing stops them, also beside a read still running,
+    /// whose statements after the close are not delivered. A lone database stops its own too.
+    @Test func closingAPoolOrADatabaseStopsItsTracersAndEndsTheirSequences() async throws {
+        let directory = TemporaryDirectory()
+        let pool = try DatabasePool(path: directory.path("pool.db"), rawKey: rawKey(3), maximumReaderCount: 2)
+        try await pool.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        let db = try await database(directory)
+        for access in [pool, db] as [any DatabaseAccess] {
+            let events = try await access.traceEvents()
+            let recorder = TraceRecorder()
+            let token = try await access.trace(recorder.record)
+            let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            // On the pool a read runs on a reader beside the close; on the database the close waits for it.
+            let read = Task {
+                try await access.read { conn in
+                    entered.signal()
+                    if access is DatabasePool { release.wait() }
+                    return try conn.query("SELECT count(*) AS during FROM notes").count
+                }
+            }
+            #expect(await signalled(entered))
+            let ended = DispatchSemaphore(value: 0)
+            let consumer = Task {
+                var statements: [String] = []
+                for await event in events where !event.isInternal { statements.append(event.sql) }
+                ended.signal()
+                return statements
+            }
+            await access.close()
+            release.signal()
+            #expect(try await read.value == 1)
+            #expect(!token.isActive, "a tracer of a closed \(type(of: access)) still listens")
+            let returned = await signalled(ended, seconds: 60)
+            #expect(returned, "the trace sequence of a closed \(type(of: access)) never ended")
+            consumer.cancel()
+            let delivered = await consumer.value
+            let during = "SELECT count(*) AS during FROM notes"
+            if access is DatabasePool {
+                #expect(!delivered.contains(during) && !recorder.userSQL.contains(during))
+            }
+        }
     }
 
     @Test func aRegistryCarriesTracersAndRoleToAnyConnection() async throws {

@@ -98,6 +98,44 @@ struct PoolLiveQueryTests {
         await pool.close()
     }
 
+    /// Another connection rekeys the file while a database and a pool observe it with the old
+    /// key. The watch for commits of others read `data_version`, which then fails with
+    /// `SQLITE_NOTADB`, took that for a busy file and skipped the check, every time: the
+    /// observers waited for ever for a next value. The failure now counts as a change, so each
+    /// observer fetches again and ends with the key-changed error.
+    @Test(arguments: ["Database", "DatabasePool"])
+    func observersOfAFileRekeyedByAnotherConnectionEndWithAnError(_ kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("rekeyed.db")
+        let pool = try DatabasePool(path: path, rawKey: rawKey(), maximumReaderCount: 2)
+        try await pool.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT, price INTEGER)")
+        let db = try Database(path: path, rawKey: rawKey())
+        let other = try Database(path: path, rawKey: rawKey())
+        let observed: any DatabaseAccess = kind == "Database" ? db : pool
+        let first = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
+        let next = Task {
+            defer { ended.signal() }
+            var iterator = observed.values(of: productCount).makeAsyncIterator()
+            #expect(try await iterator.next() == 0)
+            first.signal()
+            return try await iterator.next()
+        }
+        #expect(await signalled(first, seconds: 60))
+        try await other.rekey(rawKey: rawKey(30))
+        try await other.execute("INSERT INTO products(name, price) VALUES ('pear', 2)")
+        let returned = await signalled(ended, seconds: 60)
+        #expect(returned, "an observer of a \(kind) waited for ever after another connection's rekey")
+        if !returned { next.cancel() }
+        switch await next.result {
+        case .success(let value): Issue.record("a value after the rekey: \(String(describing: value))")
+        case .failure(let error):
+            #expect((error as? SqlCipherError)?.description.contains("changed the key (rekey)") == true, "\(error)")
+        }
+        await other.close()
+        await db.close()
+        await pool.close()
+    }
+
     @Test func aDatabaseSeesCommitsOfAnotherConnectionInTheSameProcess() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("two.db")
