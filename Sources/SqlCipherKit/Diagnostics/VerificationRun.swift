@@ -263,11 +263,11 @@ struct VerificationRun {
         // Never named in a statement, nor checked: FTS5 would build their tokenizer chain (also for
         // integrity_check, which asks every FTS5 table to check itself), deep enough to end the
         // process.
-        let deep = Set(connection.tablesWithDeepTokenizerChains())
-        deepTables = deep.sorted()
+        deepTables = connection.tablesWithDeepTokenizerChains().sorted()
+        let deep = Set(deepTables)
         if !deep.isEmpty {
             integrity = .skipped("not run: integrity_check would open the FTS5 table"
-                + (deep.count == 1 ? " " : "s ") + deep.sorted().joined(separator: ", ")
+                + (deep.count == 1 ? " " : "s ") + deepTables.joined(separator: ", ")
                 + ", whose tokenizer chain is deep enough to exhaust the stack")
         } else {
             // One row may hold several lines (SQLite joins the problems of one b-tree with newlines).
