@@ -235,4 +235,74 @@ import Testing
         }
         await db.close()
     }
+
+    /// SQLite's bare "database disk image is malformed" named neither the cause nor what to do. A
+    /// file cut short (at a page boundary, or inside a page) now says so, with its size and the
+    /// pages its header counts; a page damaged in place gets the causes and the remedy, whether the
+    /// damage shows at the opening or at a later read.
+    @Test(arguments: ["cut at a page", "cut inside a page", "damaged page", "cut plaintext"])
+    func aDamagedFileSaysWhatItsSizeShows(_ damage: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("damaged.db")
+        let encrypted = damage != "cut plaintext"
+        let key = rawKey(74)
+        do {
+            let db = encrypted ? try Database(path: path, rawKey: key, journalMode: .rollback)
+                : try Database(unencryptedPath: path, journalMode: .rollback)
+            try await db.execute("CREATE TABLE filler(body BLOB)")
+            try await db.transaction { conn in
+                for _ in 0..<400 { try conn.execute("INSERT INTO filler VALUES (randomblob(300))") }
+            }
+            await db.close()
+        }
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        let size = Int(try handle.seekToEnd())
+        let pageSize = encrypted && !isSQLCipher4() ? 1024 : 4096
+        let pages = size / pageSize
+        try #require(size % pageSize == 0 && pages > 20, "unexpected layout: \(size) bytes")
+        switch damage {
+        case "cut inside a page":
+            try handle.truncate(atOffset: UInt64((pages / 2) * pageSize + 100))
+        case "damaged page":
+            try handle.seek(toOffset: UInt64((pages / 2) * pageSize + 200))
+            handle.write(Data(repeating: 0x5A, count: 64))
+        default:
+            try handle.truncate(atOffset: UInt64((pages / 2) * pageSize))
+        }
+        try handle.close()
+
+        let error = await #expect(throws: SqlCipherError.self) {
+            let db = encrypted ? try Database(path: path, rawKey: key) : try Database(unencryptedPath: path)
+            defer { Task { await db.close() } }
+            _ = try await db.query("SELECT count(*), sum(length(body)) FROM filler")
+        }
+        if damage == "cut inside a page" {
+            // Refused before the key is tried (every SQLCipher file is whole pages), saying both
+            // what it may be and what to do for each.
+            guard case let .notADatabase(_, reason)? = error else {
+                Issue.record("expected notADatabase, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("a database cut short") && reason.contains("restore it from a backup"), "\(reason)")
+            return
+        }
+        guard case let .sqlite(code, _, message, _)? = error else {
+            Issue.record("expected SQLite's damage error, got \(String(describing: error))")
+            return
+        }
+        #expect(code == 11, "\(message)")
+        #expect(message.hasPrefix("database disk image is malformed: "), "\(message)")
+        #expect(message.contains("verifyIntegrity()") && message.contains("restore the file from a backup"), "\(message)")
+        switch damage {
+        case "damaged page":
+            #expect(message.contains("a page failed its checks") && !message.contains("cut short"), "\(message)")
+        case "cut plaintext":
+            #expect(message.contains("cut short: it holds \((pages / 2) * pageSize) bytes (\(pages / 2) pages of "
+                + "\(pageSize) bytes), and its header counts \(pages) pages"), "\(message)")
+        default:
+            #expect(message.contains("cut short: it holds \((pages / 2) * pageSize) bytes (\(pages / 2) pages of "
+                + "\(pageSize) bytes), fewer than its header counts"), "\(message)")
+        }
+        #expect(!"\(error!)".contains(hex(key)))
+    }
 }
