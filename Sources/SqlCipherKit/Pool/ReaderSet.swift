@@ -123,11 +123,13 @@ final class ReaderSet: Sendable {
             do {
                 return try await openReader()
             } catch {
-                // The slot was reserved for this reader: give it to a waiting checkout.
+                // The slot was reserved for this reader: give it to a waiting checkout, or to a
+                // rekey that waits for this opening as for any busy reader.
                 let resumes = state.withCheckedLock { state in
                     state.count -= 1
-                    state.busy -= 1
-                    return Self.dispatch(&state, maximum: maximum)
+                    var resumes = Self.dispatch(&state, maximum: maximum)
+                    Self.endBusy(&state, into: &resumes)
+                    return resumes
                 }
                 resumes.run()
                 throw error
@@ -140,20 +142,14 @@ final class ReaderSet: Sendable {
     func checkin(_ reader: Database) {
         let (closeIt, resumes) = state.withCheckedLock { state -> (Bool, Resumes) in
             state.streamHolders[ObjectIdentifier(reader)] = nil
-            state.busy -= 1
             var resumes = Resumes()
             if state.isClosed {
                 state.count -= 1
             } else {
                 state.idle.append(reader)
-                resumes = Self.dispatch(&state, maximum: maximum)
             }
-            // A rekey waiting for the last busy reader is woken, also after a close (it then
-            // finds the pool closed), or it would wait forever.
-            if state.isExclusive, state.busy == 0, let drain = state.drain {
-                state.drain = nil
-                resumes.drain = drain.continuation
-            }
+            Self.endBusy(&state, into: &resumes)
+            if !state.isClosed { resumes.grants = Self.dispatch(&state, maximum: maximum).grants }
             return (state.isClosed, resumes)
         }
         resumes.run()
@@ -236,6 +232,19 @@ final class ReaderSet: Sendable {
             return .open
         }
         return nil
+    }
+
+    /// Ends one busy checkout (a reader checked in, or an opening that failed): the one place
+    /// `busy` goes down. A rekey waiting for the last busy reader is woken, also after a close
+    /// (it then finds the pool closed): a decrement elsewhere that did not wake it left the rekey,
+    /// and every read queued behind it, waiting for ever (an opening that failed, for example for
+    /// want of file descriptors, while a rekey waited).
+    private static func endBusy(_ state: inout State, into resumes: inout Resumes) {
+        state.busy -= 1
+        if state.isExclusive, state.busy == 0, let drain = state.drain {
+            state.drain = nil
+            resumes.drain = drain.continuation
+        }
     }
 
     /// Gives idle readers, or the right to open one, to waiting checkouts in arrival order.
