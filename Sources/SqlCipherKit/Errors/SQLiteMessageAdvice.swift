@@ -19,6 +19,10 @@ enum SQLiteMessageAdvice {
             return searchAdvice(for: message, sql: sql)
         case 25 where sql?.contains("snippet(") == true:
             return snippetColumn
+        case 13:
+            return ResourceExhaustion.diskFull
+        case 14:
+            return ResourceExhaustion.cannotOpenAdvice
         default:
             return nil
         }
@@ -61,7 +65,8 @@ enum SQLiteMessageAdvice {
     /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
     /// that may hold a key.
     static var suffixes: [String] {
-        [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase]
+        [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
+         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors]
     }
 
     /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened
