@@ -269,4 +269,40 @@ import Testing
         #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed + 1)
         await db.close()
     }
+
+    /// A real full disk (a small tmpfs, filled through the database): the write, a backup and an
+    /// export onto it each say what filled and to free space (the backup's error named only the
+    /// package's own proof SQL); none leaves a file behind, and the database keeps every row it
+    /// committed.
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a small tmpfs"))
+    func aRealFullDiskSaysWhatToDo() async throws {
+        let disk = try #require(SmallFilesystem(kilobytes: 600))
+        let db = try Database(path: disk.path("full.db"), rawKey: rawKey(6))
+        try await db.execute("CREATE TABLE t(b BLOB)")
+        var committed = 0
+        var failure: (any Error)?
+        while failure == nil && committed < 10_000 {
+            do {
+                try await db.execute("INSERT INTO t VALUES (randomblob(4000))")
+                committed += 1
+            } catch { failure = error }
+        }
+        #expect("\(String(describing: failure))".contains("no space left"), "\(String(describing: failure))")
+        do {
+            try await db.backup(to: disk.path("backup.db"), key: .rawKey(rawKey(7)))
+            Issue.record("the backup onto a full disk succeeded")
+        } catch {
+            #expect("\(error)".contains("no space left") && "\(error)".contains("Free space"), "\(error)")
+        }
+        do {
+            try await db.export(to: disk.path("export.db"), key: .rawKey(rawKey(8)))
+            Issue.record("the export onto a full disk succeeded")
+        } catch {
+            #expect("\(error)".contains("no space left") && "\(error)".contains("Free space"), "\(error)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.folder.url.path)
+        #expect(left.allSatisfy { $0.hasPrefix("full.db") }, "\(left)")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
+        await db.close()
+    }
 }
