@@ -16,6 +16,10 @@ enum SQLiteMessageAdvice {
         switch code {
         case 1:
             if message == "too many SQL variables" { return tooManyVariables }
+            // `sqlcipher_export()` reports the error of the copy it writes as SQLITE_ERROR with
+            // that error's text: a full disk or an opening without a descriptor keeps its advice.
+            if message == "database or disk is full" { return ResourceExhaustion.diskFull }
+            if message == "unable to open database file" { return ResourceExhaustion.cannotOpenAdvice }
             return searchAdvice(for: message, sql: sql)
         case 25 where sql?.contains("snippet(") == true:
             return snippetColumn
