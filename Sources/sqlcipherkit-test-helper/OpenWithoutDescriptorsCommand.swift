@@ -1,10 +1,12 @@
 import Foundation
 import SqlCipherKit
+import Synchronization
 
 /// Creates `FOLDER/db.db` (WAL, passphrase `k`, 100 rows), then, with the process's descriptor
 /// limit lowered so that only a few remain (the gaps below it filled with `/dev/null`), opens
 /// that file, creates a new one, opens a pool and reads through more readers than the
-/// descriptors allow, and backs up. Prints one line per step, `STEP ok` or
+/// descriptors allow, and backs up; then reads through a pool that has one reader open when no
+/// descriptor is left (`pool-readers N` after). Prints one line per step, `STEP ok` or
 /// `STEP error CASE: MESSAGE`; then, with the limit restored, `db.db rows N` (the file read back)
 /// and, for the new file, `new.db absent` or `new.db opens` (or `new.db broken: ...`).
 /// A process of its own: the limit is the whole process's.
@@ -50,6 +52,41 @@ let openWithoutDescriptorsCommand = HelperCommand(
             await pool.close()
         }
         limit.restore()
+        // A pool with one reader open, then no descriptor left: reads beyond it wait for it.
+        let served = try DatabasePool(path: path, key: "k", cipher: cipher)
+        _ = try await served.query("SELECT count(*) FROM t")
+        let none = DescriptorLimit(spare: 0)
+        // The one reader is held by a read; a second read cannot open another.
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let holder = Task { try await served.read { _ in entered.signal(); release.wait() } }
+        await withCheckedContinuation { continuation in
+            Thread { entered.wait(); continuation.resume() }.start()
+        }
+        let second = Task { try await served.query("SELECT count(*) FROM t") }
+        // Until the second read waits for the held reader, or has ended (with an error): watched
+        // from a thread of its own, without a timer (with no descriptor left, libdispatch cannot
+        // create the timer a Task.sleep needs, and traps).
+        let ended = EndedFlag()
+        Task { _ = try? await second.value; ended.set() }
+        await withCheckedContinuation { continuation in
+            Thread {
+                while served.pendingReaderWaits.calls == 0 && !ended.isSet { usleep(1000) }
+                continuation.resume()
+            }.start()
+        }
+        release.signal()
+        try await holder.value
+        await step("pool-reads-one-reader") { _ = try await second.value }
+        none.restore()
+        report("pool-readers \(served.openReaderCount)")
+        // With descriptors again, the pool opens readers again.
+        await step("pool-reads-after") {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 { group.addTask { _ = try await served.query("SELECT count(*) FROM t") } }
+                try await group.waitForAll()
+            }
+        }
+        await served.close()
         let reopened = try Database(path: path, key: "k", cipher: cipher)
         report("db.db rows \(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) ?? -1)")
         await reopened.close()
@@ -98,4 +135,11 @@ struct DescriptorLimit {
         var saved = saved
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
     }
+}
+
+/// Set once, read from any thread.
+final class EndedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

@@ -33,9 +33,21 @@ enum ResourceExhaustion {
         return " (its limit is \(limit.rlim_cur))"
     }
 
+    /// How ``outOfDescriptors`` begins, whatever the limit it names.
+    static let outOfDescriptorsLead = "the process has run out of file descriptors"
+
+    /// Whether `error` is an opening that failed for want of descriptors (``explaining(_:)``).
+    static func isOutOfDescriptors(_ error: any Error) -> Bool {
+        switch error as? SqlCipherError {
+        case .cannotOpen(_, let reason)?: return reason.hasPrefix(outOfDescriptorsLead)
+        case .sqlite(_, _, let message, _)?: return message.contains(outOfDescriptorsLead)
+        default: return false
+        }
+    }
+
     /// What to do when the process is out of descriptors.
     static var outOfDescriptors: String {
-        "the process has run out of file descriptors\(descriptorLimit): every open Database holds about three (the "
+        outOfDescriptorsLead + "\(descriptorLimit): every open Database holds about three (the "
             + "file, its -wal and -shm) and every reader of a DatabasePool two more. Nothing was written. Close the "
             + "databases, pools and files this process no longer uses (a connection is closed by close() or when its "
             + "last reference goes), keep maximumReaderCount within the limit, or raise the limit (ulimit -n, "
@@ -46,7 +58,7 @@ enum ResourceExhaustion {
     /// descriptors; any other error unchanged. Every opening of a connection comes through here
     /// (``DatabaseOpener`` and ``SQLiteConnection``'s initialiser).
     static func explaining(_ error: any Error) -> any Error {
-        guard case .cannotOpen(let path, let reason)? = error as? SqlCipherError, !reason.hasPrefix(outOfDescriptors),
+        guard case .cannotOpen(let path, let reason)? = error as? SqlCipherError, !reason.hasPrefix(outOfDescriptorsLead),
               isOutOfDescriptors else { return error }
         // A reason built around SQLite's message may carry the advice already (``cannotOpenAdvice``),
         // after advice of its own that does not apply (a folder to make writable): the cause comes first.

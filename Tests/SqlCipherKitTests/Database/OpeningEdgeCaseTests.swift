@@ -220,6 +220,10 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
             }
         }
         #expect(lines.contains("pool-open ok"), "\(result.stdout)")
+        // A pool with a reader open serves its reads on it when no other can be opened (each read
+        // beyond the first failed with the opening's error), and opens readers again afterwards.
+        #expect(lines.contains("pool-reads-one-reader ok") && lines.contains("pool-readers 1")
+                    && lines.contains("pool-reads-after ok"), "\(result.stdout)")
         #expect(lines.contains("db.db rows 100"), "\(result.stdout)")
         #expect(lines.contains("new.db absent") || lines.contains("new.db opens"), "\(result.stdout)")
         #expect(lines.contains("backup.db absent") || lines.contains("backup.db opens"), "\(result.stdout)")
