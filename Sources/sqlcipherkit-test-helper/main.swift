@@ -38,6 +38,7 @@ let helperCommands: [HelperCommand] = [
     importPlaintextCommand,
     changeDirectoryCommand,
     rekeyWithoutDescriptorsCommand,
+    openWithoutDescriptorsCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

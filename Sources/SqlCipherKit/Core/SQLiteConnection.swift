@@ -108,7 +108,8 @@ final class SQLiteConnection {
             var message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
             if rc == Self.sqliteInterrupt, scb_exit_refusing() != 0 { message = Self.exitingMessage }
             if let db { scb_close_v2(db) }
-            throw SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message)
+            throw ResourceExhaustion.explaining(
+                SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message))
         }
         handle = db
         self.path = path

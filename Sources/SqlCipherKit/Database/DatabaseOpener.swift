@@ -38,9 +38,24 @@ enum DatabaseOpener {
     /// readers): checked before SQLite opens the file and again before anything is read. An
     /// existing file under conversion (`encryptInPlace`, `upgradeFromSqlCipher3`) is waited for,
     /// up to the busy timeout, unless the caller is that conversion (`conversion`, its lock).
+    ///
+    /// An opening that fails while the process is out of file descriptors says so
+    /// (``ResourceExhaustion``), whichever step met the limit.
     static func open(path given: String, key: KeyMaterial?, journalMode: JournalMode,
                      cipher: CipherSettings, readOnly: Bool = false, setup: ConnectionSetup = ConnectionSetup(),
                      claim heldClaim: CreationClaim? = nil, conversion: ConversionLock? = nil) throws -> Opened {
+        do {
+            return try openSteps(path: given, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                                     setup: setup, claim: heldClaim, conversion: conversion)
+        } catch {
+            throw ResourceExhaustion.explaining(error)
+        }
+    }
+
+    /// The steps of ``open(path:key:journalMode:cipher:readOnly:setup:claim:conversion:)``.
+    private static func openSteps(path given: String, key: KeyMaterial?, journalMode: JournalMode,
+                                      cipher: CipherSettings, readOnly: Bool, setup: ConnectionSetup,
+                                      claim heldClaim: CreationClaim?, conversion: ConversionLock?) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = given == ":memory:"

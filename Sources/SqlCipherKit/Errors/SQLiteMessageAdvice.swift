@@ -16,9 +16,17 @@ enum SQLiteMessageAdvice {
         switch code {
         case 1:
             if message == "too many SQL variables" { return tooManyVariables }
+            // `sqlcipher_export()` reports the error of the copy it writes as SQLITE_ERROR with
+            // that error's text: a full disk or an opening without a descriptor keeps its advice.
+            if message == "database or disk is full" { return ResourceExhaustion.diskFull }
+            if message == "unable to open database file" { return ResourceExhaustion.cannotOpenAdvice }
             return searchAdvice(for: message, sql: sql)
         case 25 where sql?.contains("snippet(") == true:
             return snippetColumn
+        case 13:
+            return ResourceExhaustion.diskFull
+        case 14:
+            return ResourceExhaustion.cannotOpenAdvice
         default:
             return nil
         }
@@ -61,7 +69,8 @@ enum SQLiteMessageAdvice {
     /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
     /// that may hold a key.
     static var suffixes: [String] {
-        [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase]
+        [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
+         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors]
     }
 
     /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened

@@ -305,4 +305,74 @@ import Testing
         }
         #expect(!"\(error!)".contains(hex(key)))
     }
+
+    /// A full disk (here the same `SQLITE_FULL` from a page limit, which a test can reach without
+    /// filling a filesystem) said only "database or disk is full", after the package's own SQL when
+    /// a backup's proof met it. It now says what filled, that nothing of the statement took
+    /// effect, and to free space; the rows committed before are all there, and the database goes
+    /// on working once there is room.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aFullDiskSaysWhatToDo(_ mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("full.db"), rawKey: rawKey(5), journalMode: mode)
+        try await db.execute("CREATE TABLE t(b BLOB)")
+        let pages = try await db.query("PRAGMA page_count")[0].get(0, as: Int.self) ?? 0
+        try await db.execute("PRAGMA max_page_count = \(pages + 8)")
+        var committed = 0
+        var failure: (any Error)?
+        while failure == nil && committed < 1000 {
+            do {
+                try await db.transaction { conn in try conn.execute("INSERT INTO t VALUES (randomblob(3000))") }
+                committed += 1
+            } catch { failure = error }
+        }
+        guard case .sqlite(let code, _, let message, _)? = failure as? SqlCipherError else {
+            Issue.record("no typed error: \(String(describing: failure))")
+            return
+        }
+        #expect(code == 13)
+        #expect(message.contains("no space left") && message.contains("did not take effect")
+                    && message.contains("Free space"), "\(message)")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
+        try await db.execute("PRAGMA max_page_count = 1000000")
+        try await db.execute("INSERT INTO t VALUES (randomblob(3000))")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed + 1)
+        await db.close()
+    }
+
+    /// A real full disk (a small tmpfs, filled through the database): the write, a backup and an
+    /// export onto it each say what filled and to free space (the backup's error named only the
+    /// package's own proof SQL); none leaves a file behind, and the database keeps every row it
+    /// committed.
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a small tmpfs"))
+    func aRealFullDiskSaysWhatToDo() async throws {
+        let disk = try #require(SmallFilesystem(kilobytes: 600))
+        let db = try Database(path: disk.path("full.db"), rawKey: rawKey(6))
+        try await db.execute("CREATE TABLE t(b BLOB)")
+        var committed = 0
+        var failure: (any Error)?
+        while failure == nil && committed < 10_000 {
+            do {
+                try await db.execute("INSERT INTO t VALUES (randomblob(4000))")
+                committed += 1
+            } catch { failure = error }
+        }
+        #expect("\(String(describing: failure))".contains("no space left"), "\(String(describing: failure))")
+        do {
+            try await db.backup(to: disk.path("backup.db"), key: .rawKey(rawKey(7)))
+            Issue.record("the backup onto a full disk succeeded")
+        } catch {
+            #expect("\(error)".contains("no space left") && "\(error)".contains("Free space"), "\(error)")
+        }
+        do {
+            try await db.export(to: disk.path("export.db"), key: .rawKey(rawKey(8)))
+            Issue.record("the export onto a full disk succeeded")
+        } catch {
+            #expect("\(error)".contains("no space left") && "\(error)".contains("Free space"), "\(error)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.folder.url.path)
+        #expect(left.allSatisfy { $0.hasPrefix("full.db") }, "\(left)")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
+        await db.close()
+    }
 }
