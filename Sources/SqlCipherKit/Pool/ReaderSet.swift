@@ -340,7 +340,7 @@ final class ReaderSet: Sendable {
                 // A stream reading a batch now pauses within one batch: look again after the delay.
                 let wake = (oldest ?? .now) + delay
                 for reader in taken { await giveBack(reader) }
-                try? await Task.sleep(until: max(wake, .now + .milliseconds(10)), clock: .continuous)
+                await ThreadSleeper.shared.sleep(until: max(wake, .now + .milliseconds(10)))
             }
         }
     }
