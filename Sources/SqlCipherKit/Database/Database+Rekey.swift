@@ -259,7 +259,7 @@ extension Database {
             let reason: String
             if case let SqlCipherError.rekeyFailed(_, inner) = error { reason = inner } else { reason = "\(error)" }
             throw SqlCipherError.rekeyFailed(
-                path: path, reason: reason + ". This Database was closed; open the file again with the old key")
+                path: path, reason: reason + ". " + Self.closedAfterRekey + "; open the file again with the old key")
         }
         // The rewrite is committed: from here on the file has the new key, and a proof that
         // cannot be made (no file descriptor left, a creation lock held too long) must not send
@@ -276,7 +276,7 @@ extension Database {
                 path: path, reason: "the rewrite did not take effect: SQLCipher rolled it back without reporting an "
                     + "error, which it does when it cannot write the file or its journal, most often because the disk "
                     + "is full" + Self.freeSpace(of: path) + " (a fresh connection with the new key: \(notRewritten.reason)). "
-                    + "This Database was closed; open the file again with the old key, which it still has, free space, "
+                    + Self.closedAfterRekey + "; open the file again with the old key, which it still has, free space, "
                     + "then change the key again")
         } catch {
             close()
@@ -284,10 +284,14 @@ extension Database {
             if case let SqlCipherError.rekeyFailed(_, inner) = error { reason = inner } else { reason = "\(error)" }
             throw SqlCipherError.rekeyFailed(
                 path: path, reason: SqlCipherError.rekeyCommitted + ", but a fresh connection could not prove it ("
-                    + reason + "). This Database was closed; open the file with the new key")
+                    + reason + "). " + Self.closedAfterRekey + "; open the file with the new key")
         }
         reporter?.finish()
     }
+
+    /// What a failed rekey did to the object it was called on: a `Database` closes itself, and a
+    /// pool whose writer this is closes with it (DatabasePool+Rekey.swift).
+    static let closedAfterRekey = "This Database (or the DatabasePool it writes for) was closed"
 
     /// A fresh connection found that the file's first page does not decrypt with the new key.
     private struct RewriteNotTaken: Error {
