@@ -185,6 +185,12 @@ final class SQLiteConnection {
         if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, keyProven || !scope.isInternal {
             message += SQLiteMessageAdvice.keyChanged
         }
+        // SQLCipher 4.7+ answers every statement with SQLITE_NOMEM once a page failed to decrypt on
+        // this connection: name the causes and the way out instead of a bare "out of memory".
+        if rc & 0xFF == Self.sqliteNoMemory, statementGate.isEncrypted,
+           (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 7) == true {
+            message += SQLiteMessageAdvice.codecErrorSticks
+        }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
     }
 
@@ -212,6 +218,10 @@ final class SQLiteConnection {
 
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26
+
+    /// `SQLITE_NOMEM`, which SQLCipher 4.7 and later also return for every page access of a
+    /// connection whose codec is in error (``SQLiteMessageAdvice/codecErrorSticks``).
+    static let sqliteNoMemory: Int32 = 7
 
     /// Ends the streams paused between batches when a statement failed because their open
     /// statements hold something it needs: `SQLITE_LOCKED` (`DROP TABLE` of a table being read),
