@@ -267,9 +267,10 @@ final class SQLiteConnection {
             throw compiled.error(sql: sql, on: self)
         }
         guard let statement else { return nil }
-        do { try refuseByText(statement, sql: sql) } catch { scb_finalize(statement); throw error }
+        let vacuumIntoParameter: Bool
+        do { vacuumIntoParameter = try refuseByText(statement, sql: sql) } catch { scb_finalize(statement); throw error }
         let prepared = Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
-        prepared.guardKind = compiled.kind
+        prepared.guardKind = vacuumIntoParameter && compiled.kind == .ordinary ? .vacuumInto : compiled.kind
         prepared.compiledUnderPackageRules = compiled.bypassed
         return prepared
     }
