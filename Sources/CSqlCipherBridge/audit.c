@@ -60,9 +60,35 @@ static int scb_family_of(const char *name) {
     return SCB_FAMILY_OTHER;
 }
 
-/* Checks one RELA table; updates `out`. */
+static struct link_map *scb_object_at(const void *address, Dl_info *info);
+
+/* Whether the relocation type is a PLT slot, the only kind the dynamic linker may fill lazily. */
+static int scb_is_plt_slot(unsigned long type) {
+#if defined(__x86_64__)
+    return type == R_X86_64_JUMP_SLOT;
+#else
+    return type == R_AARCH64_JUMP_SLOT;
+#endif
+}
+
+/*
+** Checks one RELA table; updates `out`.
+**
+** A PLT slot that differs from the definition but still points into the library itself (`own`)
+** has not been filled yet: the library is not linked with -z now and came into the process before
+** SqlCipherKit's RTLD_NOW dlopen (linked by the program, LD_PRELOAD), and a dlopen of an object
+** already loaded binds nothing. The dynamic linker fills such a slot at its first call with the
+** first definition in the global scope (then the library's own scope), which is what
+** dlsym(RTLD_DEFAULT) answers now. When that is the library's own definition the slot will bind
+** locally: objects loaded later join the global scope after it and cannot come first. When it is
+** another object's, the slot counts as foreign and names that object. When the global scope has
+** no definition (the library was opened RTLD_LOCAL by someone else) nothing is proven, since a
+** later RTLD_GLOBAL load of another SQLite would come first: `unbound` counts those, and a slot
+** bound elsewhere is named in preference to an unbound one.
+*/
 static void scb_audit_rela(ElfW(Addr) base, const ElfW(Rela) *rela, size_t count,
-                           const ElfW(Sym) *symtab, const char *strtab, scb_audit_result *out) {
+                           const ElfW(Sym) *symtab, const char *strtab, const struct link_map *own,
+                           scb_audit_result *out) {
     for (size_t i = 0; i < count; i++) {
         unsigned long type = ELF64_R_TYPE(rela[i].r_info);
         unsigned long index = ELF64_R_SYM(rela[i].r_info);
@@ -79,11 +105,29 @@ static void scb_audit_rela(ElfW(Addr) base, const ElfW(Rela) *rela, size_t count
         out->checked++;
         out->checked_family[family]++;
         if (actual == expected) continue;
+        Dl_info info;
+        memset(&info, 0, sizeof info);
+        const struct link_map *owner = scb_object_at((const void *)actual, &info);
+        int elsewhere = owner == NULL || owner != own;
+        if (!elsewhere && scb_is_plt_slot(type)) {
+            /* Not filled yet: where will the first call bind it? */
+            void *first = dlsym(RTLD_DEFAULT, name);
+            if (first == (void *)expected) {
+                out->lazy_local++;
+                continue;
+            }
+            if (first != NULL) {
+                memset(&info, 0, sizeof info);
+                owner = scb_object_at(first, &info);
+                elsewhere = 1;
+            }
+        }
         out->foreign_family[family]++;
-        if (out->foreign++ == 0) {
-            Dl_info info;
+        if (!elsewhere) out->unbound++;
+        if (out->foreign++ == 0 || (elsewhere && !out->first_is_elsewhere)) {
+            out->first_is_elsewhere = elsewhere;
             scb_copy(out->first_symbol, sizeof out->first_symbol, name);
-            if (dladdr((void *)actual, &info) && info.dli_fname) {
+            if (info.dli_fname) {
                 scb_copy(out->first_object, sizeof out->first_object, info.dli_fname);
             } else {
                 scb_copy(out->first_object, sizeof out->first_object, "(an address in no loaded object)");
@@ -134,8 +178,8 @@ int scb_audit_library(void *handle, scb_audit_result *out) {
         scb_copy(out->error, sizeof out->error, "the library uses REL relocations, which the audit does not read");
         return -1;
     }
-    if (rela) scb_audit_rela(base, rela, rela_size / sizeof(ElfW(Rela)), symtab, strtab, out);
-    if (jmprel) scb_audit_rela(base, jmprel, jmprel_size / sizeof(ElfW(Rela)), symtab, strtab, out);
+    if (rela) scb_audit_rela(base, rela, rela_size / sizeof(ElfW(Rela)), symtab, strtab, map, out);
+    if (jmprel) scb_audit_rela(base, jmprel, jmprel_size / sizeof(ElfW(Rela)), symtab, strtab, map, out);
     return 0;
 }
 

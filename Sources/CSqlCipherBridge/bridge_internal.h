@@ -140,6 +140,9 @@ typedef struct scb_audit_result {
     int foreign;
     int checked_family[SCB_FAMILY_COUNT];  /* `checked`, split by symbol family */
     int foreign_family[SCB_FAMILY_COUNT];  /* `foreign`, split by symbol family */
+    int unbound;            /* of `foreign`: lazy PLT slots not filled yet whose binding is unproven */
+    int lazy_local;         /* lazy PLT slots not filled yet that the global scope binds to the library itself */
+    int first_is_elsewhere; /* whether first_symbol's slot points into another object */
     char first_symbol[128];
     char first_object[4096];
     char error[256];        /* set when the library's dynamic section could not be read */

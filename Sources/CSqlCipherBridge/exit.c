@@ -13,7 +13,9 @@
 **      yet: one OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT) call, before the library's first
 **      crypto call, means OpenSSL never registers its cleanup, and exit needs nothing more.
 **   2. When libcrypto was already in the process (another component loaded it, and may have
-**      initialised it with the cleanup registered), the bridge registers its own atexit handler,
+**      initialised it with the cleanup registered), or when the library is SQLCipher 4.7 or later
+**      (which registers an atexit cleanup of its own that frees its private heap and mutexes),
+**      the bridge registers its own atexit handler,
 **      which runs before that earlier registration. The handler interrupts every open
 **      connection, waits until no thread is inside a call of the library (the exit gate below),
 **      and from then on refuses any call that another thread starts (it fails with
@@ -298,6 +300,19 @@ int scb_exit_prepare(void *handle, int library_was_present) {
     crypto_was_present = 1; /* no dladdr1 to tell (musl): assume the worst and use the gate */
 #endif
     init(SCB_OPENSSL_INIT_NO_ATEXIT, NULL);
+    /* SQLCipher 4.7 and later clean up after themselves at exit too: their first initialisation
+    ** registers an atexit handler (sqlcipher_atexit -> sqlcipher_extra_shutdown) that frees
+    ** SQLCipher's private heap, crypto providers and mutexes while other threads may still be
+    ** inside the library (measured with 4.9.0: SIGSEGV in most exits while tasks read, and an
+    ** atexit handler registered before the first database that used one crashed). Such a library
+    ** exports sqlcipher_extra_shutdown. It is initialised here, now that OpenSSL's own cleanup is
+    ** off, so that its handler is registered before the bridge's, which then runs first and keeps
+    ** every thread out of the library before SQLCipher frees anything. */
+    if (dlsym(handle, "sqlcipher_extra_shutdown") != NULL) {
+        int (*initialize)(void) = (int (*)(void))dlsym(handle, "sqlite3_initialize");
+        if (initialize != NULL) (void)initialize();
+        crypto_was_present = 1;
+    }
     if (!crypto_was_present) {
         /* No handler will run, so nothing ever waits at the gate: its count would be pure cost
         ** (about 25 instructions on every step, reset, prepare and finalize). */

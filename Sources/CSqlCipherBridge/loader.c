@@ -243,6 +243,27 @@ static int scb_prove_and_publish(void *handle, const char *real, const char *met
     r->audit_foreign = audit.foreign;
     memcpy(r->audit_checked_family, audit.checked_family, sizeof r->audit_checked_family);
     memcpy(r->audit_foreign_family, audit.foreign_family, sizeof r->audit_foreign_family);
+    if (audit.foreign > 0 && audit.unbound == audit.foreign) {
+        /* Every slot that differs is a lazy PLT slot not filled yet, of a library that is not
+        ** linked with -z now and came into the process before this RTLD_NOW dlopen (which does not
+        ** rebind an object already loaded), and the global scope has no definition of its symbol
+        ** (audit.c): nothing is bound elsewhere yet, but a later global load of another SQLite
+        ** would come first, so the load is refused; the reason names lazy binding and the ways out.
+        ** Lazy slots whose global-scope definition is the library's own are proven local and are
+        ** not counted (a program that links libsqlcipher alone, or before libsqlite3). */
+        snprintf(r->symbol, sizeof r->symbol, "%s", audit.first_symbol);
+        snprintf(r->object, sizeof r->object, "%s", audit.first_object);
+        r->status = SCB_LOAD_UNSUPPORTED_RUNTIME;
+        snprintf(r->message, sizeof r->message,
+                 "the library was already loaded in this process with lazy binding (it is not linked "
+                 "with -z now, and something opened it before SqlCipherKit without making it global), "
+                 "so %d of its %d references to its own functions (e.g. %s) are not bound yet: the "
+                 "dynamic linker binds each at its first call, in the process's global scope first, "
+                 "where another SQLite loaded later can come first, so they cannot be proven",
+                 audit.unbound, audit.checked, audit.first_symbol);
+        dlclose(handle);
+        return -1;
+    }
     if (audit.foreign > 0) {
         snprintf(r->symbol, sizeof r->symbol, "%s", audit.first_symbol);
         snprintf(r->object, sizeof r->object, "%s", audit.first_object);

@@ -58,7 +58,8 @@ extension DoctorReport {
         case .cleanupOff:
             return "libcrypto's cleanup is off (libcrypto came with the library)"
         case .exitGate:
-            return "libcrypto was loaded before the library: an exit waits for calls in progress (up to 10 s)"
+            return "libcrypto was loaded before the library, or the library (SQLCipher 4.7+) frees its own memory at exit: "
+                + "an exit waits for calls in progress (up to 10 s)"
         case .notOpenSSL:
             return "the crypto provider is not libcrypto: nothing to do"
         }

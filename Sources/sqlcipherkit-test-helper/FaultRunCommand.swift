@@ -18,7 +18,9 @@ struct FaultRunResult: Codable {
     /// Whether the workload's transaction returned successfully (its commit is then promised).
     var committed = false
     /// After a failure past the open: the fault is removed and the transaction run again on the
-    /// same Database. "ok", the error's case, or "" when there was nothing to retry.
+    /// same Database. "ok", the error's case, or "" when there was nothing to retry; "ok after
+    /// reopening" when the same Database refused with SQLCipher 4.7+'s sticky codec error (its
+    /// advice says to open the file again) and a Database opened again ran it.
     var retry = ""
     /// Operations failed on purpose during the run.
     var injected: Int64 = 0
@@ -71,6 +73,20 @@ enum FaultWorkload {
                 result.retry = (error as? SqlCipherError).map { Mirror(reflecting: $0).children.first?.label ?? "\($0)" }
                     ?? "untyped \(type(of: error))"
                 result.message += " | retry: \(error)"
+                // SQLCipher 4.7+ keeps the connection in error after a page failed to read or
+                // decrypt; the error says to open the file again, which is what is done here.
+                if case let .sqlite(7, _, message, _)? = error as? SqlCipherError,
+                   message.contains("keeps a connection in error for good") {
+                    await db.close()
+                    do {
+                        let again = try Database(path: path, rawKey: key, journalMode: mode)
+                        try await transaction(again)
+                        await again.close()
+                        result.retry = "ok after reopening"
+                    } catch {
+                        result.message += " | after reopening: \(error)"
+                    }
+                }
             }
             await db.close()
         }

@@ -101,8 +101,12 @@ extension SQLiteConnection {
     /// UTF-8 byte-order marks before the head are all skipped: SQLite 3.46 reads a byte-order mark
     /// as whitespace, and `\u{FEFF}VACUUM INTO 'file:…?key='` wrote a plaintext copy while the
     /// check saw no `VACUUM` (found by the adversarial review).
-    func refuseByText(_ handle: OpaquePointer, sql: String) throws {
-        guard let text = scb_sql(handle) else { return }
+    ///
+    /// Returns whether the statement is a `VACUUM … INTO` whose target is a parameter, which
+    /// ``vacuumIntoWillRun(_:)`` checks once its value is bound.
+    @discardableResult
+    func refuseByText(_ handle: OpaquePointer, sql: String) throws -> Bool {
+        guard let text = scb_sql(handle) else { return false }
         var cursor = text
         while true {
             let byte = UInt8(bitPattern: cursor.pointee)
@@ -118,13 +122,17 @@ extension SQLiteConnection {
         let first = cursor.pointee
         let vacuum = strncasecmp(cursor, "vacuum", 6) == 0
         let schema = strncasecmp(cursor, "create", 6) == 0 || strncasecmp(cursor, "alter", 5) == 0
-        guard vacuum || schema || first == 45 || first == 47 else { return }
-        guard let all = SQLTokenizer.tokenize(String(cString: text)) else { return }
+        guard vacuum || schema || first == 45 || first == 47 else { return false }
+        guard let all = SQLTokenizer.tokenize(String(cString: text)) else { return false }
         let tokens = Array(all.drop(while: { $0.isSymbol(";") }))
-        guard let head = tokens.first else { return }
+        guard let head = tokens.first else { return false }
         if head.isKeyword("VACUUM") {
             if !statementGate.allowsVacuumInto && tokens.contains(where: { $0.isKeyword("INTO") }) {
                 throw SqlCipherError.unsafeVacuumInto(sql: sql).redactingSQL()
+            }
+            if let into = tokens.firstIndex(where: { $0.isKeyword("INTO") }), into + 1 < tokens.count {
+                if tokens[into + 1].kind == .variable { return true }
+                try Self.refuseTextkeyTarget(tokens[into + 1])
             }
         } else if head.isKeyword("CREATE") || head.isKeyword("ALTER"), !scope.isPackage,
                   tokens.prefix(3).contains(where: { $0.isKeyword("TABLE") }) {
@@ -161,6 +169,7 @@ extension SQLiteConnection {
                 throw SqlCipherError.unsafeFunction(name: token.identifier ?? token.text, sql: sql).redactingSQL()
             }
         }
+        return false
     }
 
     /// The most words an FTS5 `tokenize` option may hold. The built-in tokenizers take a handful
@@ -293,6 +302,17 @@ extension SQLiteConnection {
                     try DatabaseOpener.refuseSpecialCompanions(of: resolved)
                 }
             }
+            // SQLCipher hands a `file:` URI's `textkey=` to sqlite3_key_v2 with the length -1: 4.6.1
+            // fails with "out of memory", and 4.7 and later copy that length into their private heap
+            // and crash the process (SIGSEGV, measured with 4.9.0 and 4.7.0). Refused before SQLite
+            // sees it, on every release.
+            if let file = operands.file, file.hasPrefix("file:"), Self.uriHasParameter("textkey", file) {
+                throw SqlCipherError.invalidQuery(
+                    reason: "this ATTACH gives its key as a textkey= parameter of a file: URI, which SQLCipher passes on "
+                        + "with a length of -1: SQLCipher 4.6.1 fails with \"out of memory\" and 4.7 and later crash the "
+                        + "process. Give the key in the ATTACH's KEY clause instead: execute(\"ATTACH DATABASE ? AS name "
+                        + "KEY ?\", path, key). Nothing was attached")
+            }
             if operands.isAttach, operands.file == nil {
                 throw SqlCipherError.invalidQuery(
                     reason: "this ATTACH names its file with an expression, so SqlCipherKit cannot check the file and its "
@@ -319,6 +339,40 @@ extension SQLiteConnection {
             }
         }
         attachWillRun()
+    }
+
+    /// Refuses a `VACUUM INTO` whose target string is a `file:` URI with `textkey=`: SQLite
+    /// attaches the target through the code an `ATTACH` runs, which hands that key to SQLCipher
+    /// with the length -1 ("out of memory" on 4.6.1, a crash of the process on 4.7 and later).
+    static func refuseTextkeyTarget(_ target: SQLTokenizer.Token) throws {
+        guard target.kind == .string else { return }
+        let value = String(target.text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
+        guard value.hasPrefix("file:"), uriHasParameter("textkey", value) else { return }
+        throw SqlCipherError.invalidQuery(
+            reason: "this VACUUM INTO names a file: URI with a textkey= parameter, which SQLCipher passes on with a "
+                + "length of -1: SQLCipher 4.6.1 fails with \"out of memory\" and 4.7 and later crash the process. Name "
+                + "the target file without key parameters. Nothing was written")
+    }
+
+    /// Before a `VACUUM … INTO ?` runs: the bound target, read from the statement's text with its
+    /// values written in, gets the check ``refuseByText(_:sql:)`` gives a target written in the text.
+    func vacuumIntoWillRun(_ statement: Statement) throws {
+        guard let text = scb_expanded_sql(statement.handle) else { return }
+        defer { scb_free_expanded_sql(text) }
+        guard let tokens = SQLTokenizer.tokenize(String(cString: text)),
+              let into = tokens.firstIndex(where: { $0.isKeyword("INTO") }), into + 1 < tokens.count else { return }
+        try Self.refuseTextkeyTarget(tokens[into + 1])
+    }
+
+    /// Whether the query of the `file:` URI `uri` has a parameter called `name` (compared after
+    /// percent-decoding, as SQLite decodes the query, and in any case, so that no spelling slips by).
+    static func uriHasParameter(_ name: String, _ uri: String) -> Bool {
+        guard let query = uri.split(separator: "?", maxSplits: 1).dropFirst().first else { return false }
+        let parameters = query.prefix { $0 != "#" }.split(separator: "&")
+        return parameters.contains { parameter in
+            let key = parameter.prefix { $0 != "=" }
+            return (String(key).removingPercentEncoding ?? String(key)).lowercased() == name
+        }
     }
 
     /// The path SQLite opens for an `ATTACH`'s file name: a `file:` URI's path (authority,

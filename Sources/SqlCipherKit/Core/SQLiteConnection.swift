@@ -191,6 +191,12 @@ final class SQLiteConnection {
         if extended == Self.sqliteCorrupt, message == SQLiteMessageAdvice.bareDamage, keyProven || !statementGate.isEncrypted {
             message += SQLiteMessageAdvice.damaged(finding: damageFinding())
         }
+        // SQLCipher 4.7+ answers every statement with SQLITE_NOMEM once a page failed to decrypt on
+        // this connection: name the causes and the way out instead of a bare "out of memory".
+        if rc & 0xFF == Self.sqliteNoMemory, statementGate.isEncrypted,
+           (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 7) == true {
+            message += SQLiteMessageAdvice.codecErrorSticks
+        }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
     }
 
@@ -260,6 +266,10 @@ final class SQLiteConnection {
     /// `SQLITE_NOTADB`.
     static let sqliteNotADatabase: Int32 = 26
 
+    /// `SQLITE_NOMEM`, which SQLCipher 4.7 and later also return for every page access of a
+    /// connection whose codec is in error (``SQLiteMessageAdvice/codecErrorSticks``).
+    static let sqliteNoMemory: Int32 = 7
+
     /// Ends the streams paused between batches when a statement failed because their open
     /// statements hold something it needs: `SQLITE_LOCKED` (`DROP TABLE` of a table being read),
     /// or "SQL statements in progress" / "is locked" (`VACUUM`, `DETACH`, leaving WAL mode).
@@ -304,9 +314,10 @@ final class SQLiteConnection {
             throw compiled.error(sql: sql, on: self)
         }
         guard let statement else { return nil }
-        do { try refuseByText(statement, sql: sql) } catch { scb_finalize(statement); throw error }
+        let vacuumIntoParameter: Bool
+        do { vacuumIntoParameter = try refuseByText(statement, sql: sql) } catch { scb_finalize(statement); throw error }
         let prepared = Statement(handle: statement, sql: sql, hasTrailingStatements: trailing, connection: self)
-        prepared.guardKind = compiled.kind
+        prepared.guardKind = vacuumIntoParameter && compiled.kind == .ordinary ? .vacuumInto : compiled.kind
         prepared.compiledUnderPackageRules = compiled.bypassed
         return prepared
     }

@@ -15,6 +15,8 @@ enum StatementGuardKind: UInt8 {
     case transactionControl
     /// `ATTACH`: the key it attaches with is only known once it ran.
     case attach
+    /// `VACUUM … INTO ?`: the target is only known once it is bound.
+    case vacuumInto
 }
 
 /// The statement gate of one connection: the state of the SQL guards, and the authorizer's
@@ -185,6 +187,7 @@ extension SQLiteConnection {
         case .ordinary: break
         case .transactionControl: try refuseTransactionControl(statement)
         case .attach: try attachWillRun(statement)
+        case .vacuumInto: try vacuumIntoWillRun(statement)
         }
         try refuseStatementsAfterRollback(statement)
         if !statement.isReadOnly {

@@ -54,7 +54,7 @@ extension Database {
     /// - Throws: ``SqlCipherError/notEncrypted`` for a database opened with
     ///   ``init(unencryptedPath:journalMode:readOnly:configuration:)``; ``SqlCipherError/emptyKey``;
     ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for a passphrase spelled like SQLCipher's
-    ///   raw-key literal (`x'` and 64 or 96 hex digits), which would become a raw key (use
+    ///   raw-key literal (`x'` and 64, 96 or 160 hex digits), which would become a raw key (use
     ///   ``rekey(rawKey:progress:)``);
     ///   ``SqlCipherError/rekeyFailed(path:reason:)`` when the file is read-only, busy, inside a
     ///   transaction, its key was changed by another connection first (another process's rekey

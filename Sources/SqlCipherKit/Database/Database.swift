@@ -71,8 +71,8 @@ public actor Database {
     /// - Parameters:
     ///   - path: A file path, or `":memory:"`.
     ///   - key: A non-empty passphrase. Its UTF-8 bytes are run through SQLCipher's key
-    ///     derivation; a passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96
-    ///     hexadecimal digits, 67 or 99 bytes in all) is refused, because SQLCipher would take it
+    ///     derivation; a passphrase spelled like SQLCipher's raw-key literal (`x'` and 64, 96 or 160
+    ///     hexadecimal digits, 67, 99 or 163 bytes in all) is refused, because SQLCipher would take it
     ///     as a raw key: use ``init(path:rawKey:journalMode:cipher:readOnly:configuration:)`` for raw keys.
     ///   - journalMode: The mode for a new file; an existing file keeps its own.
     ///   - cipher: Cipher settings; the same must be given each time the file is opened.

@@ -198,7 +198,13 @@ struct VerificationRun {
         } else {
             access = .inPlace
         }
-        runChecks(connection)
+        // SQLCipher 4.7+ keeps a connection in error once a page failed to decrypt on it, so the
+        // checks after a failed one run on a fresh connection to the same file (or copy).
+        let checked = access == .snapshot ? (snapshot.map { $0 + "/" + DatabasePath.lastComponent(of: target) } ?? target) : target
+        let candidate = opened.candidate, inPlace = access == .inPlace, library = self.library
+        runChecks(&connection) {
+            try DatabaseVerifier.open(checked, key: key, candidate: candidate, library: library, inPlace: inPlace)
+        }
         connection.close()
         if DatabaseVerifier.Fingerprint(target) != before {
             return fail(.notVerifiable, "The file or its -wal/-journal changed while it was verified: a program is "
@@ -233,7 +239,16 @@ struct VerificationRun {
 
     // MARK: Checks
 
-    private mutating func runChecks(_ connection: SQLiteConnection) {
+    /// Runs the checks on `connection`. After a check that failed on SQLCipher 4.7 or later, whose
+    /// codec then fails every later read of that connection (`SQLITE_NOMEM`), the next check runs
+    /// on a connection from `reopen`, so that one damaged page does not hide what else is readable.
+    private mutating func runChecks(_ connection: inout SQLiteConnection, reopen: () throws -> SQLiteConnection) {
+        let errorSticks = library.cipherVersionIsAtLeast(4, 7)
+        func freshConnection() {
+            guard errorSticks, let fresh = try? reopen() else { return }
+            connection.close()
+            connection = fresh
+        }
         pageSize = try? connection.integer("PRAGMA page_size")
         pageCount = try? connection.integer("PRAGMA page_count")
         userVersion = try? connection.integer("PRAGMA user_version")
@@ -249,6 +264,7 @@ struct VerificationRun {
                 ? .init(status: .pass, problems: [], reason: "every page's HMAC verified"
                     + (copyWork.map { " (in the copy, \($0))" } ?? ""))
                 : .init(status: .fail, problems: problems, reason: nil)
+            if !problems.isEmpty { freshConnection() }
         } else {
             // On 3.4.1 the pragma does not exist and returns no rows, which is also what a clean
             // file gives on 4.x: never read that as a pass.
@@ -278,6 +294,7 @@ struct VerificationRun {
                 integrity = .init(status: .pass, problems: [], reason: "ok")
             } else {
                 integrity = .init(status: .fail, problems: lines + (stop.map { ["stopped: \($0)"] } ?? []), reason: nil)
+                freshConnection()
             }
         }
         done += 1
@@ -312,6 +329,7 @@ struct VerificationRun {
                     tables.append(.init(name: name, rows: nil, error: nil))
                 } catch {
                     tables.append(.init(name: name, rows: nil, error: Self.sqliteText(error)))
+                    freshConnection()
                 }
             }
         } catch {

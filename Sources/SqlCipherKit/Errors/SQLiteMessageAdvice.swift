@@ -70,8 +70,22 @@ enum SQLiteMessageAdvice {
     /// that may hold a key.
     static var suffixes: [String] {
         [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
-         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors]
+         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, codecErrorSticks]
     }
+
+    /// What follows SQLite's "out of memory" on an encrypted connection of SQLCipher 4.7 or later.
+    /// From 4.7 on, SQLCipher puts a connection's codec in an error state for good once a page
+    /// fails to decrypt on it (`sqlite3Codec` keeps `ctx->error`, checked before every page), and
+    /// SQLite reports every later page access as `SQLITE_NOMEM`. A page fails to decrypt after
+    /// another connection's rekey, on a damaged page, and also after a read that failed with an I/O
+    /// error, since SQLite's pager decrypts the buffer even then. 4.6.1 and 3.4.1 let the next
+    /// statement read again. Real memory exhaustion gives the same code, so the text names both.
+    static let codecErrorSticks = ": on SQLCipher 4.7 and later this is usually not a lack of memory. SQLCipher keeps "
+        + "a connection in error for good once a page of the file failed to read or decrypt on it, and every later "
+        + "statement on that connection then fails this way. Most likely another connection changed the key (rekey) "
+        + "since this one opened the file, or a read failed (an I/O error) or found a damaged page. Nothing more is "
+        + "read or written through this connection: close this Database or DatabasePool and open the file again (with "
+        + "the key it has now); if that fails too, run verifyIntegrity() or sqlcipher-doctor verify on the file"
 
     /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened
     /// the file with a key that worked: the usual cause is a rekey by another connection, in this

@@ -39,7 +39,10 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// The library lacks a function SqlCipherKit requires.
     case missingSymbol(path: String, symbol: String)
     /// The process cannot host an isolated load of the library (under a sanitizer, or a fully static
-    /// executable, whose own C library a loaded libsqlcipher and libcrypto cannot use).
+    /// executable, whose own C library a loaded libsqlcipher and libcrypto cannot use), or the library
+    /// was already in the process with lazy binding (a build not linked with `-z now`, linked by the
+    /// program or preloaded), so its references to its own functions are not bound yet and cannot
+    /// be proven.
     case unsupportedRuntime(reason: String)
     /// A different SQLCipher library is already in use by this process.
     case libraryAlreadyLoaded(loaded: String, requested: String)
@@ -243,8 +246,8 @@ public enum SqlCipherError: Error, Sendable, Equatable {
 
     // MARK: Keys spelled like something else
 
-    /// A passphrase spelled like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal
-    /// digits, 67 or 99 bytes in all), which SQLCipher would use as a raw key, without key
+    /// A passphrase spelled like SQLCipher's raw-key literal (`x'` and 64, 96 or 160 hexadecimal
+    /// digits, 67, 99 or 163 bytes in all), which SQLCipher would use as a raw key, without key
     /// derivation. Nothing was opened or changed. Pass the key's bytes with `rawKey:` instead.
     ///
     /// Opening: a passphrase spelled that way, whether given as `String` or `Data`.
@@ -496,7 +499,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             let row = rowid.map { " (rowid \($0))" } ?? ""
             return "A row of \"\(table)\"\(row) refers to a missing row of \"\(parent)\"; the change was rolled back."
         case .passphraseLooksLikeRawKey:
-            return "This passphrase is spelled like SQLCipher's raw-key literal (x' followed by 64 or 96 hexadecimal "
+            return "This passphrase is spelled like SQLCipher's raw-key literal (x' followed by 64, 96 or 160 hexadecimal "
                 + "digits and one more character), which SQLCipher would take as the key itself, without key "
                 + "derivation, so it was refused and nothing was opened or changed. To use a raw key, pass its "
                 + "32 bytes with rawKey: (Database(path:rawKey:), DatabaseKey.rawKey(_:), "
@@ -606,6 +609,12 @@ extension SqlCipherError {
                 + "-static-executable (or without -static): the Swift runtime and Foundation are still linked in, "
                 + "and the program uses the system's C library, the one libsqlcipher and libcrypto run on "
                 + "(docs/linking.md). Nothing was created or opened."
+        }
+        if reason.contains("lazy binding") {
+            return "Set LD_BIND_NOW=1 in the program's environment, which binds every reference when the "
+                + "program starts, where the audit can check it; or let SqlCipherKit load the library itself "
+                + "(do not link it, do not LD_PRELOAD it); or use a libsqlcipher linked with -Wl,-z,now, as "
+                + "Debian's are. Then run sqlcipher-doctor. Nothing was opened."
         }
         if reason.contains("musl") || reason.contains("no RTLD_DEEPBIND") {
             return "Run on a platform with RTLD_DEEPBIND (glibc) or two-level namespaces (Apple), where "

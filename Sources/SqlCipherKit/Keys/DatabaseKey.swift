@@ -36,7 +36,7 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
     }
 
     /// A passphrase; its UTF-8 bytes go through SQLCipher's key derivation. A passphrase spelled
-    /// like SQLCipher's raw-key literal (`x'` and 64 or 96 hexadecimal digits) is refused when
+    /// like SQLCipher's raw-key literal (`x'` and 64, 96 or 160 hexadecimal digits) is refused when
     /// used (``SqlCipherError/passphraseLooksLikeRawKey``): use ``rawKey(_:)`` for raw keys.
     ///
     /// The bytes are compared as they are: a string equal to another only under Unicode canonical

@@ -18,9 +18,12 @@ final class KeyMaterial {
     /// bytes that start with `x'` or `X'` followed by 64 hexadecimal digits (in either case), or
     /// exactly 99 bytes that start the same way followed by 96 digits (key and salt). The last
     /// byte is not checked, so `x'<64 hex>'` and `x'<64 hex>!` are both raw keys (SQLCipher's
-    /// `sqlcipher_cipher_ctx_key_derive`, 3.4.1 and 4.6.1 alike). Such a passphrase would skip
+    /// `sqlcipher_cipher_ctx_key_derive`, 3.4.1 and 4.6.1 alike). SQLCipher 4.7 and later add a
+    /// third form, 163 bytes: `x'`, 160 digits (key, HMAC key and salt), `'`; a passphrase
+    /// spelled so derives a key on 4.6.1 and is the key itself on 4.7+, so the same passphrase
+    /// would open a file on one release and not on the other. Such a passphrase would skip
     /// key derivation and open or create a raw-key file, which the API promises a passphrase
-    /// never does, so it is refused.
+    /// never does, so every one of these forms is refused, on every release, with any last byte.
     ///
     /// - Throws: ``SqlCipherError/emptyKey`` when empty,
     ///   ``SqlCipherError/passphraseLooksLikeRawKey`` for the raw-key forms, and `SQLITE_TOOBIG` as
@@ -32,11 +35,12 @@ final class KeyMaterial {
         secret = SecretBytes(passphrase)
     }
 
-    /// Whether SQLCipher would take `key` as a raw key rather than a passphrase: 67 or 99 bytes,
-    /// `x'` (any case of `x`), then 64 or 96 hexadecimal digits, then any one byte.
+    /// Whether some SQLCipher release would take `key` as a raw key rather than a passphrase: 67,
+    /// 99 or 163 bytes, `x'` (any case of `x`), then 64, 96 or 160 hexadecimal digits, then any one
+    /// byte. 160 digits (key, HMAC key, salt) is a raw key from SQLCipher 4.7 on.
     static func isRawKeyLiteral(_ key: some Collection<UInt8>) -> Bool {
         let count = key.count
-        guard count == 2 + 64 + 1 || count == 2 + 96 + 1 else { return false }
+        guard count == 2 + 64 + 1 || count == 2 + 96 + 1 || count == 2 + 160 + 1 else { return false }
         var index = key.startIndex
         guard key[index] | 0x20 == UInt8(ascii: "x") else { return false }
         index = key.index(after: index)

@@ -35,13 +35,13 @@ enum KeyProof {
     /// damaged page 1, or no database), `nil` when nothing is proven (the code, or a later read's
     /// code, is about the surroundings).
     ///
-    /// What decides, as measured on 3.4.1, 4.6.1, 4.12.0 and 4.18.0:
+    /// What decides, as measured on 3.4.1, 4.6.1, 4.7.0, 4.9.0, 4.12.0 and 4.18.0:
     /// - `PRAGMA schema_version` reads page 1 alone. Without a plaintext header, a page 1 that does
     ///   not decrypt has no SQLite magic and the read fails. With one, the magic is in the clear and
     ///   the read can succeed on a page whose encrypted part SQLCipher zeroed after its HMAC failed:
     ///   the cookie is then 0. (A cookie of 0 after a failed first read means page 1 itself is
     ///   unreadable in any case: an empty schema lives on page 1 alone.)
-    /// - On 4.12.0 and 4.18.0 (not 4.6.1) a codec error sticks to the connection: after the failed
+    /// - From 4.7.0 on (not 4.6.1) a codec error sticks to the connection: after the failed
     ///   first read every read fails (7, "out of memory"), with the right key too. So a failed second read proves
     ///   nothing there; `PRAGMA cipher_integrity_check` (4.2+) still runs on such a connection and
     ///   checks each page's HMAC on its own: a row for page 1 means page 1 does not decrypt, none

@@ -57,8 +57,10 @@ public final class SqlCipherLibrary: Sendable {
         /// libcrypto came into the process with the library, and the bridge's first
         /// initialisation of it turned its cleanup at exit off: nothing is freed at exit.
         case cleanupOff = "cleanup-off"
-        /// libcrypto was already loaded (and may have registered its cleanup): the bridge's exit
-        /// handler interrupts every connection and waits for calls in progress before it runs.
+        /// libcrypto was already loaded (and may have registered its cleanup), or the library is
+        /// SQLCipher 4.7 or later, whose own atexit handler frees its private heap and mutexes: the
+        /// bridge's exit handler, registered after theirs so that it runs first, interrupts every
+        /// connection and waits for calls in progress before they run.
         case exitGate = "exit-gate"
         /// The library's crypto provider is not OpenSSL's libcrypto.
         case notOpenSSL = "not-openssl"

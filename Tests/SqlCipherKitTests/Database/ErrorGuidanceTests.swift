@@ -375,4 +375,39 @@ import Testing
         #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
         await db.close()
     }
+
+    /// A connection that still holds the old key after another connection's rekey is told why on
+    /// every later statement. 3.4.1 and 4.6.1 answer each with SQLITE_NOTADB (the key-changed
+    /// advice). SQLCipher 4.7 and later keep the connection's codec in error after the first page
+    /// that failed to decrypt and answer every later statement with SQLITE_NOMEM: that used to
+    /// reach the user as a bare "out of memory"; it now names the sticky error, the rekey and
+    /// reopening (run the suite with SQLCIPHERKIT_LIBRARY naming a 4.7+ build to see that branch).
+    @Test func aConnectionLeftBehindByARekeyIsToldWhyOnEveryLaterStatement() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("left-behind.db")
+        let db = try Database(path: path, rawKey: rawKey(1))
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES (1)")
+        let other = try Database(path: path, rawKey: rawKey(1))
+        try await other.rekey(rawKey: rawKey(2))
+        await other.close()
+        let sticks = (try loadedLibrary()).cipherVersionIsAtLeast(4, 7)
+        for attempt in 1...3 {
+            do {
+                _ = try await db.query("SELECT count(*) FROM t")
+                Issue.record("attempt \(attempt): the old key still read the rekeyed file")
+            } catch let SqlCipherError.sqlite(code, _, message, _) {
+                #expect(message.contains("changed the key (rekey)"), "attempt \(attempt): \(message)")
+                #expect(code == 26 || (sticks && code == 7), "attempt \(attempt): code \(code)")
+                if code == 7 {
+                    #expect(message.contains("keeps a connection in error for good"), "\(message)")
+                    #expect(message.contains("open the file again"), "\(message)")
+                }
+            }
+        }
+        await db.close()
+        let again = try Database(path: path, rawKey: rawKey(2))
+        #expect(try await again.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await again.close()
+    }
 }

@@ -7,9 +7,12 @@ import Testing
 /// any byte, as a raw key, and 99 bytes with 96 digits as a raw key plus salt
 /// (`sqlcipher_cipher_ctx_key_derive`). Given as a passphrase, such a string opened a raw-key file
 /// and skipped key derivation; it must be refused on open and on rekey, pointing to `rawKey:`.
+/// SQLCipher 4.7 and later add 163 bytes, `x'`, 160 digits (key, HMAC key, salt), `'`: a passphrase
+/// on 4.6.1, the key itself on 4.7+, so the same text would open a file on one release only.
 @Suite struct RawKeyLookalikeTests {
     static let key = rawKey(9)
     static let salt = Data((0..<16).map { UInt8($0 * 3 + 1) })
+    static let hmacKey = rawKey(11)
     static var lower: String { hex(key) }
     static var upper: String { hex(key).uppercased() }
 
@@ -25,6 +28,9 @@ import Testing
             ("last byte a NUL", "x'\(lower)\u{0}"),
             ("key and salt", "x'\(lower)\(hex(salt))'"),
             ("key and salt, upper case, any last byte", "X'\(upper)\(hex(salt).uppercased())z"),
+            ("key, HMAC key and salt (SQLCipher 4.7+)", "x'\(lower)\(hex(hmacKey))\(hex(salt))'"),
+            ("key, HMAC key and salt, upper case, any last byte",
+             "X'\(upper)\(hex(hmacKey).uppercased())\(hex(salt).uppercased())!"),
         ]
     }
 
@@ -39,6 +45,8 @@ import Testing
             ("a non-hex digit", "x'\(lower.dropLast())g'"),
             ("80 digits", "x'\(lower)\(hex(salt).prefix(16))'"),
             ("key and salt with a non-hex digit", "x'\(lower)\(hex(salt).dropLast())g'"),
+            ("key, HMAC key and salt, one digit short", "x'\(lower)\(hex(hmacKey))\(hex(salt).dropLast())'"),
+            ("key, HMAC key and salt, one digit more", "x'\(lower)\(hex(hmacKey))\(hex(salt))0'"),
         ]
     }
 

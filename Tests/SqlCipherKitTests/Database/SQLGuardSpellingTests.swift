@@ -49,6 +49,27 @@ struct SQLGuardSpellingTests: InterruptibleDatabaseFixture {
         }
     }
 
+    /// `VACUUM INTO` a `file:` URI with `textkey=` on a plaintext database: SQLite attaches the
+    /// target through the same code as `ATTACH`, which on SQLCipher 4.7+ crashes the process.
+    @Test(.enabled(if: isSQLCipher4(), "SQLite 3.15 (3.4.1) has no VACUUM INTO"))
+    func vacuumIntoATextkeyURIIsRefused() async throws {
+        let directory = TemporaryDirectory()
+        let db = try Database(unencryptedPath: directory.path("plain.db"))
+        try await db.execute("CREATE TABLE t(x)")
+        let target = directory.path("copy.db")
+        for (sql, bound) in [("VACUUM INTO 'file:\(target)?textkey=k3y-text'", false), ("VACUUM INTO ?", true),
+                             ("VACUUM main INTO 'file:\(target)?%74extkey=k3y-text'", false)] {
+            do {
+                if bound { try await db.execute(sql, "file:\(target)?textkey=k3y-text") } else { try await db.execute(sql) }
+                Issue.record("\(sql) ran")
+            } catch let SqlCipherError.invalidQuery(reason) {
+                #expect(reason.contains("textkey=") && !reason.contains("k3y-text"), "\(reason)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: target))
+        }
+        await db.close()
+    }
+
     /// Held: ATTACH with key expressions that evaluate to empty, and a key= URI.
     @Test func attachWithEmptyKeyExpressions() async throws {
         let directory = TemporaryDirectory()
@@ -72,17 +93,28 @@ struct SQLGuardSpellingTests: InterruptibleDatabaseFixture {
     /// which it cannot allocate: every such ATTACH failed with a bare "out of memory" (found by the
     /// adversarial review). The error now says so and where the key goes; nothing is attached, and
     /// the same key in the KEY clause works.
+    /// SQLCipher passes a `file:` URI's `textkey=` on with the length -1: 4.6.1 failed with a bare
+    /// "out of memory", and 4.7 and later crash the process (this test took the whole test process
+    /// down with SIGSEGV on 4.9.0 and 4.7.0). Refused before SQLite sees it, in every spelling.
     @Test(.enabled(if: isSQLCipher4(), "SQLite 3.15.2 (3.4.1) is built without URI file names")) func attachWithATextkeyURISaysWhatToDo() async throws {
         let directory = TemporaryDirectory()
         let db = try await database(directory)
-        for uri in ["file:\(directory.path("t.db"))?textkey=k3y-text", "file:\(directory.path("t.db"))?textkey="] {
-            do {
-                _ = try await db.execute("ATTACH ? AS t", uri)
-                Issue.record("attached \(uri)")
-            } catch let SqlCipherError.sqlite(code, _, message, _) {
-                #expect(code == 7)
-                #expect(message.contains("textkey=") && message.contains("KEY clause"), "\(message)")
-                #expect(!message.contains("k3y-text"))
+        let file = directory.path("t.db")
+        for uri in ["file:\(file)?textkey=k3y-text", "file:\(file)?textkey=", "file:\(file)?mode=rwc&textkey=k3y-text",
+                    "file:\(file)?%74extkey=k3y-text", "file:\(file)?TEXTKEY=k3y-text#f"] {
+            for (sql, bound) in [("ATTACH ? AS t", true), ("ATTACH '\(uri)' AS t", false),
+                                 ("ATTACH DATABASE ? AS t KEY 'other'", true)] {
+                do {
+                    if bound {
+                        _ = try await db.execute(sql, uri)
+                    } else {
+                        _ = try await db.execute(sql)
+                    }
+                    Issue.record("attached \(uri) with \(sql)")
+                } catch let SqlCipherError.invalidQuery(reason) {
+                    #expect(reason.contains("textkey=") && reason.contains("KEY clause"), "\(reason)")
+                    #expect(!reason.contains("k3y-text"))
+                }
             }
             #expect(try await db.query("PRAGMA database_list").allSatisfy { $0.get(1, as: String.self) != "t" })
         }

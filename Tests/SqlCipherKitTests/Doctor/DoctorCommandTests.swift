@@ -24,7 +24,7 @@ import Testing
         #expect(report["error_kind"] == nil)
 
         let lib = try section(report, "library")
-        #expect(lib["exit_protection"] as? String == "cleanup-off")
+        #expect(lib["exit_protection"] as? String == ProcessExitTests.plainProtection)
         #expect(lib["path"] as? String == library.path)
         #expect(lib["source"] as? String == "SQLCIPHERKIT_LIBRARY")
         #expect(lib["sqlite_version"] as? String == library.sqliteVersion)

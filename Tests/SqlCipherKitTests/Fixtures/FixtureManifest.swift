@@ -81,7 +81,14 @@ struct FixtureManifest: Decodable, Sendable {
 
 extension FixtureManifest.File {
     /// Whether the loaded library can decode this file's format.
-    var isReadableByLoadedLibrary: Bool { readableBy.contains(Reliability.libraryVersion) }
+    /// Whether the loaded library reads the file: the manifest names the two Debian releases; a
+    /// later SQLCipher 4 release (run with SQLCIPHERKIT_LIBRARY) reads what 4.6.1 reads, since
+    /// the 4.x file format has not changed since 4.0.
+    var isReadableByLoadedLibrary: Bool {
+        if readableBy.contains(Reliability.libraryVersion) { return true }
+        let version = (try? SqlCipherLibrary.shared)?.cipherVersionComponents ?? []
+        return version.first == 4 && !version.lexicographicallyPrecedes([4, 6, 1]) && readableBy.contains("4.6.1")
+    }
 
     /// The cipher settings a reader needs, derived from the manifest's settings (not from its
     /// pragma list, which the tests compare against instead). A 4.x file gets no compatibility
