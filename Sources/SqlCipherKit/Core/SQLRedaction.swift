@@ -29,7 +29,9 @@ enum SQLRedaction {
     /// returns already redacted text unchanged.
     static func text(of sql: String) -> String {
         guard mayHoldKey(sql) else { return sql }
-        guard let tokens = SQLTokenizer.tokenize(sql) else { return unclosed }
+        let readable = blanked(sql)
+        guard let tokens = SQLTokenizer.tokenize(readable) else { return unclosed }
+        let original = Array(sql.utf8)
         var output: [String] = []
         var redacted = false
         for statement in statements(of: tokens) {
@@ -77,8 +79,11 @@ enum SQLRedaction {
                 }
                 if last < body.endIndex { output.append(";") }
             case .other:
+                // A word glued to a character SQLite reads as part of a name (`ATTACHé`): SQLite
+                // refuses the text and echoes it; only keywords and punctuation are shown.
+                let disguised = isDisguised(body, original: original, readable: readable)
                 for token in body {
-                    if token.kind == .string && containsKeyParameter(token.text) {
+                    if disguised ? !isShownInDisguise(token) : token.kind == .string && containsKeyParameter(token.text) {
                         output.append(mask)
                         redacted = true
                     } else {
@@ -90,7 +95,68 @@ enum SQLRedaction {
         // A comment is dropped with the rest when the text is rebuilt; a text that needs no other
         // redaction is rebuilt too when a comment of it names a key (commented-out
         // `-- PRAGMA key = '…'` or `/* ATTACH … KEY '…' */` was shown as written).
-        return redacted || commentMayHoldKey(sql, tokens) ? join(output) : sql
+        return redacted || commentMayHoldKey(readable, tokens) ? join(output) : sql
+    }
+
+    /// `sql` with every character outside ASCII that a reader takes for a space, or does not see
+    /// at all (Unicode white space such as U+00A0 and U+2003, format characters such as U+200B and a
+    /// byte-order mark, controls), replaced by as many spaces as it has bytes: the text as a person
+    /// reads it, at the same byte offsets, for the redaction's decisions only. SQLite reads those
+    /// bytes as part of a name, so `ATTACH<U+00A0>'file' AS a KEY 'secret'`, pasted from a web page or
+    /// a word processor, is a syntax error whose message quotes the text; read as one word
+    /// `ATTACH<U+00A0>`, the statement was no `ATTACH` to the redaction and the error showed the key
+    /// (found by the fuzzing pass). Returns `sql` itself when it has no byte outside ASCII.
+    static func blanked(_ sql: String) -> String {
+        guard sql.utf8.contains(where: { $0 >= 0x80 }) else { return sql }
+        var scalars = String.UnicodeScalarView()
+        var changed = false
+        for scalar in sql.unicodeScalars {
+            if scalar.value >= 0x80, isBlank(scalar) {
+                for _ in 0..<UTF8.width(scalar) { scalars.append(" ") }
+                changed = true
+            } else {
+                scalars.append(scalar)
+            }
+        }
+        return changed ? String(scalars) : sql
+    }
+
+    private static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.isWhitespace { return true }
+        switch properties.generalCategory {
+        case .format, .control, .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
+    }
+
+    /// Whether a byte is one a reader does not see as a character of a word: an ASCII control
+    /// other than SQL's whitespace (a NUL among them), or a byte of a character outside ASCII.
+    @inline(__always)
+    private static func isHidden(_ byte: UInt8) -> Bool {
+        (byte < 32 && (byte < 9 || byte > 13)) || byte >= 0x7F
+    }
+
+    /// Whether a statement that is no `ATTACH`, `VACUUM` or key pragma to the tokens may still be
+    /// meant as one, and hold a key: it mentions `key`, `attach` or `vacuum` when the characters a
+    /// reader does not see are left out (`ATTA<NUL>CH`, `k<U+200B>ey`), and its text holds such a
+    /// character (an ASCII control, a space or format character outside ASCII) or a word holds a
+    /// character outside ASCII (`ATTACHé`). SQLite refuses such text, or the package does (a NUL),
+    /// and the error shows it; only its keywords and punctuation are shown then.
+    private static func isDisguised(_ body: ArraySlice<SQLTokenizer.Token>, original: [UInt8], readable: String) -> Bool {
+        guard let first = body.first, let last = body.last else { return false }
+        let span = original[first.start..<last.end]
+        let odd = span.contains { $0 < 32 && ($0 < 9 || $0 > 13) || $0 == 0x7F }
+            || body.contains { $0.kind == .word && $0.text.utf8.contains(where: { $0 >= 0x80 }) }
+            || !readable.utf8.dropFirst(first.start).prefix(span.count).elementsEqual(span)
+        return odd && mayHoldKey(span)
+    }
+
+    /// Whether a token of a disguised statement (``isDisguised(_:)``) is shown: punctuation and
+    /// SQL keywords written in ASCII only.
+    private static func isShownInDisguise(_ token: SQLTokenizer.Token) -> Bool {
+        (token.kind == .symbol && !token.text.utf8.contains(where: isHidden))
+            || (token.kind == .word && SQLTokenizer.keywords.contains(token.text.uppercased()))
     }
 
     /// Whether the text between two tokens (whitespace and comments) mentions `key`, `attach` or
@@ -111,8 +177,12 @@ enum SQLRedaction {
     /// tokens do not close hides them too.
     static func hidesArguments(of sql: String) -> Bool {
         guard mayHoldKey(sql) else { return false }
-        guard let tokens = SQLTokenizer.tokenize(sql) else { return true }
-        return statements(of: tokens).contains { classify(tokens[$0]).kind != .other }
+        let readable = blanked(sql)
+        guard let tokens = SQLTokenizer.tokenize(readable) else { return true }
+        let original = Array(sql.utf8)
+        return statements(of: tokens).contains {
+            classify(tokens[$0]).kind != .other || isDisguised(tokens[$0], original: original, readable: readable)
+        }
     }
 
     /// SQLite's error `message` for `sql`, with what it echoes of the text masked when the text
@@ -203,6 +273,9 @@ enum SQLRedaction {
         var window: UInt64 = 0
         var older: UInt64 = 0
         while let byte = utf8.next() {
+            // What a reader does not see inside a word is left out: `ATTA<NUL>CH` and
+            // `k<U+200B>ey` mention a key to the reader (isDisguised).
+            if isHidden(byte) { continue }
             let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
             older = (older << 8) | (window >> 56)
             window = (window << 8) | UInt64(folded)
