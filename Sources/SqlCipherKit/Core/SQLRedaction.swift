@@ -203,22 +203,26 @@ enum SQLRedaction {
     /// SQLite's error `message` with every quoted token and whatever follows its first `": "`
     /// masked (see ``message(_:of:)``).
     private static func maskingEchoes(_ message: String) -> String {
-        var output = ""
-        var quote: Character?
-        for character in message {
-            if let open = quote {
-                if character == open {
-                    output += "***" + String(character)
-                    quote = nil
+        var output = message
+        // SQLite quotes the token it echoes without escaping it (`near "%T": syntax error`), so a
+        // token that holds the quote itself (`"secret"`, read as one token after a name glued to
+        // a byte-order mark) ends at the LAST such quote, not the next one: reading it the other
+        // way showed `near "***"secret"***"` (found by the fuzzing pass). Everything from the first
+        // quote to the last of the same kind is masked; an unclosed one masks the rest.
+        if let open = output.firstIndex(where: { $0 == "\"" || $0 == "'" }) {
+            let quote = output[open]
+            let inside = output.index(after: open)
+            if let close = output.lastIndex(of: quote), close > open {
+                // After the echo comes SQLite's `: …` or nothing; anything else is masked too.
+                let after = output.index(after: close)
+                if after < output.endIndex, output[after] != ":" {
+                    output.replaceSubrange(after..., with: "***")
                 }
-                continue
+                output.replaceSubrange(inside..<close, with: "***")
+            } else {
+                output.replaceSubrange(inside..., with: "***")
             }
-            if character == "\"" || character == "'" {
-                quote = character
-            }
-            output.append(character)
         }
-        if quote != nil { output += "***" }
         // What follows the first ": " is a name SQLite echoed (`no such column: …`, `no such
         // table: …`), and a bracketed or backquoted name can hold spaces, so the whole rest is
         // masked; only SQLite's own words after a quoted token (`near "***": syntax error`) stay.
