@@ -46,6 +46,16 @@ enum FuzzArgument: Sendable, CustomStringConvertible {
         }
     }
 
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .int(let v): return .integer(v)
+        case .real(let v): return .real(v)
+        case .text(let v): return .text(v)
+        case .blob(let v): return .blob(v)
+        case .null: return .null
+        }
+    }
+
     var description: String {
         switch self {
         case .int(let v): return "\(v)"
@@ -60,7 +70,14 @@ enum FuzzArgument: Sendable, CustomStringConvertible {
 /// How a generated step reaches the database.
 enum FuzzSurface: String, Sendable, CaseIterable {
     case execute, executeArguments, query, transaction, savepoint, read, prepare, cursor, stream, liveValues
-    case literal, importPlaintext, backup, export, rekey
+    case literal, importPlaintext, backup, export, rekey, migrate, namedArguments
+}
+
+/// A migration that runs one generated text.
+struct FuzzMigration: Migration {
+    let id: String
+    let sql: String
+    func up(_ ctx: MigrationContext) throws { _ = try ctx.execute(sql) }
 }
 
 /// One call of a case.
@@ -376,6 +393,26 @@ struct FuzzGrammar {
         return text
     }
 
+    /// What a body of `importPlaintext` may try against the plaintext file it reads, attached as
+    /// `plain`: every write to it must be refused, so that no byte of the encrypted database reaches it.
+    mutating func plaintextBodyStatement() -> String {
+        let plain = quoted("plain")
+        return random.pick([
+            "INSERT INTO \(plain).p SELECT v FROM main.marker", "UPDATE \(plain).p SET x = (SELECT v FROM marker)",
+            "CREATE TABLE \(plain).copy AS SELECT * FROM main.marker", "REPLACE INTO \(plain).p(rowid, x) SELECT 1, v FROM marker",
+            "CREATE TEMP TRIGGER leak AFTER INSERT ON main.t BEGIN INSERT INTO plain.p SELECT v FROM main.marker; END; "
+                + "INSERT INTO t(a) VALUES (5)",
+            "CREATE TEMP VIEW pv AS SELECT * FROM plain.p; INSERT INTO pv VALUES ((SELECT v FROM marker))",
+            "PRAGMA \(plain).user_version = 7", "PRAGMA \(plain).journal_mode = wal", "PRAGMA \(plain).key = '\(secret())'",
+            "PRAGMA \(plain).application_id = 1", "VACUUM \(plain)", "VACUUM \(plain) INTO '\(folder)/plaincopy.db'",
+            "DETACH \(plain)", "DETACH plain; ATTACH '\(folder)/plain.db' AS plain; INSERT INTO plain.p SELECT v FROM marker",
+            "DROP TABLE \(plain).p", "ALTER TABLE \(plain).p ADD COLUMN y", "CREATE INDEX \(plain).i ON p(x)",
+            "INSERT INTO \(plain).sqlite_master VALUES('table', 'z', 'z', 0, 'CREATE TABLE z(a)')",
+            "SELECT * FROM plain.p", "INSERT INTO main.t(a) SELECT x FROM plain.p", "PRAGMA plain.wal_checkpoint",
+            "DELETE FROM \(plain).p", "PRAGMA \(plain).writable_schema = 1", "PRAGMA \(plain).page_size = 512; VACUUM plain",
+        ])
+    }
+
     mutating func argumentList(for sql: String) -> [FuzzArgument] {
         (0..<random.pick([0, 0, 1, 1, 2, 3, 5])).map { _ in
             switch random.below(10) {
@@ -394,9 +431,19 @@ struct FuzzGrammar {
     mutating func step() -> FuzzStep {
         let surface: FuzzSurface = random.pick([
             .execute, .execute, .execute, .execute, .executeArguments, .executeArguments, .query, .query, .transaction, .transaction,
-            .savepoint, .read, .prepare, .cursor, .stream, .liveValues, .literal, .literal, .importPlaintext, .backup, .export, .rekey,
+            .savepoint, .read, .prepare, .cursor, .stream, .liveValues, .literal, .literal, .importPlaintext, .importPlaintext,
+            .backup, .export, .rekey, .migrate, .namedArguments,
         ])
         var step = FuzzStep(surface: surface, sql: script())
+        if surface == .importPlaintext, random.below(3) != 0 { step.sql = plaintextBodyStatement() }
+        if surface == .namedArguments {
+            step.sql = random.pick(["SELECT :a, @b, $c", "SELECT ?, :a", "INSERT INTO t(a, b) VALUES (:a, :a)", "SELECT ?1, ?1, :a",
+                                    "ATTACH :file AS aux KEY :key", "SELECT $a(b), :a::b", step.sql])
+            step.names = (0..<random.below(4)).map { _ in random.pick([":a", "a", "@b", "$c", "1", "?1", "", "\u{0}", "file", "key"]) }
+            step.arguments = step.names.map { name in
+                name == "key" ? .text(secret()) : name == "file" ? .text(filePath()) : .int(Int64(random.below(9)))
+            }
+        }
         if surface == .executeArguments, random.oneIn(3) {
             // An ATTACH whose file and key are bound: the key is a secret only in that position.
             step.sql = spelled("ATTACH") + gap() + "?" + gap() + "AS" + gap() + quoted(random.pick(["aux", "main", "x y"]))
@@ -420,6 +467,8 @@ struct FuzzGrammar {
                                        folder + "/copy.db-wal", folder]), secret()]
         case .rekey:
             step.names = [secret()]
+        case .migrate:
+            step.names = [random.pick(["m1", "m1", "", "m\u{0}", "_migrations", String(repeating: "m", count: 5000)])]
         default: break
         }
         return step
@@ -598,6 +647,12 @@ final class FuzzRunner: @unchecked Sendable {
         case .liveValues:
             for try await _ in db.values(of: .query(sql, arguments: arguments ?? [])) { break }
         case .literal: try await runLiteral(step, on: db)
+        case .migrate: try await db.migrate([FuzzMigration(id: step.names[0], sql: sql)])
+        case .namedArguments:
+            var seen: Set<String> = []
+            let bindings = zip(step.names, step.arguments ?? []).filter { seen.insert($0.0).inserted }
+            let arguments = StatementArguments(bindings.map { ParameterBinding(name: $0.0, value: $0.1.databaseValue) })
+            _ = try await db.query(sql, arguments: arguments)
         case .importPlaintext:
             try await db.importPlaintext(from: folder + "/plain.db") { conn in
                 _ = try conn.execute(sql)
