@@ -233,7 +233,7 @@ struct FuzzGrammar {
 
     mutating func fileName() -> String {
         let path = filePath()
-        switch random.below(12) {
+        switch random.below(13) {
         case 0: return "'file:\(path)?key=\(secret())'"
         case 1: return "'file:\(path)?hexkey=" + String(repeating: "0f", count: 32) + "'"
         case 2: return "'file:\(path)?cipher_plaintext_header_size=32&key=\(secret())'"
@@ -243,6 +243,10 @@ struct FuzzGrammar {
         case 6: return "'file:\(path.replacingOccurrences(of: "/", with: "%2F"))'"
         case 7: return "'\(path)' || ''"
         case 8: return "'file:\(path)?vfs=unix-none&key=\(secret())'"
+        case 9: return random.pick(["'file:\(path)?key='", "'file:\(path)?k%65y=\(secret())'", "'file:\(path)?hexkey='",
+                                    "'file:\(path)?immutable=1'", "'file:\(path)?nolock=1&key=\(secret())'",
+                                    "'file:\(path)?vfs=unix-dotfile'", "'file:\(path)?mode=memory&cache=shared'",
+                                    "'file://localhost\(path)?KEY=\(secret())'", "'file:\(path)#key=\(secret())'"])
         default: return "'\(path)'"
         }
     }
@@ -293,13 +297,13 @@ struct FuzzGrammar {
         case 6: return random.pick(["9223372036854775807 + 1", "-9223372036854775808 - 1", "abs(-9223372036854775808)",
                                     "9223372036854775808", "0x8000000000000000", "0xFFFFFFFFFFFFFFFFF", "1e999",
                                     "-9223372036854775808 / -1", "-9223372036854775808 % -1", "1/0"])
-        case 7: return "printf('%.*c', \(random.pick(["1000", "100000000", "2147483647"])), 'x')"
+        case 7: return "printf('%.*c', \(random.pick(["1000", "20000000", "2147483647"])), 'x')"
         case 8: return "char(0)"
         case 9: return "'a' || char(0) || '\(Self.secretMark)-not-a-key'".replacingOccurrences(of: Self.secretMark, with: "nokey")
         case 10: return "json('" + String(repeating: "[", count: random.pick([10, 1000, 3000]))
             + String(repeating: "]", count: random.pick([10, 1000, 3000])) + "')"
         case 11: return "substr('abc', -9223372036854775808, 9223372036854775807)"
-        case 12: return "replace(hex(zeroblob(\(random.pick([10, 1000, 10_000_000])))), '00', 'ab')"
+        case 12: return "replace(hex(zeroblob(\(random.pick([10, 1000, 2_000_000])))), '00', 'ab')"
         case 13: return "(SELECT count(*) FROM t)"
         case 14: return "(SELECT v FROM marker)"
         case 15: return "sqlite_compileoption_get(0)"
@@ -338,7 +342,7 @@ struct FuzzGrammar {
             + expression()
         case 16: return "SELECT * FROM " + random.pick(["v0", "v1", "v2", "temp.v0", "t", "sqlite_master", "pragma_table_info('t')",
                                                          "pragma_database_list", "pragma_cipher_settings", "pragma_key('x')"])
-        case 17: return "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT \(random.pick([10, 10_000, 200_000]))) "
+        case 17: return "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT \(random.pick([10, 10_000, 50_000]))) "
             + random.pick(["SELECT count(*) FROM c", "SELECT \(exportCall()) FROM c LIMIT 1",
                            "INSERT INTO t(a) SELECT x FROM c", "SELECT group_concat(x) FROM c"])
         case 18: return random.pick([
