@@ -8,7 +8,7 @@ import Testing
 /// readable with the key). A violation names its seed and steps; `FuzzRunner.run(seed:only:)`
 /// replays a subset of them. Longer runs (thousands of seeds) are made by hand, not here.
 @Suite struct SQLFuzzTests {
-    /// Seeds 1 to 150: under ten seconds per library on the project's machine.
+    /// Seeds 1 to 150: a few seconds per library on the project's machine.
     static let seeds: ClosedRange<UInt64> = 1...150
 
     @Test func hostileStatementsKeepEveryInvariant() async throws {
