@@ -12,7 +12,7 @@ import Testing
 // - every failure is a typed SqlCipherError, and a refusal by the package says what to do;
 // - no secret of the case reaches an error's description, a trace event or any file;
 // - no file of the folder is plaintext SQLite, and the marker is in no file's bytes;
-// - the connection's cipher settings, and the process-wide defaults, are unchanged;
+// - the connection's cipher settings, and the process-wide defaults and memory limits, are unchanged;
 // - the file opens again with its key and holds the marker row.
 
 /// SplitMix64: a tiny deterministic generator, so that a seed names one case for ever.
@@ -193,6 +193,7 @@ struct FuzzGrammar {
         "schema_version", "user_version", "application_id", "integrity_check", "quick_check", "foreign_keys",
         "recursive_triggers", "cell_size_check", "auto_vacuum", "incremental_vacuum", "shrink_memory", "optimize",
         "legacy_alter_table", "reverse_unordered_selects", "max_page_count", "journal_size_limit", "cache_size",
+        "hard_heap_limit", "soft_heap_limit", "threads",
     ]
 
     /// A value for a pragma; secrets only for the pragmas that take a key.
@@ -532,10 +533,11 @@ final class FuzzRunner: @unchecked Sendable {
         if let database = db as? Database { await database.close() } else if let pool = db as? DatabasePool { await pool.close() }
     }
 
-    /// The cipher settings of the connection and the process-wide defaults, as text.
+    /// The cipher settings of the connection and the process-wide defaults and memory limits, as text.
     private func cipherState(_ db: any DatabaseAccess) async throws -> String {
         var names = ["cipher_page_size", "kdf_iter", "cipher_use_hmac", "cipher_hmac_pgno", "cipher_hmac_salt_mask",
-                     "cipher_default_kdf_iter", "cipher_default_page_size", "cipher_default_use_hmac", "temp_store"]
+                     "cipher_default_kdf_iter", "cipher_default_page_size", "cipher_default_use_hmac", "temp_store",
+                     "hard_heap_limit", "soft_heap_limit"]
         if sqlcipher4 {
             names += ["cipher_hmac_algorithm", "cipher_kdf_algorithm", "cipher_plaintext_header_size", "cipher_default_hmac_algorithm",
                       "cipher_default_kdf_algorithm", "cipher_default_plaintext_header_size", "cipher_default_compatibility",
