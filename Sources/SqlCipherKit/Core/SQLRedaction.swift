@@ -139,17 +139,39 @@ enum SQLRedaction {
 
     /// Whether a statement that is no `ATTACH`, `VACUUM` or key pragma to the tokens may still be
     /// meant as one, and hold a key: it mentions `key`, `attach` or `vacuum` when the characters a
-    /// reader does not see are left out (`ATTA<NUL>CH`, `k<U+200B>ey`), and its text holds such a
-    /// character (an ASCII control, a space or format character outside ASCII) or a word holds a
-    /// character outside ASCII (`ATTACHé`). SQLite refuses such text, or the package does (a NUL),
-    /// and the error shows it; only its keywords and punctuation are shown then.
+    /// reader does not see are left out (`ATTA<NUL>CH`, `k<U+200B>ey`), and outside its literals it
+    /// holds such a character (an ASCII control, a space or format character outside ASCII) or a
+    /// word glued to a keyword that decides the redaction (`ATTACHé`, `éKEY`). SQLite refuses such
+    /// text, or the package does (a NUL), and the error shows it; only its keywords and punctuation
+    /// are shown then. A name outside ASCII (`prénom`) or a Unicode space inside a string does not
+    /// count: such statements are shown, and cached, as written.
     private static func isDisguised(_ body: ArraySlice<SQLTokenizer.Token>, original: [UInt8], readable: String) -> Bool {
         guard let first = body.first, let last = body.last else { return false }
         let span = original[first.start..<last.end]
-        let odd = span.contains { $0 < 32 && ($0 < 9 || $0 > 13) || $0 == 0x7F }
-            || body.contains { $0.kind == .word && $0.text.utf8.contains(where: { $0 >= 0x80 }) }
-            || !readable.utf8.dropFirst(first.start).prefix(span.count).elementsEqual(span)
-        return odd && mayHoldKey(span)
+        guard mayHoldKey(span) else { return false }
+        if span.contains(where: { $0 < 32 && ($0 < 9 || $0 > 13) || $0 == 0x7F }) { return true }
+        if body.contains(where: { $0.kind == .word && isGluedToKeyword($0.text) }) { return true }
+        // A character blanked outside every literal and quoted name: between two tokens, or where
+        // the tokens of the original text would have run together.
+        let blankedBytes = Array(readable.utf8)
+        var literal = body.startIndex
+        for offset in first.start..<last.end where original[offset] >= 0x80 && blankedBytes[offset] == 32 {
+            while literal < body.endIndex && body[literal].end <= offset { literal += 1 }
+            let inside = literal < body.endIndex && body[literal].start <= offset
+                && [.string, .blob, .quotedIdentifier].contains(body[literal].kind)
+            if !inside { return true }
+        }
+        return false
+    }
+
+    /// Whether a word holds a character outside ASCII next to one of the words the redaction
+    /// decides by (`ATTACHé`, `PRAGMAé`, `éKEY`): split at those characters, one of its ASCII
+    /// pieces is such a word.
+    private static func isGluedToKeyword(_ word: String) -> Bool {
+        guard word.utf8.contains(where: { $0 >= 0x80 }) else { return false }
+        let pieces = word.utf8.split(whereSeparator: { $0 >= 0x80 }).map { String(decoding: $0, as: UTF8.self).uppercased() }
+        return pieces.contains { ["ATTACH", "VACUUM", "PRAGMA", "EXPLAIN", "KEY", "AS", "INTO", "DATABASE"].contains($0)
+            || CipherPragmaRule.keyPragmas.contains($0.lowercased()) }
     }
 
     /// Whether a token of a disguised statement (``isDisguised(_:)``) is shown: punctuation and

@@ -280,6 +280,15 @@ import Testing
         #expect(!message.contains("ATTACH") && !message.contains("PRAGMA") && !message.contains("VACUUM"), "\(message)")
     }
 
+    /// Names outside ASCII and Unicode spaces inside strings, in a statement that names a key
+    /// column, are no disguise: the text is shown as written (and so cached), not masked.
+    @Test(arguments: ["SELECT prénom FROM users WHERE api_key = ?", "UPDATE t SET note = 'a\u{00A0}b' WHERE key = 1",
+                      "SELECT \"clé\u{2003}x\" FROM t WHERE monkey = 1", "INSERT INTO été(key) VALUES ('\u{FEFF}')"])
+    func namesOutsideASCIIBesideAKeyColumnAreShownAsWritten(_ sql: String) {
+        #expect(SQLRedaction.text(of: sql) == sql)
+        #expect(!SQLRedaction.hidesArguments(of: sql))
+    }
+
     /// The same spellings through a database, on both libraries: each is a syntax error whose
     /// description, SQL and message show no key, and no trace event does either.
     @Test func errorsOfStatementsWithSpacesSQLiteDoesNotReadAsSpacesHoldNoKey() async throws {
