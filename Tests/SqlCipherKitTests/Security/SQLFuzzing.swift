@@ -246,7 +246,9 @@ struct FuzzGrammar {
         case 3: return "'file:\(path)?mode=ro'"
         case 4: return "':memory:'"
         case 5: return "''"
-        case 6: return "'file:\(path.replacingOccurrences(of: "/", with: "%2F"))'"
+        // Every name stays inside the case's folder: without URI processing SQLite takes a
+        // `file:%2F…` name literally, as a file in the working directory.
+        case 6: return "'file:\(path)?mode=rwc&cache=private'"
         case 7: return "'\(path)' || ''"
         case 8: return "'file:\(path)?vfs=unix-none&key=\(secret())'"
         case 9: return random.pick(["'file:\(path)?key='", "'file:\(path)?k%65y=\(secret())'", "'file:\(path)?hexkey='",
