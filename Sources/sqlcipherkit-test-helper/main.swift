@@ -38,6 +38,8 @@ let helperCommands: [HelperCommand] = [
     importPlaintextCommand,
     changeDirectoryCommand,
     rekeyWithoutDescriptorsCommand,
+    openWithoutDescriptorsCommand,
+    liveQueryWithoutDescriptorsCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -108,7 +108,8 @@ final class SQLiteConnection {
             var message = db.map { String(cString: scb_errmsg($0)) } ?? String(cString: scb_errstr(rc))
             if rc == Self.sqliteInterrupt, scb_exit_refusing() != 0 { message = Self.exitingMessage }
             if let db { scb_close_v2(db) }
-            throw SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message)
+            throw ResourceExhaustion.explaining(
+                SqlCipherError.cannotOpen(path: path, reason: Self.pathTooLong(path).map { message + ": " + $0 } ?? message))
         }
         handle = db
         self.path = path
@@ -185,8 +186,54 @@ final class SQLiteConnection {
         if rc & 0xFF == Self.sqliteNotADatabase, statementGate.isEncrypted, keyProven || !scope.isInternal {
             message += SQLiteMessageAdvice.keyChanged
         }
+        // Before the key is proven the opening tells damage from a wrong key itself
+        // (DatabaseOpener.failedRead), and reads nothing more until it has.
+        if extended == Self.sqliteCorrupt, message == SQLiteMessageAdvice.bareDamage, keyProven || !statementGate.isEncrypted {
+            message += SQLiteMessageAdvice.damaged(finding: damageFinding())
+        }
         return .sqlite(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql).redactingSQL()
     }
+
+    /// What the size of this connection's main file says of the damage SQLite just reported
+    /// (``SQLiteMessageAdvice/truncation(fileSize:pageSize:pageCount:walHoldsPages:)``), or nil
+    /// when it says nothing or cannot be read. A readable header (a plaintext file, or SQLCipher's
+    /// plaintext header) gives the page size and count; an encrypted one keeps its count out of
+    /// reach, but SQLite refuses every read of a file shorter than that count before it reads a
+    /// page past page 1 (`SQLITE_CORRUPT`), which `PRAGMA page_count` shows. Never from inside
+    /// itself (a failure of those pragmas comes back through ``error(_:sql:writes:)``).
+    func damageFinding() -> String? {
+        guard !isDiagnosingDamage else { return nil }
+        isDiagnosingDamage = true
+        defer { isDiagnosingDamage = false }
+        var file = stat()
+        guard stat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG else { return nil }
+        let size = Int(file.st_size)
+        var wal = stat()
+        let walHoldsPages = stat(path + "-wal", &wal) == 0 && wal.st_size > 0
+        if let header = FileHeader(path: path), header.hasPlaintextMagic, let pageSize = header.pageSize {
+            return SQLiteMessageAdvice.truncation(fileSize: size, pageSize: pageSize, pageCount: header.headerPageCount ?? 0,
+                                                  walHoldsPages: walHoldsPages)
+        }
+        guard let pageSize = try? asPackage({ try integer("PRAGMA cipher_page_size") }) else { return nil }
+        if size % pageSize == 0 {
+            do {
+                _ = try asPackage { try integer("PRAGMA page_count") }
+                return nil
+            } catch SqlCipherError.sqlite(let code, _, _, _) where code == Self.sqliteCorrupt {
+                // The header counts more pages than the file holds.
+            } catch {
+                return nil
+            }
+        }
+        return SQLiteMessageAdvice.truncation(fileSize: size, pageSize: pageSize, pageCount: nil, walHoldsPages: walHoldsPages)
+    }
+
+    /// Set while ``damageFinding()`` runs its pragmas.
+    private var isDiagnosingDamage = false
+
+    /// `SQLITE_CORRUPT` as such, without an extended code (https://sqlite.org/rescode.html#corrupt):
+    /// the virtual-table, sequence and index variants have words of their own.
+    static let sqliteCorrupt: Int32 = 11
 
     /// `SQLITE_READONLY_DBMOVED`: the file this connection opened is no longer at its path
     /// (https://sqlite.org/rescode.html#readonly_dbmoved).

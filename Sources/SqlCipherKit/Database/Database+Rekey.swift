@@ -229,7 +229,15 @@ extension Database {
                 watch.rekey(core.handle, key: bytes, pageSize: pageSize, stopped: &stopped)
             }
         }
-        let committed = stopped == 0 && (try? core.execute("COMMIT")) != nil
+        // Why the COMMIT failed is the user's to know: a full disk (SQLITE_FULL) or an I/O error
+        // needs a different remedy than a retry.
+        var commitFailure: (any Error)?
+        // A rewrite that failed (rc) is never committed: SQLCipher rolled it back, and a COMMIT
+        // could only make its half-written state durable.
+        if stopped == 0 && rc == 0 {
+            do { try core.execute("COMMIT") } catch { commitFailure = error }
+        }
+        let committed = stopped == 0 && rc == 0 && commitFailure == nil
         if !committed && core.isInTransaction { _ = try? core.execute("ROLLBACK") }
 
         do {
@@ -237,7 +245,8 @@ extension Database {
             if stopped != 0 { throw CancellationError() }
             guard rc == 0 else { throw core.error(rc, sql: nil) }
             guard committed else {
-                throw SqlCipherError.rekeyFailed(path: path, reason: "the rewrite could not be committed")
+                throw SqlCipherError.rekeyFailed(
+                    path: path, reason: "the rewrite could not be committed" + (commitFailure.map { " (\($0))" } ?? ""))
             }
             if journalMode == .wal { _ = try? core.checkpoint("TRUNCATE") }
         } catch {
@@ -250,22 +259,50 @@ extension Database {
             let reason: String
             if case let SqlCipherError.rekeyFailed(_, inner) = error { reason = inner } else { reason = "\(error)" }
             throw SqlCipherError.rekeyFailed(
-                path: path, reason: reason + ". This Database was closed; open the file again with the old key")
+                path: path, reason: reason + ". " + Self.closedAfterRekey + "; open the file again with the old key")
         }
         // The rewrite is committed: from here on the file has the new key, and a proof that
         // cannot be made (no file descriptor left, a creation lock held too long) must not send
         // the caller back to the old key.
         do {
             try verifyKey(verifyMaterial, against: core)
+        } catch let notRewritten as RewriteNotTaken {
+            // SQLCipher's rekey reports success even when it could not write the rewrite and rolled
+            // it back (it only logs why: a full disk in rollback mode does this), and the COMMIT
+            // after it then commits nothing. A fresh connection proved that the file's first page
+            // does not decrypt with the new key: the file has the old one, whatever was committed.
+            close()
+            throw SqlCipherError.rekeyFailed(
+                path: path, reason: "the rewrite did not take effect: SQLCipher rolled it back without reporting an "
+                    + "error, which it does when it cannot write the file or its journal, most often because the disk "
+                    + "is full" + Self.freeSpace(of: path) + " (a fresh connection with the new key: \(notRewritten.reason)). "
+                    + Self.closedAfterRekey + "; open the file again with the old key, which it still has, free space, "
+                    + "then change the key again")
         } catch {
             close()
             let reason: String
             if case let SqlCipherError.rekeyFailed(_, inner) = error { reason = inner } else { reason = "\(error)" }
             throw SqlCipherError.rekeyFailed(
                 path: path, reason: SqlCipherError.rekeyCommitted + ", but a fresh connection could not prove it ("
-                    + reason + "). This Database was closed; open the file with the new key")
+                    + reason + "). " + Self.closedAfterRekey + "; open the file with the new key")
         }
         reporter?.finish()
+    }
+
+    /// What a failed rekey did to the object it was called on: a `Database` closes itself, and a
+    /// pool whose writer this is closes with it (DatabasePool+Rekey.swift).
+    static let closedAfterRekey = "This Database (or the DatabasePool it writes for) was closed"
+
+    /// A fresh connection found that the file's first page does not decrypt with the new key.
+    private struct RewriteNotTaken: Error {
+        let reason: String
+    }
+
+    /// ", where N bytes are free", for the filesystem that holds `path`, or "" when unknown.
+    private static func freeSpace(of path: String) -> String {
+        var info = statvfs()
+        guard statvfs(DatabasePath.folder(of: path), &info) == 0 else { return "" }
+        return " (its filesystem has \(UInt64(info.f_bavail) * UInt64(info.f_frsize)) bytes free)"
     }
 
     /// Proves that a fresh connection opens the file with `key` and sees the same schema.
@@ -274,6 +311,9 @@ extension Database {
         let fresh: DatabaseOpener.Opened
         do {
             fresh = try DatabaseOpener.open(path: path, key: key, journalMode: journalMode, cipher: cipherSettings)
+        } catch SqlCipherError.keyFailed(_, let reason) {
+            // Page 1 was read and did not decrypt with the new key: proof the rewrite is not there.
+            throw RewriteNotTaken(reason: reason)
         } catch {
             throw SqlCipherError.rekeyFailed(path: path, reason: "a fresh connection with the new key did not open the file (\(error))")
         }

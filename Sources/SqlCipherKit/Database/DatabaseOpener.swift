@@ -38,9 +38,24 @@ enum DatabaseOpener {
     /// readers): checked before SQLite opens the file and again before anything is read. An
     /// existing file under conversion (`encryptInPlace`, `upgradeFromSqlCipher3`) is waited for,
     /// up to the busy timeout, unless the caller is that conversion (`conversion`, its lock).
+    ///
+    /// An opening that fails while the process is out of file descriptors says so
+    /// (``ResourceExhaustion``), whichever step met the limit.
     static func open(path given: String, key: KeyMaterial?, journalMode: JournalMode,
                      cipher: CipherSettings, readOnly: Bool = false, setup: ConnectionSetup = ConnectionSetup(),
                      claim heldClaim: CreationClaim? = nil, conversion: ConversionLock? = nil) throws -> Opened {
+        do {
+            return try openSteps(path: given, key: key, journalMode: journalMode, cipher: cipher, readOnly: readOnly,
+                                     setup: setup, claim: heldClaim, conversion: conversion)
+        } catch {
+            throw ResourceExhaustion.explaining(error)
+        }
+    }
+
+    /// The steps of ``open(path:key:journalMode:cipher:readOnly:setup:claim:conversion:)``.
+    private static func openSteps(path given: String, key: KeyMaterial?, journalMode: JournalMode,
+                                      cipher: CipherSettings, readOnly: Bool, setup: ConnectionSetup,
+                                      claim heldClaim: CreationClaim?, conversion: ConversionLock?) throws -> Opened {
         let library = try SqlCipherLibrary.shared
         let encrypted = key != nil
         let inMemory = given == ":memory:"
@@ -395,8 +410,7 @@ enum DatabaseOpener {
                 // leave the main file short and page 1 in the -wal, which SQLite reads from there.
                 if !header.hasPlaintextMagic && (header.fileSize < 512 || header.fileSize % 512 != 0),
                    (SnapshotFiles.regularFileSize(path + "-wal") ?? 0) <= 32 {
-                    throw SqlCipherError.notADatabase(
-                        path: path, reason: "its size (\(header.fileSize) bytes) is not a multiple of any page size")
+                    throw SqlCipherError.notADatabase(path: path, reason: notWholePages(size: header.fileSize))
                 }
                 let reserved = header.reservedBytes ?? 0
                 if header.looksPlaintextSQLite {
@@ -614,11 +628,20 @@ enum DatabaseOpener {
                            error: SqlCipherError) -> SqlCipherError {
         guard case let .sqlite(code, _, message, _) = error else { return error.redactingSQL() }
         guard KeyProof.keyDecryptsPageOne(connection, path: path, keyed: encrypted, afterFailure: code) == false else {
-            return unreadableSchema(path: path, encrypted: encrypted, code: code, message: message) ?? error.redactingSQL()
+            if let unreadable = unreadableSchema(path: path, encrypted: encrypted, code: code, message: message) {
+                return unreadable
+            }
+            // Page 1 decrypts, so the damage lies behind it; said as on an open connection.
+            guard case let .sqlite(_, extended, _, sql) = error, extended == SQLiteConnection.sqliteCorrupt,
+                  message == SQLiteMessageAdvice.bareDamage
+            else { return error.redactingSQL() }
+            let advice = SQLiteMessageAdvice.damaged(finding: connection.damageFinding())
+            return SqlCipherError.sqlite(code: code, extendedCode: extended, message: message + advice, sql: sql)
+                .redactingSQL()
         }
         let size = FileHeader(path: path)?.fileSize ?? 0
         if size % 512 != 0 {
-            return .notADatabase(path: path, reason: "its size (\(size) bytes) is not a multiple of any page size")
+            return .notADatabase(path: path, reason: notWholePages(size: size))
         }
         if !encrypted { return .notPlaintextDatabase(path: path) }
         return .keyFailed(
@@ -626,6 +649,20 @@ enum DatabaseOpener {
             reason: pageOneDoesNotDecrypt + " (SQLCipher reports \"\(message)\", SQLite error "
                 + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
                 + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
+    }
+
+    /// Why a file to be opened with a key, `size` bytes long, is refused before the key is tried:
+    /// SQLCipher files are whole pages of at least 512 bytes. Past the first page, such a file is
+    /// as likely a database cut short (a copy that stopped early, a full disk) as no database at
+    /// all, and the two call for different remedies.
+    static func notWholePages(size: Int) -> String {
+        let base = "its size (\(size) bytes) is not a multiple of any page size"
+        guard size >= 512 else { return base }
+        let whole = size - size % 512
+        return base + ": it is either no database, or a database cut short (a copy that stopped early, a full "
+            + "disk), whose last page is incomplete. If it is your database, restore it from a backup; to read what "
+            + "the lost pages did not hold, open a copy cut to \(whole) bytes or fewer (a multiple of the page size, "
+            + "4096 unless set otherwise)"
     }
 
     /// The error for a file whose page 1 the key decrypts but whose schema the loaded SQLite cannot

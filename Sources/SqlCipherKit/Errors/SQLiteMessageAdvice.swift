@@ -17,9 +17,17 @@ enum SQLiteMessageAdvice {
         case 1:
             if message == "too many SQL variables" { return tooManyVariables }
             if message == "not authorized" || message == "unsafe use of load_extension()" { return extensionLoading }
+            // `sqlcipher_export()` reports the error of the copy it writes as SQLITE_ERROR with
+            // that error's text: a full disk or an opening without a descriptor keeps its advice.
+            if message == "database or disk is full" { return ResourceExhaustion.diskFull }
+            if message == "unable to open database file" { return ResourceExhaustion.cannotOpenAdvice }
             return searchAdvice(for: message, sql: sql)
         case 25 where sql?.contains("snippet(") == true:
             return snippetColumn
+        case 13:
+            return ResourceExhaustion.diskFull
+        case 14:
+            return ResourceExhaustion.cannotOpenAdvice
         default:
             return nil
         }
@@ -63,7 +71,7 @@ enum SQLiteMessageAdvice {
     /// that may hold a key.
     static var suffixes: [String] {
         [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
-         extensionLoading]
+         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, extensionLoading]
     }
 
     /// What follows SQLite's bare "file is not a database" on an encrypted connection that opened
@@ -94,6 +102,38 @@ enum SQLiteMessageAdvice {
             + "file's, move \(wal) and \(shm) away and open again: the database then opens as of its last "
             + "checkpoint. If it is this file's own and no key was changed, restore the database from a backup, or "
             + "move them away to keep what the database file holds"
+    }
+
+    /// SQLite's message for `SQLITE_CORRUPT` when it says no more than that.
+    static let bareDamage = "database disk image is malformed"
+
+    /// What follows SQLite's bare "database disk image is malformed" on a file whose key was
+    /// proven: a page decrypted yet failed SQLite's checks, or did not decrypt (SQLCipher reports
+    /// a page whose HMAC fails the same way), or lies past the file's end. `finding` is what the
+    /// file's size says (``truncation(fileSize:pageSize:pageCount:walHoldsPages:)``), if anything.
+    static func damaged(finding: String?) -> String {
+        ": " + (finding.map { $0 + ". " } ?? "the file is damaged: a page failed its checks (its HMAC, or SQLite's own). ")
+            + "The usual causes are a copy that stopped early or was taken while a writer was inside a "
+            + "transaction (without its -wal or -journal), a full disk, or bytes overwritten by another program. This "
+            + "statement did not take effect. Run verifyIntegrity() or sqlcipher-doctor verify to list the damaged "
+            + "pages; tables on other pages still read, so export what reads, and restore the file from a backup"
+    }
+
+    /// What the size of a damaged file says, or nil: a size that is not a whole number of pages,
+    /// or fewer pages than the header counts (`pageCount`; nil when the header is encrypted and
+    /// SQLite only said that the file is shorter than its count). The header's count is the file's
+    /// size only when no `-wal` holds pages (`walHoldsPages`): a `-wal` may hold pages past the
+    /// main file's end until its checkpoint.
+    static func truncation(fileSize: Int, pageSize: Int, pageCount: Int?, walHoldsPages: Bool) -> String? {
+        guard pageSize >= 512, fileSize >= 0 else { return nil }
+        let cut = "the file was cut short: it holds \(fileSize) bytes"
+        if fileSize % pageSize != 0 { return cut + ", which is not a whole number of its \(pageSize)-byte pages" }
+        guard !walHoldsPages else { return nil }
+        let held = cut + " (\(fileSize / pageSize) pages of \(pageSize) bytes)"
+        guard let pageCount else { return held + ", fewer than its header counts" }
+        let expected = pageCount.multipliedReportingOverflow(by: pageSize)
+        guard !expected.overflow, fileSize < expected.partialValue else { return nil }
+        return held + ", and its header counts \(pageCount) pages (\(expected.partialValue) bytes)"
     }
 
     /// What follows SQLite's bare "too many SQL variables", which says neither the limit nor what to

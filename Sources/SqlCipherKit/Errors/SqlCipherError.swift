@@ -104,7 +104,7 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     case rekeyFailed(path: String, reason: String)
     /// An export or conversion failed its verification; the source was left as it was.
     case conversionFailed(source: String, target: String, reason: String)
-    /// The database was closed with ``Database/close()``.
+    /// The database was closed with ``Database/close()`` or ``DatabasePool/close()``.
     case databaseClosed
     /// A ``DatabaseStream`` paused between batches gave its statement (or its pool reader) to
     /// another call that needed it, and was then resumed. `reason` says which call.
@@ -328,7 +328,8 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
         case let .conversionFailed(source, target, reason):
             return "Converting \(source) to \(target) failed: \(Self.clause(reason)). The source was not changed."
         case .databaseClosed:
-            return "The database was closed. Open a new Database to continue."
+            return "The Database or DatabasePool was closed (close() was called), and takes no more calls. Open the "
+                + "file again with a new Database or DatabasePool to continue."
         case let .streamPreempted(reason):
             return "This stream was paused between batches and gave up its statement: \(reason). A paused stream "
                 + "never holds a connection against a call that needs it (a loop left without its iterator being "

@@ -67,7 +67,8 @@ final class ExternalChangeWatch: Sendable {
             state.version = version
             state.task = Task.detached { [weak self, weak host] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: Self.interval)
+                    // Not Task.sleep: see ThreadSleeper (a first timer at the descriptor limit traps).
+                    await ThreadSleeper.shared.sleep(for: Self.interval)
                     guard !Task.isCancelled, let watch = self, let host, await watch.check(host) else { return }
                 }
             }

@@ -42,6 +42,9 @@ final class ReaderSet: Sendable {
         var streamHolders: [ObjectIdentifier: StreamHolder] = [:]
         /// Whether a task watches paused streams for waiting calls.
         var isWatching = false
+        /// The readers the process could open, when an opening ran out of file descriptors while
+        /// others were open: no more are opened (reads wait for those) until no read waits.
+        var openLimit: Int?
     }
 
     /// A reader checked out for a stream, and the stream's hold on it.
@@ -104,33 +107,45 @@ final class ReaderSet: Sendable {
 
     /// A reader for one call: an idle one (the most recently used), a new one while fewer than
     /// ``maximum`` are open, or else the next one checked in.
+    ///
+    /// An opening that fails because the process is out of file descriptors, while other readers
+    /// are open, does not fail the read: it waits for one of those, and no more readers are
+    /// opened until no read waits (a service at its descriptor limit serves its reads on the
+    /// readers it has). With no other reader open, the read throws the opening's error.
     func checkout() async throws -> Database {
-        try Task.checkCancellation()
-        let immediate: Grant? = try state.withCheckedLock { state in
-            if state.isClosed { throw SqlCipherError.databaseClosed }
-            return Self.grant(&state, maximum: maximum)
-        }
-        let grant: Grant
-        if let immediate {
-            grant = immediate
-        } else {
-            grant = try await wait()
-        }
-        switch grant {
-        case .reader(let reader):
-            return reader
-        case .open:
-            do {
-                return try await openReader()
-            } catch {
-                // The slot was reserved for this reader: give it to a waiting checkout.
-                let resumes = state.withCheckedLock { state in
-                    state.count -= 1
-                    state.busy -= 1
-                    return Self.dispatch(&state, maximum: maximum)
+        while true {
+            try Task.checkCancellation()
+            let immediate: Grant? = try state.withCheckedLock { state in
+                if state.isClosed { throw SqlCipherError.databaseClosed }
+                return Self.grant(&state, maximum: maximum)
+            }
+            let grant: Grant
+            if let immediate {
+                grant = immediate
+            } else {
+                grant = try await wait()
+            }
+            switch grant {
+            case .reader(let reader):
+                return reader
+            case .open:
+                do {
+                    return try await openReader()
+                } catch {
+                    let outOfDescriptors = ResourceExhaustion.isOutOfDescriptors(error)
+                    // The slot was reserved for this reader: give it to a waiting checkout, or to
+                    // a rekey that waits for this opening as for any busy reader.
+                    let (waitInstead, resumes) = state.withCheckedLock { state -> (Bool, Resumes) in
+                        state.count -= 1
+                        let waitInstead = outOfDescriptors && state.count > 0 && !state.isClosed
+                        if waitInstead { state.openLimit = state.count }
+                        var resumes = Self.dispatch(&state, maximum: maximum)
+                        Self.endBusy(&state, into: &resumes)
+                        return (waitInstead, resumes)
+                    }
+                    resumes.run()
+                    if !waitInstead { throw error }
                 }
-                resumes.run()
-                throw error
             }
         }
     }
@@ -140,20 +155,16 @@ final class ReaderSet: Sendable {
     func checkin(_ reader: Database) {
         let (closeIt, resumes) = state.withCheckedLock { state -> (Bool, Resumes) in
             state.streamHolders[ObjectIdentifier(reader)] = nil
-            state.busy -= 1
             var resumes = Resumes()
             if state.isClosed {
                 state.count -= 1
             } else {
                 state.idle.append(reader)
-                resumes = Self.dispatch(&state, maximum: maximum)
             }
-            // A rekey waiting for the last busy reader is woken, also after a close (it then
-            // finds the pool closed), or it would wait forever.
-            if state.isExclusive, state.busy == 0, let drain = state.drain {
-                state.drain = nil
-                resumes.drain = drain.continuation
-            }
+            Self.endBusy(&state, into: &resumes)
+            if !state.isClosed { resumes.grants = Self.dispatch(&state, maximum: maximum).grants }
+            // The demand that met the descriptor limit has ended: the next one may open readers.
+            if state.waiters.isEmpty { state.openLimit = nil }
             return (state.isClosed, resumes)
         }
         resumes.run()
@@ -170,6 +181,7 @@ final class ReaderSet: Sendable {
             let idle = state.idle
             state.idle = []
             state.count -= idle.count
+            state.openLimit = nil
             return (idle, state.isClosed)
         }
         for reader in closed { await reader.close() }
@@ -230,12 +242,25 @@ final class ReaderSet: Sendable {
             state.busy += 1
             return .reader(reader)
         }
-        if state.count < maximum {
+        if state.count < min(maximum, state.openLimit ?? maximum) {
             state.count += 1
             state.busy += 1
             return .open
         }
         return nil
+    }
+
+    /// Ends one busy checkout (a reader checked in, or an opening that failed): the one place
+    /// `busy` goes down. A rekey waiting for the last busy reader is woken, also after a close
+    /// (it then finds the pool closed): a decrement elsewhere that did not wake it left the rekey,
+    /// and every read queued behind it, waiting for ever (an opening that failed, for example for
+    /// want of file descriptors, while a rekey waited).
+    private static func endBusy(_ state: inout State, into resumes: inout Resumes) {
+        state.busy -= 1
+        if state.isExclusive, state.busy == 0, let drain = state.drain {
+            state.drain = nil
+            resumes.drain = drain.continuation
+        }
     }
 
     /// Gives idle readers, or the right to open one, to waiting checkouts in arrival order.
@@ -315,7 +340,7 @@ final class ReaderSet: Sendable {
                 // A stream reading a batch now pauses within one batch: look again after the delay.
                 let wake = (oldest ?? .now) + delay
                 for reader in taken { await giveBack(reader) }
-                try? await Task.sleep(until: max(wake, .now + .milliseconds(10)), clock: .continuous)
+                await ThreadSleeper.shared.sleep(until: max(wake, .now + .milliseconds(10)))
             }
         }
     }

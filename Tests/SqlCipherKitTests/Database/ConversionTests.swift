@@ -129,6 +129,36 @@ import Testing
 
     // MARK: encryptInPlace
 
+    /// `encryptInPlace` on a disk without room for the encrypted copy said "SQLite error 1: database
+    /// or disk is full in `SELECT sqlcipher_export(...)`" with no advice (`sqlcipher_export` reports
+    /// the copy's error as SQLITE_ERROR). It now says what filled and to free space; the original
+    /// is unchanged and no partial copy is left beside it.
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a small tmpfs"))
+    func encryptInPlaceOnAFullDiskSaysWhatToDo() async throws {
+        let disk = try #require(SmallFilesystem(kilobytes: 700))
+        let path = disk.path("plain.db")
+        let plain = try Database(unencryptedPath: path, journalMode: .rollback)
+        try await plain.execute("CREATE TABLE p(b BLOB)")
+        try await plain.transaction { conn in for _ in 0..<60 { try conn.execute("INSERT INTO p VALUES (randomblob(4000))") } }
+        await plain.close()
+        // The disk filled to the last block: the encrypted copy's pages fail in sqlcipher_export,
+        // which reports them as SQLITE_ERROR (with room left, they fail with SQLITE_FULL instead).
+        #expect(FileManager.default.createFile(atPath: disk.path("filler"), contents: nil))
+        let filler = try #require(FileHandle(forWritingAtPath: disk.path("filler")))
+        while (try? filler.write(contentsOf: Data(count: 4096))) != nil {}
+        try filler.close()
+        #expect {
+            try Database.encryptInPlace(path: path, key: "k", cipher: CipherSettings(kdfIterations: 1000))
+        } throws: { error in
+            guard case .conversionFailed(_, _, let reason)? = error as? SqlCipherError else { return false }
+            return reason.contains("no space left") && reason.contains("Free space")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.folder.url.path).sorted() == ["filler", "plain.db"])
+        let reopened = try Database(unencryptedPath: path, readOnly: true)
+        #expect(try await reopened.query("SELECT count(*) FROM p")[0].get(0, as: Int.self) == 60)
+        await reopened.close()
+    }
+
     @Test(arguments: [JournalMode.rollback, .wal])
     func encryptInPlaceReplacesThePlaintext(mode: JournalMode) async throws {
         let dir = TemporaryDirectory()

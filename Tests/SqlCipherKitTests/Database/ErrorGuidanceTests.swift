@@ -256,4 +256,144 @@ import Testing
         }
         await db.close()
     }
+
+    /// SQLite's bare "database disk image is malformed" named neither the cause nor what to do. A
+    /// file cut short (at a page boundary, or inside a page) now says so, with its size and the
+    /// pages its header counts; a page damaged in place gets the causes and the remedy, whether the
+    /// damage shows at the opening or at a later read.
+    @Test(arguments: ["cut at a page", "cut inside a page", "damaged page", "cut plaintext"])
+    func aDamagedFileSaysWhatItsSizeShows(_ damage: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("damaged.db")
+        let encrypted = damage != "cut plaintext"
+        let key = rawKey(74)
+        do {
+            let db = encrypted ? try Database(path: path, rawKey: key, journalMode: .rollback)
+                : try Database(unencryptedPath: path, journalMode: .rollback)
+            try await db.execute("CREATE TABLE filler(body BLOB)")
+            try await db.transaction { conn in
+                for _ in 0..<400 { try conn.execute("INSERT INTO filler VALUES (randomblob(300))") }
+            }
+            await db.close()
+        }
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        let size = Int(try handle.seekToEnd())
+        let pageSize = encrypted && !isSQLCipher4() ? 1024 : 4096
+        let pages = size / pageSize
+        try #require(size % pageSize == 0 && pages > 20, "unexpected layout: \(size) bytes")
+        switch damage {
+        case "cut inside a page":
+            try handle.truncate(atOffset: UInt64((pages / 2) * pageSize + 100))
+        case "damaged page":
+            try handle.seek(toOffset: UInt64((pages / 2) * pageSize + 200))
+            handle.write(Data(repeating: 0x5A, count: 64))
+        default:
+            try handle.truncate(atOffset: UInt64((pages / 2) * pageSize))
+        }
+        try handle.close()
+
+        let error = await #expect(throws: SqlCipherError.self) {
+            let db = encrypted ? try Database(path: path, rawKey: key) : try Database(unencryptedPath: path)
+            defer { Task { await db.close() } }
+            _ = try await db.query("SELECT count(*), sum(length(body)) FROM filler")
+        }
+        if damage == "cut inside a page" {
+            // Refused before the key is tried (every SQLCipher file is whole pages), saying both
+            // what it may be and what to do for each.
+            guard case let .notADatabase(_, reason)? = error else {
+                Issue.record("expected notADatabase, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("a database cut short") && reason.contains("restore it from a backup"), "\(reason)")
+            return
+        }
+        guard case let .sqlite(code, _, message, _)? = error else {
+            Issue.record("expected SQLite's damage error, got \(String(describing: error))")
+            return
+        }
+        #expect(code == 11, "\(message)")
+        #expect(message.hasPrefix("database disk image is malformed: "), "\(message)")
+        #expect(message.contains("verifyIntegrity()") && message.contains("restore the file from a backup"), "\(message)")
+        switch damage {
+        case "damaged page":
+            #expect(message.contains("a page failed its checks") && !message.contains("cut short"), "\(message)")
+        case "cut plaintext":
+            #expect(message.contains("cut short: it holds \((pages / 2) * pageSize) bytes (\(pages / 2) pages of "
+                + "\(pageSize) bytes), and its header counts \(pages) pages"), "\(message)")
+        default:
+            #expect(message.contains("cut short: it holds \((pages / 2) * pageSize) bytes (\(pages / 2) pages of "
+                + "\(pageSize) bytes), fewer than its header counts"), "\(message)")
+        }
+        #expect(!"\(error!)".contains(hex(key)))
+    }
+
+    /// A full disk (here the same `SQLITE_FULL` from a page limit, which a test can reach without
+    /// filling a filesystem) said only "database or disk is full", after the package's own SQL when
+    /// a backup's proof met it. It now says what filled, that nothing of the statement took
+    /// effect, and to free space; the rows committed before are all there, and the database goes
+    /// on working once there is room.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aFullDiskSaysWhatToDo(_ mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("full.db"), rawKey: rawKey(5), journalMode: mode)
+        try await db.execute("CREATE TABLE t(b BLOB)")
+        let pages = try await db.query("PRAGMA page_count")[0].get(0, as: Int.self) ?? 0
+        try await db.execute("PRAGMA max_page_count = \(pages + 8)")
+        var committed = 0
+        var failure: (any Error)?
+        while failure == nil && committed < 1000 {
+            do {
+                try await db.transaction { conn in try conn.execute("INSERT INTO t VALUES (randomblob(3000))") }
+                committed += 1
+            } catch { failure = error }
+        }
+        guard case .sqlite(let code, _, let message, _)? = failure as? SqlCipherError else {
+            Issue.record("no typed error: \(String(describing: failure))")
+            return
+        }
+        #expect(code == 13)
+        #expect(message.contains("no space left") && message.contains("did not take effect")
+                    && message.contains("Free space"), "\(message)")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
+        try await db.execute("PRAGMA max_page_count = 1000000")
+        try await db.execute("INSERT INTO t VALUES (randomblob(3000))")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed + 1)
+        await db.close()
+    }
+
+    /// A real full disk (a small tmpfs, filled through the database): the write, a backup and an
+    /// export onto it each say what filled and to free space (the backup's error named only the
+    /// package's own proof SQL); none leaves a file behind, and the database keeps every row it
+    /// committed.
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a small tmpfs"))
+    func aRealFullDiskSaysWhatToDo() async throws {
+        let disk = try #require(SmallFilesystem(kilobytes: 600))
+        let db = try Database(path: disk.path("full.db"), rawKey: rawKey(6))
+        try await db.execute("CREATE TABLE t(b BLOB)")
+        var committed = 0
+        var failure: (any Error)?
+        while failure == nil && committed < 10_000 {
+            do {
+                try await db.execute("INSERT INTO t VALUES (randomblob(4000))")
+                committed += 1
+            } catch { failure = error }
+        }
+        #expect("\(String(describing: failure))".contains("no space left"), "\(String(describing: failure))")
+        do {
+            try await db.backup(to: disk.path("backup.db"), key: .rawKey(rawKey(7)))
+            Issue.record("the backup onto a full disk succeeded")
+        } catch {
+            #expect("\(error)".contains("no space left") && "\(error)".contains("Free space"), "\(error)")
+        }
+        do {
+            try await db.export(to: disk.path("export.db"), key: .rawKey(rawKey(8)))
+            Issue.record("the export onto a full disk succeeded")
+        } catch {
+            #expect("\(error)".contains("no space left") && "\(error)".contains("Free space"), "\(error)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.folder.url.path)
+        #expect(left.allSatisfy { $0.hasPrefix("full.db") }, "\(left)")
+        #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
+        await db.close()
+    }
 }

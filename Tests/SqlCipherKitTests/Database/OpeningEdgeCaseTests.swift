@@ -197,4 +197,35 @@ struct OpeningEdgeCaseTests: OneRowDatabaseFixture {
         #expect(unset["outcome"] as? String == "loaded", "\(unset)")
         _ = subject
     }
+
+    /// A process out of file descriptors (a service that leaks them, or runs more connections than
+    /// its limit allows), in a child of its own: opening a file, creating one, a pool's reader and
+    /// a pool's backup said the file "cannot be read", or that its folder must be writable, or
+    /// gave SQLite's bare "unable to open database file". Each now names the cause and what to
+    /// do; nothing is half-created, and the file opens afterwards with all its rows.
+    @Test func anOpeningWithoutFileDescriptorsSaysSo() async throws {
+        let dir = TemporaryDirectory()
+        let result = try runHelper(["open-without-descriptors", dir.url.path])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let steps = ["open-0", "create-0", "open-1", "create-1", "open-2", "create-2", "pool-reads", "pool-backup"]
+        for step in steps {
+            let line = lines.first { $0.hasPrefix(step + " ") } ?? "missing"
+            #expect(line.contains(" error ") && line.contains("run out of file descriptors")
+                        && line.contains("raise the limit"), "\(step): \(line)")
+            // The cause comes first: advice about the folder's permissions, when SQLite's words
+            // led to it, follows only as what SQLite reported.
+            if let cause = line.range(of: "run out of file descriptors"), let folder = line.range(of: "must be writable") {
+                #expect(cause.lowerBound < folder.lowerBound, "\(step): \(line)")
+            }
+        }
+        #expect(lines.contains("pool-open ok"), "\(result.stdout)")
+        // A pool with a reader open serves its reads on it when no other can be opened (each read
+        // beyond the first failed with the opening's error), and opens readers again afterwards.
+        #expect(lines.contains("pool-reads-one-reader ok") && lines.contains("pool-readers 1")
+                    && lines.contains("pool-reads-after ok"), "\(result.stdout)")
+        #expect(lines.contains("db.db rows 100"), "\(result.stdout)")
+        #expect(lines.contains("new.db absent") || lines.contains("new.db opens"), "\(result.stdout)")
+        #expect(lines.contains("backup.db absent") || lines.contains("backup.db opens"), "\(result.stdout)")
+    }
 }

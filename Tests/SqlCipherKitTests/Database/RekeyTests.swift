@@ -170,6 +170,40 @@ import Testing
         #expect(throws: SqlCipherError.self) { _ = try Database(path: dir.path("db.db"), key: "old", cipher: cipher) }
     }
 
+    /// A rekey on a full disk (a small tmpfs, filled through the database) said only that "the
+    /// rewrite could not be committed": the user could not tell a full disk from a lock. It now
+    /// carries SQLite's error and its advice, and the file still opens with the old key, whole.
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a small tmpfs"), arguments: [JournalMode.wal, .rollback])
+    func aRekeyOnAFullDiskSaysWhy(_ mode: JournalMode) async throws {
+        let disk = try #require(SmallFilesystem(kilobytes: 600))
+        let cipher = CipherSettings(kdfIterations: 1000)
+        let db = try Database(path: disk.path("full.db"), key: "old", journalMode: mode, cipher: cipher)
+        try await db.execute("CREATE TABLE t(b BLOB)")
+        var committed = 0
+        while committed < 10_000 {
+            do {
+                try await db.execute("INSERT INTO t VALUES (randomblob(4000))")
+                committed += 1
+            } catch { break }
+        }
+        await #expect {
+            try await db.rekey("new")
+        } throws: { error in
+            guard case .rekeyFailed(_, let reason)? = error as? SqlCipherError else { return false }
+            // In WAL mode the COMMIT fails with SQLITE_FULL; in rollback mode SQLCipher's rekey
+            // rolls its rewrite back and reports success, and the package's proof finds the file
+            // still on the old key (it said "the file now has the new key", which did not open it).
+            return (reason.contains("no space left") || reason.contains("the disk is full"))
+                && reason.contains("open the file again with the old key") && !reason.contains("has the new key")
+                // A pool whose writer this is closes with it: the words name both.
+                && reason.contains("This Database (or the DatabasePool it writes for) was closed")
+        }
+        await db.close()
+        let reopened = try Database(path: disk.path("full.db"), key: "old", cipher: cipher)
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == committed)
+        await reopened.close()
+    }
+
     @Test func sqlcipher3FileKeepsItsSettingsWhenRekeyed() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v3.db")

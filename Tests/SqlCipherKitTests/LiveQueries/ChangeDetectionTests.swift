@@ -130,4 +130,17 @@ import Testing
         try await t.db.execute("ALTER TABLE products RENAME TO goods")
         await #expect(throws: SqlCipherError.self) { _ = try await reader.next() }
     }
+
+    /// A live query's watch for other connections' commits waited with `Task.sleep`, the first
+    /// timer of the process: libdispatch creates the descriptor behind a clock's timers then, and
+    /// trapped (SIGILL) when the process had none left, so a service whose first live query came
+    /// at its descriptor limit ended there. The watch now waits on the package's own thread
+    /// (`ThreadSleeper`), which needs no descriptor; in a child process with none left, the live
+    /// query sees the other connection's commit.
+    @Test func aLiveQueryAtTheDescriptorLimitSeesAnotherConnectionsCommit() throws {
+        let dir = TemporaryDirectory()
+        let result = try runHelper(["live-query-without-descriptors", dir.url.path])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.split(separator: "\n") == ["live 0", "live 1", "live ok"], "\(result.stdout)")
+    }
 }

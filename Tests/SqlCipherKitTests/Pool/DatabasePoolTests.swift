@@ -247,6 +247,8 @@ struct DatabasePoolTests {
             try await pool.read { conn in try conn.query("SELECT 1") }
         }
         #expect(pool.isClosed)
+        // The message names the pool too: it said "Open a new Database" to pool users.
+        #expect(SqlCipherError.databaseClosed.description.contains("new Database or DatabasePool"))
         // Every connection is gone: the file is no longer locked and opens afresh.
         let db = try Database(path: dir.path("pool.db"), rawKey: rawKey())
         #expect(try await db.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 20)

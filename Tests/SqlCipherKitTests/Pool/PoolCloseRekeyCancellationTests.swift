@@ -110,6 +110,48 @@ struct PoolCloseRekeyCancellationTests: PoolFixture {
         await pool.close()
     }
 
+    /// A reader whose opening fails (here its `prepareConnection` throws; in a service, the
+    /// process out of file descriptors) while a rekey waits for the busy readers: the failed
+    /// opening counts as a reader come back. It did not wake the rekey, which waited for ever,
+    /// and every later read of the pool with it.
+    @Test func aReaderOpeningThatFailsWhileARekeyWaitsLetsTheRekeyRun() async throws {
+        struct OpeningRefused: Error {}
+        let dir = TemporaryDirectory()
+        let opening = DispatchSemaphore(value: 0), fail = DispatchSemaphore(value: 0)
+        let connections = Mutex(0)
+        var configuration = DatabaseConfiguration()
+        configuration.prepareConnection = { _ in
+            // The writer is the first connection, the first reader the second.
+            guard connections.withLock({ $0 += 1; return $0 }) == 2 else { return }
+            opening.signal()
+            fail.wait()
+            throw OpeningRefused()
+        }
+        let pool = try DatabasePool(path: dir.path("p.db"), rawKey: rawKey(), maximumReaderCount: 2,
+                                    configuration: configuration)
+        try await pool.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t(v) VALUES (1)")
+        let read = Task { try await pool.query("SELECT count(*) FROM t") }
+        #expect(await signalled(opening))
+        let rekeyDone = DispatchSemaphore(value: 0)
+        let rekey = Task {
+            defer { rekeyDone.signal() }
+            try await pool.rekey(rawKey: rawKey(9))
+        }
+        // The rekey waits for the reader being opened before that opening fails.
+        #expect(await reached { pool.pendingReaderWaits.exclusive })
+        fail.signal()
+        await #expect(throws: (any Error).self) { _ = try await read.value }
+        let returned = await signalled(rekeyDone, seconds: 20)
+        #expect(returned, "the rekey still waits for a reader that never opened")
+        guard returned else { return }
+        try await rekey.value
+        #expect(try await count(pool) == 1)
+        await pool.close()
+        let reopened = try Database(path: dir.path("p.db"), rawKey: rawKey(9))
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await reopened.close()
+    }
+
     /// Two hundred tasks reading, writing and being cancelled: the pool stays consistent.
     @Test func twoHundredMixedTasks() async throws {
         let dir = TemporaryDirectory()

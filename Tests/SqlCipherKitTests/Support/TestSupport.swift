@@ -3,6 +3,30 @@ import SqlCipherKit
 import Testing
 
 /// A fresh temporary directory for one test, removed when the value is released.
+/// A filesystem that fills: a tmpfs of a few hundred kilobytes mounted on a temporary folder of its
+/// own, unmounted when the value goes. Only a process that may mount (root with `CAP_SYS_ADMIN`)
+/// gets one; tests that need it are enabled by ``isAvailable``.
+final class SmallFilesystem: @unchecked Sendable {
+    let folder = TemporaryDirectory()
+
+    init?(kilobytes: Int) {
+        guard getuid() == 0,
+              let mounted = try? runChild("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k,mode=0700", "tmpfs",
+                                                              folder.url.path]),
+              mounted.status == 0 else { return nil }
+    }
+
+    deinit {
+        _ = try? runChild("/usr/bin/umount", [folder.url.path])
+    }
+
+    /// Whether this process can mount one (checked once).
+    static let isAvailable: Bool = SmallFilesystem(kilobytes: 64) != nil
+
+    /// A path on the filesystem.
+    func path(_ name: String) -> String { folder.path(name) }
+}
+
 final class TemporaryDirectory: @unchecked Sendable {
     let url: URL
 
