@@ -29,7 +29,9 @@ enum SQLRedaction {
     /// returns already redacted text unchanged.
     static func text(of sql: String) -> String {
         guard mayHoldKey(sql) else { return sql }
-        guard let tokens = SQLTokenizer.tokenize(sql) else { return unclosed }
+        let readable = blanked(sql)
+        guard let tokens = SQLTokenizer.tokenize(readable) else { return unclosed }
+        let original = Array(sql.utf8)
         var output: [String] = []
         var redacted = false
         for statement in statements(of: tokens) {
@@ -77,8 +79,11 @@ enum SQLRedaction {
                 }
                 if last < body.endIndex { output.append(";") }
             case .other:
+                // A word glued to a character SQLite reads as part of a name (`ATTACHé`): SQLite
+                // refuses the text and echoes it; only keywords and punctuation are shown.
+                let disguised = isDisguised(body, original: original, readable: readable)
                 for token in body {
-                    if token.kind == .string && containsKeyParameter(token.text) {
+                    if disguised ? !isShownInDisguise(token) : token.kind == .string && containsKeyParameter(token.text) {
                         output.append(mask)
                         redacted = true
                     } else {
@@ -90,7 +95,90 @@ enum SQLRedaction {
         // A comment is dropped with the rest when the text is rebuilt; a text that needs no other
         // redaction is rebuilt too when a comment of it names a key (commented-out
         // `-- PRAGMA key = '…'` or `/* ATTACH … KEY '…' */` was shown as written).
-        return redacted || commentMayHoldKey(sql, tokens) ? join(output) : sql
+        return redacted || commentMayHoldKey(readable, tokens) ? join(output) : sql
+    }
+
+    /// `sql` with every character outside ASCII that a reader takes for a space, or does not see
+    /// at all (Unicode white space such as U+00A0 and U+2003, format characters such as U+200B and a
+    /// byte-order mark, controls), replaced by as many spaces as it has bytes: the text as a person
+    /// reads it, at the same byte offsets, for the redaction's decisions only. SQLite reads those
+    /// bytes as part of a name, so `ATTACH<U+00A0>'file' AS a KEY 'secret'`, pasted from a web page or
+    /// a word processor, is a syntax error whose message quotes the text; read as one word
+    /// `ATTACH<U+00A0>`, the statement was no `ATTACH` to the redaction and the error showed the key
+    /// (found by the fuzzing pass). Returns `sql` itself when it has no byte outside ASCII.
+    static func blanked(_ sql: String) -> String {
+        guard sql.utf8.contains(where: { $0 >= 0x80 }) else { return sql }
+        var scalars = String.UnicodeScalarView()
+        var changed = false
+        for scalar in sql.unicodeScalars {
+            if scalar.value >= 0x80, isBlank(scalar) {
+                for _ in 0..<UTF8.width(scalar) { scalars.append(" ") }
+                changed = true
+            } else {
+                scalars.append(scalar)
+            }
+        }
+        return changed ? String(scalars) : sql
+    }
+
+    private static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.isWhitespace { return true }
+        switch properties.generalCategory {
+        case .format, .control, .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
+    }
+
+    /// Whether a byte is one a reader does not see as a character of a word: an ASCII control
+    /// other than SQL's whitespace (a NUL among them), or a byte of a character outside ASCII.
+    @inline(__always)
+    private static func isHidden(_ byte: UInt8) -> Bool {
+        (byte < 32 && (byte < 9 || byte > 13)) || byte >= 0x7F
+    }
+
+    /// Whether a statement that is no `ATTACH`, `VACUUM` or key pragma to the tokens may still be
+    /// meant as one, and hold a key: it mentions `key`, `attach` or `vacuum` when the characters a
+    /// reader does not see are left out (`ATTA<NUL>CH`, `k<U+200B>ey`), and outside its literals it
+    /// holds such a character (an ASCII control, a space or format character outside ASCII) or a
+    /// word glued to a keyword that decides the redaction (`ATTACHé`, `éKEY`). SQLite refuses such
+    /// text, or the package does (a NUL), and the error shows it; only its keywords and punctuation
+    /// are shown then. A name outside ASCII (`prénom`) or a Unicode space inside a string does not
+    /// count: such statements are shown, and cached, as written.
+    private static func isDisguised(_ body: ArraySlice<SQLTokenizer.Token>, original: [UInt8], readable: String) -> Bool {
+        guard let first = body.first, let last = body.last else { return false }
+        let span = original[first.start..<last.end]
+        guard mayHoldKey(span) else { return false }
+        if span.contains(where: { $0 < 32 && ($0 < 9 || $0 > 13) || $0 == 0x7F }) { return true }
+        if body.contains(where: { $0.kind == .word && isGluedToKeyword($0.text) }) { return true }
+        // A character blanked outside every literal and quoted name: between two tokens, or where
+        // the tokens of the original text would have run together.
+        let blankedBytes = Array(readable.utf8)
+        var literal = body.startIndex
+        for offset in first.start..<last.end where original[offset] >= 0x80 && blankedBytes[offset] == 32 {
+            while literal < body.endIndex && body[literal].end <= offset { literal += 1 }
+            let inside = literal < body.endIndex && body[literal].start <= offset
+                && [.string, .blob, .quotedIdentifier].contains(body[literal].kind)
+            if !inside { return true }
+        }
+        return false
+    }
+
+    /// Whether a word holds a character outside ASCII next to one of the words the redaction
+    /// decides by (`ATTACHé`, `PRAGMAé`, `éKEY`): split at those characters, one of its ASCII
+    /// pieces is such a word.
+    private static func isGluedToKeyword(_ word: String) -> Bool {
+        guard word.utf8.contains(where: { $0 >= 0x80 }) else { return false }
+        let pieces = word.utf8.split(whereSeparator: { $0 >= 0x80 }).map { String(decoding: $0, as: UTF8.self).uppercased() }
+        return pieces.contains { ["ATTACH", "VACUUM", "PRAGMA", "EXPLAIN", "KEY", "AS", "INTO", "DATABASE"].contains($0)
+            || CipherPragmaRule.keyPragmas.contains($0.lowercased()) }
+    }
+
+    /// Whether a token of a disguised statement (``isDisguised(_:)``) is shown: punctuation and
+    /// SQL keywords written in ASCII only.
+    private static func isShownInDisguise(_ token: SQLTokenizer.Token) -> Bool {
+        (token.kind == .symbol && !token.text.utf8.contains(where: isHidden))
+            || (token.kind == .word && SQLTokenizer.keywords.contains(token.text.uppercased()))
     }
 
     /// Whether the text between two tokens (whitespace and comments) mentions `key`, `attach` or
@@ -111,8 +199,12 @@ enum SQLRedaction {
     /// tokens do not close hides them too.
     static func hidesArguments(of sql: String) -> Bool {
         guard mayHoldKey(sql) else { return false }
-        guard let tokens = SQLTokenizer.tokenize(sql) else { return true }
-        return statements(of: tokens).contains { classify(tokens[$0]).kind != .other }
+        let readable = blanked(sql)
+        guard let tokens = SQLTokenizer.tokenize(readable) else { return true }
+        let original = Array(sql.utf8)
+        return statements(of: tokens).contains {
+            classify(tokens[$0]).kind != .other || isDisguised(tokens[$0], original: original, readable: readable)
+        }
     }
 
     /// SQLite's error `message` for `sql`, with what it echoes of the text masked when the text
@@ -133,22 +225,26 @@ enum SQLRedaction {
     /// SQLite's error `message` with every quoted token and whatever follows its first `": "`
     /// masked (see ``message(_:of:)``).
     private static func maskingEchoes(_ message: String) -> String {
-        var output = ""
-        var quote: Character?
-        for character in message {
-            if let open = quote {
-                if character == open {
-                    output += "***" + String(character)
-                    quote = nil
+        var output = message
+        // SQLite quotes the token it echoes without escaping it (`near "%T": syntax error`), so a
+        // token that holds the quote itself (`"secret"`, read as one token after a name glued to
+        // a byte-order mark) ends at the LAST such quote, not the next one: reading it the other
+        // way showed `near "***"secret"***"` (found by the fuzzing pass). Everything from the first
+        // quote to the last of the same kind is masked; an unclosed one masks the rest.
+        if let open = output.firstIndex(where: { $0 == "\"" || $0 == "'" }) {
+            let quote = output[open]
+            let inside = output.index(after: open)
+            if let close = output.lastIndex(of: quote), close > open {
+                // After the echo comes SQLite's `: …` or nothing; anything else is masked too.
+                let after = output.index(after: close)
+                if after < output.endIndex, output[after] != ":" {
+                    output.replaceSubrange(after..., with: "***")
                 }
-                continue
+                output.replaceSubrange(inside..<close, with: "***")
+            } else {
+                output.replaceSubrange(inside..., with: "***")
             }
-            if character == "\"" || character == "'" {
-                quote = character
-            }
-            output.append(character)
         }
-        if quote != nil { output += "***" }
         // What follows the first ": " is a name SQLite echoed (`no such column: …`, `no such
         // table: …`), and a bracketed or backquoted name can hold spaces, so the whole rest is
         // masked; only SQLite's own words after a quoted token (`near "***": syntax error`) stay.
@@ -203,6 +299,9 @@ enum SQLRedaction {
         var window: UInt64 = 0
         var older: UInt64 = 0
         while let byte = utf8.next() {
+            // What a reader does not see inside a word is left out: `ATTA<NUL>CH` and
+            // `k<U+200B>ey` mention a key to the reader (isDisguised).
+            if isHidden(byte) { continue }
             let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
             older = (older << 8) | (window >> 56)
             window = (window << 8) | UInt64(folded)

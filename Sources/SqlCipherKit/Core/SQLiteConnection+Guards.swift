@@ -38,6 +38,8 @@ extension SQLiteConnection {
     /// leave one malformed schema entry, after which no key opens the file again (all its rows are
     /// lost; https://sqlite.org/pragma.html#pragma_writable_schema).
     ///
+    /// `hard_heap_limit` and `soft_heap_limit` may be read, never set (``isProcessWideLimitPragma(_:)``).
+    ///
     /// Called from the C authorizer on every pragma: it compares bytes in place and allocates nothing.
     static func refusesPragma(_ name: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) -> Bool {
         guard let value else { return false }
@@ -46,6 +48,7 @@ extension SQLiteConnection {
                 && strcasecmp(value, "false") != 0
         }
         if strcasecmp(name, "temp_store_directory") == 0 { return true }
+        if isProcessWideLimitPragma(name) { return true }
         guard strcasecmp(name, "temp_store") == 0 else { return false }
         // SQLite's own reading of the value (getTempStore in pragma.c): a leading digit 0-2 is
         // taken as the number, "file" and "memory" by name, anything else as DEFAULT (0).
@@ -477,6 +480,15 @@ extension SQLiteConnection {
             return
         }
         unlink(path)
+    }
+
+    /// Whether `name` is `hard_heap_limit` or `soft_heap_limit`: SQLite keeps both for the whole
+    /// process, so one `Database` setting them made every other database and opening of the
+    /// process fail with "out of memory" (SQLCipher 4.6.1, measured: `PRAGMA hard_heap_limit =
+    /// 300000` on one database, and opening another failed; found by the fuzzing pass). Setting
+    /// them is refused, reading is allowed.
+    static func isProcessWideLimitPragma(_ name: UnsafePointer<CChar>) -> Bool {
+        strcasecmp(name, "hard_heap_limit") == 0 || strcasecmp(name, "soft_heap_limit") == 0
     }
 
     /// Whether `name` is `temp_store` or `temp_store_directory` (for the error's wording).

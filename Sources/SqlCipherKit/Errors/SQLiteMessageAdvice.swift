@@ -16,6 +16,7 @@ enum SQLiteMessageAdvice {
         switch code {
         case 1:
             if message == "too many SQL variables" { return tooManyVariables }
+            if message == "not authorized" || message == "unsafe use of load_extension()" { return extensionLoading }
             // `sqlcipher_export()` reports the error of the copy it writes as SQLITE_ERROR with
             // that error's text: a full disk or an opening without a descriptor keeps its advice.
             if message == "database or disk is full" { return ResourceExhaustion.diskFull }
@@ -70,7 +71,7 @@ enum SQLiteMessageAdvice {
     /// that may hold a key.
     static var suffixes: [String] {
         [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
-         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, codecErrorSticks]
+         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, codecErrorSticks, extensionLoading]
     }
 
     /// What follows SQLite's "out of memory" on an encrypted connection of SQLCipher 4.7 or later.
@@ -155,9 +156,28 @@ enum SQLiteMessageAdvice {
     static var tooManyVariables: String {
         ": the statement has more parameters than SQLite accepts in one statement (999 before SQLite 3.32, "
             + "32,766 from it, unless the library was built with another limit; the loaded SQLite is "
-            + String(cString: scb_sqlite_version()) + "), and every ?, every value of the query builder and every "
+            + loadedSQLiteVersion + "), and every ?, every value of the query builder and every "
             + "value interpolated into an SQL literal is one. Bind fewer: split a long IN list into several queries, "
             + "or pass the values as one JSON array and read them with json_each(?) where SQLite has JSON"
+    }
+
+    /// What follows SQLite's bare "not authorized" with `SQLITE_ERROR`: the message of SQL's
+    /// `load_extension()` while extension loading is off, which it always is on the package's
+    /// connections (a loaded library runs native code inside the process that holds the key).
+    /// The authorizer's own refusals are `SQLITE_AUTH` and typed errors, so this text is the
+    /// extension's. From a view or trigger, SQLite 3.31 and later refuse the call earlier with
+    /// "unsafe use of load_extension()", which gets the same advice (found by the fuzzing pass).
+    static let extensionLoading = ": load_extension() is refused because SqlCipherKit never enables extension "
+        + "loading: a loaded library runs native code in the process that holds the key, out of reach of the "
+        + "checks on raw SQL. Add what the extension provides as Swift functions or collations "
+        + "(add(function:), add(collation:)); full-text search (FTS5) and JSON are built in"
+
+    /// The loaded SQLite's version, or "not loaded yet": ``suffixes`` is read by the redaction of
+    /// any text, also before a library is loaded, where `scb_sqlite_version()` is NULL and reading
+    /// it trapped (a test of the redaction alone crashed the test process when it ran first).
+    private static var loadedSQLiteVersion: String {
+        guard let version = scb_sqlite_version() as UnsafePointer<CChar>? else { return "not loaded yet" }
+        return String(cString: version)
     }
 
     /// What follows SQLite's bare `near "?": syntax error`: a bound value where SQLite takes none,

@@ -372,6 +372,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "\(Self.quoted(sql)) sets PRAGMA \(name) = \(value), which would \(effect). SqlCipherKit keeps temporary data "
                 + "in memory (temp_store = MEMORY), so the statement was not run. Remove it; reading PRAGMA \(name) "
                 + "is allowed, and PRAGMA temp_store = MEMORY is accepted."
+        case let .unsafePragma(name, value, sql) where ["hard_heap_limit", "soft_heap_limit"].contains(name.lowercased()):
+            return "\(Self.quoted(sql)) sets PRAGMA \(name) = \(value), which limits the memory of every SQLite connection "
+                + "of the process, not only this database's: every other database, pool and opening of the process would "
+                + "fail with \"out of memory\" once the limit is reached. The statement was not run. Bound a database's "
+                + "memory with DatabaseConfiguration's page cache (pageCacheKiB); reading PRAGMA \(name) is allowed."
         case let .unsafePragma(name, value, sql) where name.lowercased() == "writable_schema":
             return "\(Self.quoted(sql)) sets PRAGMA writable_schema = \(value), which lets statements edit sqlite_master directly: "
                 + "one malformed entry and no key opens the file again, losing every row. The statement was not run. "

@@ -120,6 +120,27 @@ import Testing
         await db.close()
     }
 
+    /// `load_extension()` failed with SQLite's bare "not authorized", which names neither the cause
+    /// (the package never enables extension loading) nor what to use instead; called directly, from
+    /// a view, from a trigger, on an encrypted and a plaintext database (found by the fuzzing pass).
+    @Test func aRefusedLoadExtensionSaysWhyAndWhatToUse() async throws {
+        let dir = TemporaryDirectory()
+        for db in [try Database(path: dir.path("a.db"), rawKey: rawKey(), cipher: fastCipher),
+                   try Database(unencryptedPath: dir.path("plain.db"))] {
+            try await db.execute("CREATE TABLE t(v); CREATE TABLE log(v)")
+            try await db.execute("CREATE VIEW ext AS SELECT load_extension('/usr/lib/x86_64-linux-gnu/libm.so.6') AS v")
+            try await db.execute("CREATE TRIGGER load AFTER INSERT ON t BEGIN INSERT INTO log SELECT load_extension('x'); END")
+            for sql in ["SELECT load_extension('/usr/lib/x86_64-linux-gnu/libm.so.6')", "SELECT * FROM ext",
+                        "INSERT INTO t VALUES (1)"] {
+                let error = try await #require(throws: SqlCipherError.self) { try await db.execute(sql) }
+                #expect(error.description.contains("SqlCipherKit never enables extension loading"), "\(error)")
+                #expect(error.description.contains("add(function:)"), "\(error)")
+            }
+            #expect(try await db.query("SELECT count(*) FROM t UNION ALL SELECT count(*) FROM log").map { $0.get(0, as: Int.self) } == [0, 0])
+            await db.close()
+        }
+    }
+
     @Test func readOnlyViolationNamesTheRealWriteAPI() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("r.db"), rawKey: rawKey())

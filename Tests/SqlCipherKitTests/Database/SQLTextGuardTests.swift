@@ -143,6 +143,36 @@ import Testing
         #expect(try await plain.query("PRAGMA temp_store")[0].get(0, as: Int.self) == 2)
     }
 
+    /// SQLite keeps `hard_heap_limit` and `soft_heap_limit` for the whole process: set by one
+    /// database, they made every other database and opening of the process fail with "out of
+    /// memory" (SQLCipher 4.6.1, measured; found by the fuzzing pass). Setting them is refused in
+    /// every spelling, on encrypted and plaintext databases; reading them is allowed.
+    @Test func processWideMemoryLimitsAreRefused() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"), rawKey: rawKey(), cipher: fastCipher)
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        for (sql, name, value) in [("PRAGMA hard_heap_limit = 300000", "hard_heap_limit", "300000"),
+                                   ("pragma main.HARD_HEAP_LIMIT(300000)", "HARD_HEAP_LIMIT", "300000"),
+                                   ("PRAGMA \"soft_heap_limit\" = 1", "soft_heap_limit", "1"),
+                                   ("PRAGMA temp.soft_heap_limit = 0", "soft_heap_limit", "0")] {
+            for target in [db, plain] {
+                let error = try await #require(throws: SqlCipherError.self) { try await target.execute(sql) }
+                #expect(error == .unsafePragma(name: name, value: value, sql: sql), "\(error)")
+                #expect(error.description.contains("every SQLite connection of the process"), "\(error)")
+                #expect(error.description.contains("pageCacheKiB"), "\(error)")
+            }
+        }
+        _ = try await db.query("PRAGMA hard_heap_limit")
+        _ = try await db.query("PRAGMA soft_heap_limit")
+        // Another database of the process still opens and writes.
+        let other = try Database(path: dir.path("other.db"), key: "other passphrase", cipher: fastCipher)
+        try await other.execute("CREATE TABLE t(v); INSERT INTO t VALUES (zeroblob(500000))")
+        #expect(try await other.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 1)
+        await other.close()
+        await plain.close()
+        await db.close()
+    }
+
     @Test func unsafePragmaMessageSaysWhatToDo() {
         let text = SqlCipherError.unsafePragma(name: "temp_store", value: "FILE", sql: "PRAGMA temp_store = FILE").description
         #expect(text.contains("not encrypt"))

@@ -100,6 +100,11 @@ import Testing
         #expect(SQLRedaction.message("unrecognized token: \"x'Zq7SecretPass'\"", of: sql) == "unrecognized token: \"***\"")
         #expect(SQLRedaction.message("no such column: Zq7SecretPass", of: sql) == "no such column: ***")
         #expect(SQLRedaction.message("near \"Zq7SecretPass\": syntax error", of: sql) == "near \"***\": syntax error")
+        // SQLite does not escape the token it quotes: one that holds the quote ends at the last
+        // one (`near ""Zq7SecretPass"": syntax error` showed the key; found by the fuzzing pass).
+        #expect(SQLRedaction.message("near \"\"Zq7SecretPass\"\": syntax error", of: sql) == "near \"***\": syntax error")
+        #expect(SQLRedaction.message("unrecognized token: \"'Zq7\"SecretPass\"", of: sql) == "unrecognized token: \"***\"")
+        #expect(SQLRedaction.message("near \"x\"Zq7SecretPass", of: sql) == "near \"***\"***")
         // Messages of other statements, and a short key's letters elsewhere, are left alone.
         #expect(SQLRedaction.message("no such table: secrets", of: "SELECT * FROM secrets") == "no such table: secrets")
         #expect(SQLRedaction.fileName("file:a.db?mode=ro&KEY=Zq7SecretPass&hexkey=00") == "file:a.db?mode=ro&KEY=***&hexkey=***")
@@ -241,6 +246,80 @@ import Testing
         let events = recorder.userEvents
         #expect(events.count >= 8)
         #expect(keyLeaks(in: events, passphrases: [Self.secret], rawKeys: []) == [])
+        await db.close()
+    }
+
+    /// Characters outside ASCII that read as a space or not at all (U+00A0 from a web page, U+2003,
+    /// U+200B, a byte-order mark inside a line), or any other glued to a keyword: SQLite reads them
+    /// as part of a name, refuses the text as a syntax error and quotes it, and the redaction read
+    /// `ATTACH<U+00A0>` as one word, so the statement was no ATTACH to it and the error showed the
+    /// key (found by the fuzzing pass).
+    @Test(arguments: [
+        ("ATTACH\u{00A0}'a.db' AS x KEY 'Zq7SecretPass'", "ATTACH '***' AS x KEY '***'"),
+        ("attach\u{2003}DATABASE 'a.db' AS x KEY 'Zq7SecretPass'", "attach DATABASE '***' AS x KEY '***'"),
+        ("ATTACH\u{FEFF}'a.db' AS x KEY 'Zq7SecretPass'", "ATTACH '***' AS x KEY '***'"),
+        ("ATTACH 'a.db' AS\u{FEFF}x\u{200B}KEY 'Zq7SecretPass'", "ATTACH '***' AS x KEY '***'"),
+        ("DELETE FROM t; ATTACH\u{3000}'a.db' AS x KEY 'Zq7SecretPass'", "DELETE FROM t; ATTACH '***' AS x KEY '***'"),
+        ("PRAGMA\u{00A0}key = 'Zq7SecretPass'", "PRAGMA key = '***'"),
+        ("PRAGMA main.\u{2060}rekey = 'Zq7SecretPass'", "PRAGMA main.rekey = '***'"),
+        ("VACUUM\u{00A0}INTO 'file:b.db?key=Zq7SecretPass'", "VACUUM INTO '***'"),
+        ("ATTACHé 'a.db' AS x KEY 'Zq7SecretPass'", "'***' '***' AS '***' KEY '***'"),
+        ("SELECT 1; PRAGMAé key = Zq7SecretPass", "SELECT 1; '***' key = '***'"),
+        // A character a reader does not see inside a keyword: a NUL (refused by the package, whose
+        // error shows the text), a zero-width space, a control.
+        ("ATTA\u{0}CH 'a.db' AS x KEY 'Zq7SecretPass'", "'***' '***' '***' '***' AS '***' KEY '***'"),
+        ("PRAGMA k\u{200B}ey = 'Zq7SecretPass'", "PRAGMA '***' '***' = '***'"),
+        ("SELECT 1; ATT\u{01}ACH 'file:a.db?mode=ro' AS x KEY 'Zq7SecretPass'", "SELECT 1; '***' '***' '***' '***' AS '***' KEY '***'"),
+    ])
+    func keysBehindCharactersThatLookLikeSpacesStayHidden(_ sql: String, _ shown: String) {
+        let redacted = SQLRedaction.text(of: sql)
+        #expect(redacted == shown)
+        #expect(!redacted.contains(Self.secret))
+        #expect(SQLRedaction.hidesArguments(of: sql))
+        let message = SQLRedaction.message("near \"\(sql.prefix(12))\": syntax error", of: sql)
+        #expect(!message.contains("ATTACH") && !message.contains("PRAGMA") && !message.contains("VACUUM"), "\(message)")
+    }
+
+    /// Names outside ASCII and Unicode spaces inside strings, in a statement that names a key
+    /// column, are no disguise: the text is shown as written (and so cached), not masked.
+    @Test(arguments: ["SELECT prénom FROM users WHERE api_key = ?", "UPDATE t SET note = 'a\u{00A0}b' WHERE key = 1",
+                      "SELECT \"clé\u{2003}x\" FROM t WHERE monkey = 1", "INSERT INTO été(key) VALUES ('\u{FEFF}')"])
+    func namesOutsideASCIIBesideAKeyColumnAreShownAsWritten(_ sql: String) {
+        #expect(SQLRedaction.text(of: sql) == sql)
+        #expect(!SQLRedaction.hidesArguments(of: sql))
+    }
+
+    /// The same spellings through a database, on both libraries: each is a syntax error whose
+    /// description, SQL and message show no key, and no trace event does either.
+    @Test func errorsOfStatementsWithSpacesSQLiteDoesNotReadAsSpacesHoldNoKey() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        let recorder = TraceRecorder()
+        try await recorder.attach(to: db, options: TraceOptions(includeArguments: true))
+        let file = dir.path("other.db")
+        var errors: [SqlCipherError] = []
+        for sql in ["ATTACH\u{00A0}'\(file)' AS o KEY '\(Self.secret)'", "attach\u{2003}DATABASE '\(file)' AS o KEY '\(Self.secret)'",
+                    "ATTACH\u{FEFF}'\(file)' AS o KEY '\(Self.secret)'", "SELECT 1; ATTACH\u{200B}'\(file)' AS o KEY '\(Self.secret)'",
+                    "ATTACHé '\(file)' AS o KEY '\(Self.secret)'", "PRAGMA\u{00A0}rekey = '\(Self.secret)'",
+                    "VACUUM\u{00A0}INTO 'file:\(file)?key=\(Self.secret)'", "ATTA\u{0}CH '\(file)' AS o KEY '\(Self.secret)'",
+                    "ATTACH '\(file)' AS temp\u{FEFF}KEY \"\(Self.secret)\""] {
+            do {
+                try await db.execute(sql)
+                Issue.record("\(sql.debugDescription) did not fail")
+            } catch let error as SqlCipherError {
+                errors.append(error)
+            }
+        }
+        #expect(errors.count == 9)
+        // A pragma SQLite does not know runs as nothing; its trace event is checked below.
+        try await db.execute("PRAGMA k\u{200B}ey = '\(Self.secret)'")
+        #expect(recorder.userEvents.contains { $0.sql == "PRAGMA '***' '***' = '***'" }, "\(recorder.userEvents.map(\.sql))")
+        for error in errors {
+            let shown = Self.everyRendering(error)
+            #expect(!shown.contains(Self.secret), "\(shown)")
+        }
+        #expect(keyLeaks(in: recorder.userEvents, passphrases: [Self.secret], rawKeys: []) == [])
+        #expect(!FileManager.default.fileExists(atPath: file))
         await db.close()
     }
 
