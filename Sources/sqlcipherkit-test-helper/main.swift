@@ -39,6 +39,7 @@ let helperCommands: [HelperCommand] = [
     changeDirectoryCommand,
     rekeyWithoutDescriptorsCommand,
     openWithoutDescriptorsCommand,
+    attachLiteralNameCommand,
     liveQueryWithoutDescriptorsCommand,
 ]
 

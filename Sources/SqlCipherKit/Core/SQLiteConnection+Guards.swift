@@ -299,7 +299,7 @@ extension SQLiteConnection {
             // the ATTACH never returned), and writes through a linked one and removes the link.
             // Beside the name as written and beside the file a link leads to: SQLite names the
             // companions after one or the other, by release.
-            if let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty {
+            for file in operands.file.map(Self.attachedFilePaths) ?? [] {
                 try DatabaseOpener.refuseSpecialCompanions(of: file)
                 if let resolved = try? DatabasePath.resolve(file), resolved != file {
                     try DatabaseOpener.refuseSpecialCompanions(of: resolved)
@@ -326,8 +326,10 @@ extension SQLiteConnection {
                         + "literal. Nothing was attached")
             }
             let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
-            if encrypted, let file = operands.file.map(Self.attachedFilePath), file != ":memory:", !file.isEmpty,
-               let journalPageSize = ReadOnlyOpening.liveJournalPageSize(file + "-journal"),
+            let hotJournal = operands.file.map(Self.attachedFilePaths)?.lazy.compactMap { file in
+                ReadOnlyOpening.liveJournalPageSize(file + "-journal").map { (file, $0) }
+            }.first
+            if encrypted, let (file, journalPageSize) = hotJournal,
                let library = try? SqlCipherLibrary.shared,
                let pageSize = try? KeyDerivation.parameters(for: .default, library: library).pageSize,
                journalPageSize < pageSize {
@@ -378,8 +380,22 @@ extension SQLiteConnection {
         }
     }
 
-    /// The path SQLite opens for an `ATTACH`'s file name: a `file:` URI's path (authority,
-    /// query and fragment removed, percent escapes decoded), any other name as it is.
+    /// The paths SQLite may open for an `ATTACH`'s file name, each checked before it runs: any
+    /// name but a `file:` one as it is; for a `file:` name both the URI's path
+    /// (``attachedFilePath(_:)``) and the name itself, a relative path. Whether SQLite reads the
+    /// name as a URI depends on the library's build and the connection's open flags (Debian's
+    /// 4.6.1 does; 3.4.1 does only on connections opened with `SQLITE_OPEN_URI`, and takes
+    /// `file:x.db` for a file of that name in the working folder otherwise): checking one reading
+    /// only left the other unchecked. Empty for an in-memory or temporary database.
+    static func attachedFilePaths(_ name: String) -> [String] {
+        let candidates = name.hasPrefix("file:") ? [attachedFilePath(name), name] : [name]
+        var paths: [String] = []
+        for path in candidates where path != ":memory:" && !path.isEmpty && !paths.contains(path) { paths.append(path) }
+        return paths
+    }
+
+    /// The path SQLite opens for an `ATTACH`'s file name read as a URI: a `file:` URI's path
+    /// (authority, query and fragment removed, percent escapes decoded), any other name as it is.
     static func attachedFilePath(_ name: String) -> String {
         guard name.hasPrefix("file:") else { return name }
         var rest = name.dropFirst(5)

@@ -268,6 +268,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path + "-journal"))
     }
 
+    /// A `file:` name is a URI to SQLite only where URIs are on (Debian's 4.6.1; on 3.4.1 only for
+    /// connections opened with `SQLITE_OPEN_URI`); elsewhere it is a file of that very name in the
+    /// working folder. The checks before an `ATTACH` read every `file:` name as a URI, so on 3.4.1
+    /// the file SQLite opened went unchecked, and a hot journal of smaller pages beside it crashed
+    /// the process as above. Both readings are checked now, on every library.
+    @Test func anAttachOfAFileNameSQLiteTakesLiterallyIsCheckedToo() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("file:plain512.db")
+        _ = try SqlcipherCLI.run(sameVersionCLI, path, [
+            "PRAGMA page_size = 512", "PRAGMA journal_mode = DELETE", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')",
+        ])
+        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
+            "PRAGMA cache_size = 2", "BEGIN",
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
+                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
+        ])
+        try #require(FileManager.default.fileExists(atPath: path + "-journal"))
+        let before = try dir.snapshot()
+        let result = try runHelper(["attach-literal-name", dir.url.path, "file:plain512.db"])
+        #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
+        let line = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(line.hasPrefix("attach error cannotOpen file:plain512.db: ") && line.contains("512-byte pages"), "\(line)")
+        #expect(!line.contains("a key"), "the key is not echoed: \(line)")
+        let after = try dir.snapshot()
+        #expect(before.allSatisfy { after[$0.key]?.0 == $0.value.0 }, "a refused ATTACH changed a file")
+    }
+
     /// A `-wal` of another database beside a file (one restored or copied without its own -wal,
     /// next to a stale one, here left by a killed CLI) is named as such, not reported as a wrong
     /// key (3.4.1) or as a bare "file is not a database" (4.x): the key opens the file itself.
