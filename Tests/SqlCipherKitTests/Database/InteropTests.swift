@@ -199,6 +199,20 @@ import Testing
         #expect(try SqlcipherCLI.run(sameVersionCLI, path, [key, "SELECT count(*) FROM t"]) == ["1"])
     }
 
+    /// A plaintext file of 512-byte pages at `path` whose writer (the CLI) was killed inside a
+    /// transaction: a hot `-journal` of pages smaller than any cipher page.
+    func makePlaintextFileWithHotJournal(at path: String) throws {
+        _ = try SqlcipherCLI.run(sameVersionCLI, path, [
+            "PRAGMA page_size = 512", "PRAGMA journal_mode = DELETE", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')",
+        ])
+        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
+            "PRAGMA cache_size = 2", "BEGIN",
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
+                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
+        ])
+        try #require(FileManager.default.fileExists(atPath: path + "-journal"))
+    }
+
     /// The same hot journal reached through a raw `ATTACH` with a `KEY`: a plaintext file of
     /// 512-byte pages left mid-write by a killed program. SQLCipher 3.4.1 crashed the process
     /// (SIGSEGV) rolling that journal back under its 1024-byte cipher pages while attaching; the
@@ -208,15 +222,7 @@ import Testing
     @Test func anAttachOverAHotJournalOfSmallerPagesIsRefusedBeforeItRuns() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("plain512.db")
-        _ = try SqlcipherCLI.run(sameVersionCLI, path, [
-            "PRAGMA page_size = 512", "PRAGMA journal_mode = DELETE", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')",
-        ])
-        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
-            "PRAGMA cache_size = 2", "BEGIN",
-            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
-                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
-        ])
-        #expect(FileManager.default.fileExists(atPath: path + "-journal"))
+        try makePlaintextFileWithHotJournal(at: path)
         let before = try dir.snapshot()
         let db = try Database(path: dir.path("main.db"), key: "main key", journalMode: .rollback)
         let literal = path.replacingOccurrences(of: "'", with: "''")
@@ -276,15 +282,7 @@ import Testing
     @Test func anAttachOfAFileNameSQLiteTakesLiterallyIsCheckedToo() throws {
         let dir = TemporaryDirectory()
         let path = dir.path("file:plain512.db")
-        _ = try SqlcipherCLI.run(sameVersionCLI, path, [
-            "PRAGMA page_size = 512", "PRAGMA journal_mode = DELETE", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('committed')",
-        ])
-        try SqlcipherCLI.runAndKill(sameVersionCLI, path, [
-            "PRAGMA cache_size = 2", "BEGIN",
-            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
-                + "INSERT INTO t SELECT printf('%0500d', i) FROM c",
-        ])
-        try #require(FileManager.default.fileExists(atPath: path + "-journal"))
+        try makePlaintextFileWithHotJournal(at: path)
         let before = try dir.snapshot()
         let result = try runHelper(["attach-literal-name", dir.url.path, "file:plain512.db"])
         #expect(result.status == 0 && !result.signaled, "\(result.stdout) \(result.stderr)")
