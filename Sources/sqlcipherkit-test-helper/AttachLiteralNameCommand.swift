@@ -11,9 +11,7 @@ let attachLiteralNameCommand = HelperCommand(
     usage: "attach-literal-name FOLDER NAME: ATTACHes NAME, as written, from FOLDER"
 ) { arguments in
     guard arguments.count == 2 else { throw DatabaseHelperError(message: "usage: attach-literal-name FOLDER NAME") }
-    guard FileManager.default.changeCurrentDirectoryPath(arguments[0]) else {
-        throw DatabaseHelperError(message: "cannot enter \(arguments[0])")
-    }
+    try enterWorkingFolder(arguments[0])
     let name = arguments[1].replacingOccurrences(of: "'", with: "''")
     try runBlocking {
         let db = try Database(path: "main.db", key: "main key", journalMode: .rollback, cipher: CipherSettings(kdfIterations: 1000))

@@ -11,18 +11,14 @@ let changeDirectoryCommand = HelperCommand(
     usage: "change-directory FOLDER OTHER: opens by relative paths in FOLDER, then works from OTHER"
 ) { arguments in
     guard arguments.count == 2 else { throw DatabaseHelperError(message: "usage: change-directory FOLDER OTHER") }
-    guard FileManager.default.changeCurrentDirectoryPath(arguments[0]) else {
-        throw DatabaseHelperError(message: "cannot enter \(arguments[0])")
-    }
+    try enterWorkingFolder(arguments[0])
     let cipher = CipherSettings(kdfIterations: 1000)
     try runBlocking {
         let pool = try DatabasePool(path: "pool.db", rawKey: Data(repeating: 0xAB, count: 32))
         try await pool.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         let db = try Database(path: "db.db", key: "old", cipher: cipher)
         try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
-        guard FileManager.default.changeCurrentDirectoryPath(arguments[1]) else {
-            throw DatabaseHelperError(message: "cannot enter \(arguments[1])")
-        }
+        try enterWorkingFolder(arguments[1])
         do {
             let count = try await pool.read { try $0.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) ?? -1 }
             report("pool-read \(count)")

@@ -91,3 +91,11 @@ struct DatabaseHelperError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
 }
+
+/// Makes `folder` the process's working folder (the whole process's: commands that call this run
+/// in a process of their own), or throws saying which folder could not be entered.
+func enterWorkingFolder(_ folder: String) throws {
+    guard FileManager.default.changeCurrentDirectoryPath(folder) else {
+        throw DatabaseHelperError(message: "cannot enter \(folder)")
+    }
+}
