@@ -19,7 +19,8 @@ extension DatabaseAccess {
     /// copied out in the clear. The body's writes to `main` commit together; a throw rolls them back.
     ///
     /// SQLite cannot attach a file inside a transaction, so this is called on the database, not
-    /// inside ``transaction(_:)``. The body is `@Sendable` for the reason given at
+    /// inside ``transaction(_:)``; for the same reason a `DETACH` of `schema` in the body fails (the
+    /// call detaches it when the body returns). The body is `@Sendable` for the reason given at
     /// ``transaction(_:)``.
     /// - Parameters:
     ///   - path: A plaintext SQLite database file. It is not created when missing.

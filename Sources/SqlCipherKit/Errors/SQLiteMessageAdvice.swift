@@ -21,6 +21,12 @@ enum SQLiteMessageAdvice {
             // that error's text: a full disk or an opening without a descriptor keeps its advice.
             if message == "database or disk is full" { return ResourceExhaustion.diskFull }
             if message == "unable to open database file" { return ResourceExhaustion.cannotOpenAdvice }
+            // attach.c's only "database %s is locked", and SQLCipher 3's older refusal.
+            if message == "cannot DETACH database within transaction"
+                || (message.hasPrefix("database ") && message.hasSuffix(" is locked")) {
+                return detachInTransaction
+            }
+            if message == "cannot ATTACH database within transaction" { return attachInTransaction }
             return searchAdvice(for: message, sql: sql)
         case 25 where sql?.contains("snippet(") == true:
             return snippetColumn
@@ -38,6 +44,22 @@ enum SQLiteMessageAdvice {
     static func isMisplacedParameter(code: Int32, message: String) -> Bool {
         code == 1 && message == "near \"?\": syntax error"
     }
+
+    /// What follows SQLite's "database plain is locked" (SQLCipher 3: "cannot DETACH database within
+    /// transaction"), which reads as a busy file: a `DETACH` while a transaction is open on the
+    /// connection, the usual place being the body of ``DatabaseAccess/importPlaintext(from:as:_:)``,
+    /// which detaches its schema itself.
+    static let detachInTransaction = ": SQLite cannot detach a database while this connection has a transaction "
+        + "open (or a backup reads that database); no other connection is involved. Inside transaction { }, a "
+        + "savepoint or importPlaintext's body (which detaches its file itself when the body returns), leave the "
+        + "DETACH out, or run it on the database once the transaction has ended. Nothing was detached"
+
+    /// What follows SQLCipher 3's "cannot ATTACH database within transaction": its SQLite (before
+    /// 3.21) attaches only outside a transaction; later releases attach inside one too.
+    static let attachInTransaction = ": the SQLite inside this SQLCipher release (3.x) attaches a database only "
+        + "outside a transaction. Run the ATTACH on the database before transaction { } begins (or use "
+        + "importPlaintext(from:as:_:) for a plaintext file, which attaches and detaches around its body). Nothing "
+        + "was attached"
 
     /// What follows SQLite's bare "attempt to write a readonly database" when the file moved: the
     /// usual cause is an in-place conversion or a rename while this connection stayed open.
@@ -71,7 +93,8 @@ enum SQLiteMessageAdvice {
     /// that may hold a key.
     static var suffixes: [String] {
         [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
-         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, codecErrorSticks, extensionLoading]
+         ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, codecErrorSticks, extensionLoading,
+         detachInTransaction, attachInTransaction]
     }
 
     /// What follows SQLite's "out of memory" on an encrypted connection of SQLCipher 4.7 or later.

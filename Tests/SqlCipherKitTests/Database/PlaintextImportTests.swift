@@ -237,4 +237,23 @@ import Testing
         #expect(try await db.query("PRAGMA database_list").count == 1)
         await db.close()
     }
+
+    /// A `DETACH` of the import's own schema in the body fails (the body runs in a transaction), and
+    /// the message says why and that the call detaches it; SQLite's own text, "database plain is
+    /// locked", reads as a busy file. The import then completes, and the schema is detached.
+    @Test func aDetachInTheBodySaysTheImportDetachesItself() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = try await makePlaintext(dir)
+        let db = try await makeEncrypted(dir)
+        let message = try await db.importPlaintext(from: plainPath) { conn -> String in
+            let error = try #require(throws: SqlCipherError.self) { try conn.execute("DETACH DATABASE plain") }
+            try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM plain.notes")
+            return String(describing: error)
+        }
+        #expect(message.contains("cannot detach a database while this connection has a transaction open"), "\(message)")
+        #expect(message.contains("importPlaintext's body (which detaches its file itself"), "\(message)")
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 2)
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+    }
 }

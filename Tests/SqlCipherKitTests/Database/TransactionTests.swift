@@ -51,6 +51,40 @@ import Testing
         #expect(try await values(db) == ["kept"])
     }
 
+    /// `ATTACH` and `DETACH` inside a transaction: SQLite refuses a `DETACH` of a schema the
+    /// transaction holds ("database other is locked", read as a busy file) and SQLCipher 3 any
+    /// `ATTACH` ("cannot ATTACH database within transaction"); each message says to run it outside
+    /// the transaction. SQLCipher 4 attaches inside one.
+    @Test func attachAndDetachInsideATransactionSayWhereTheyRun() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        let other = dir.path("other.db")
+        let attachError: SqlCipherError? = try await db.transaction { conn in
+            do {
+                try conn.execute("ATTACH DATABASE ? AS other KEY ?", other, "other passphrase")
+                return nil
+            } catch let error as SqlCipherError { return error }
+        }
+        if isSQLCipher4() {
+            #expect(attachError == nil)
+        } else {
+            let message = String(describing: try #require(attachError))
+            #expect(message.contains("attaches a database only outside a transaction"), "\(message)")
+            #expect(!message.contains("other passphrase"), "\(message)")
+            try await db.execute("ATTACH DATABASE ? AS other KEY ?", other, "other passphrase")
+        }
+        let detach = try await db.transaction { conn -> String in
+            try conn.execute("CREATE TABLE IF NOT EXISTS other.u(y)")
+            let error = try #require(throws: SqlCipherError.self) { try conn.execute("DETACH DATABASE other") }
+            return String(describing: error)
+        }
+        #expect(detach.contains("cannot detach a database while this connection has a transaction open"), "\(detach)")
+        try await db.execute("DETACH DATABASE other")
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+    }
+
     @Test func savepointUndoesOnlyItsOwnWork() async throws {
         let db = try await database()
         try await db.transaction { conn in
