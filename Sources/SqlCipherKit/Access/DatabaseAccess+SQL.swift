@@ -81,12 +81,24 @@ extension DatabaseAccess {
         try await _withConnection(.write) { conn in try conn.core.inTransaction { try conn.core.lend(body) } }
     }
 
-    /// Runs `body` in a savepoint: a throw undoes only the body's work. Outside a transaction it
-    /// behaves like ``transaction(_:)`` with a deferred begin. The body is `@Sendable` for the
+    /// Runs `body` in a savepoint: a throw undoes only the body's work
+    /// (https://sqlite.org/lang_savepoint.html).
+    ///
+    /// Inside a transaction opened by hand (`execute("BEGIN")`) the body is a savepoint of that
+    /// transaction. Outside one it is a transaction of its own, begun the way
+    /// ``transaction(_:)`` begins one (`BEGIN IMMEDIATE`): it waits up to the busy timeout for the
+    /// write lock before the body runs. SQLite's own `SAVEPOINT` outside a transaction begins a
+    /// deferred one, which, once it has read, fails at once with `SQLITE_BUSY` at its first write
+    /// beside another writer, whatever the busy timeout. On a database opened `readOnly`, which
+    /// takes no write lock, the body only reads, in one snapshot. The body is `@Sendable` for the
     /// reason given at ``transaction(_:)``.
     @discardableResult
     public func savepoint<T: Sendable>(_ body: @Sendable (borrowing Connection) throws -> T) async throws -> T {
-        try await _withConnection(.write) { conn in try conn.core.inSavepoint { try conn.core.lend(body) } }
+        try await _withConnection(.write) { conn in
+            conn.core.refusesWrites
+                ? try conn.core.inSavepoint { try conn.core.lend(body) }
+                : try conn.core.inTransaction { try conn.core.lend(body) }
+        }
     }
 
     /// Runs `body` in a read-only transaction: every statement in it sees the same committed state

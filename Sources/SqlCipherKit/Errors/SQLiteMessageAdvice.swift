@@ -75,14 +75,13 @@ enum SQLiteMessageAdvice {
         + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
 
     /// `SQLITE_BUSY` for a write inside a transaction that began without the write lock (a
-    /// deferred one: ``DatabaseAccess/savepoint(_:)`` outside a transaction, or a hand-written
-    /// `BEGIN`). Once such a transaction has read, SQLite does not wait for the write lock at all,
+    /// deferred one: a hand-written `BEGIN` or `SAVEPOINT`). Once such a transaction has read, SQLite does not wait for the write lock at all,
     /// whatever the busy timeout (waiting could deadlock two connections that both read), and
     /// fails at once, or with `SQLITE_BUSY_SNAPSHOT` when another connection committed since the
     /// transaction's first read: raising the busy timeout, as ``busy`` advises, changes nothing.
     static let busyInDeferredTransaction = ": another connection, in this process or another, was writing or had "
-        + "committed since this transaction began, and this transaction began without the write lock (a "
-        + "savepoint outside a transaction, or BEGIN by hand) and has read: SQLite then fails at once instead of "
+        + "committed since this transaction began, and this transaction began without the write lock (BEGIN "
+        + "or SAVEPOINT by hand) and has read: SQLite then fails at once instead of "
         + "waiting for the lock, whatever the busy timeout, because waiting could deadlock. This statement did not "
         + "take effect. Let the transaction roll back and run it again as a whole, or use transaction { }, which "
         + "begins with BEGIN IMMEDIATE and waits up to the busy timeout for the write lock before the body runs"

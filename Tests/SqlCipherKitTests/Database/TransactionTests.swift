@@ -143,6 +143,39 @@ import Testing
         #expect(try await values(db) == ["sp"])
     }
 
+    /// A savepoint outside a transaction takes the write lock before its body runs, as
+    /// `transaction` does. SQLite's bare `SAVEPOINT` begins a deferred transaction: another
+    /// connection could commit after the body's first read, and the body's write then failed at
+    /// once (`SQLITE_BUSY_SNAPSHOT`) whatever the busy timeout. Now the other connection's write is
+    /// the one that waits, and the savepoint's body commits.
+    @Test func aSavepointOutsideATransactionHoldsTheWriteLockFromItsStart() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let db = try Database(path: path, rawKey: rawKey(75), journalMode: .wal)
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        var quick = DatabaseConfiguration()
+        quick.busyTimeout = .milliseconds(50)
+        let other = try Database(path: path, rawKey: rawKey(75), configuration: quick)
+        let read = DispatchSemaphore(value: 0), tried = DispatchSemaphore(value: 0)
+        let body = Task {
+            try await db.savepoint { conn in
+                _ = try conn.query("SELECT count(*) FROM t")
+                read.signal()
+                tried.wait()
+                try conn.execute("INSERT INTO t VALUES ('savepoint')")
+            }
+        }
+        #expect(await signalled(read))
+        let otherWrite: (any Error)?
+        do { try await other.execute("INSERT INTO t VALUES ('other')"); otherWrite = nil } catch { otherWrite = error }
+        tried.signal()
+        #expect(otherWrite is SqlCipherError, "the other connection wrote while the savepoint's body ran: \(String(describing: otherWrite))")
+        try await body.value
+        #expect(try await values(db) == ["savepoint"])
+        await other.close()
+        await db.close()
+    }
+
     @Test func handWrittenTransactionThroughExecute() async throws {
         let db = try await database()
         try await db.execute("BEGIN")
