@@ -74,6 +74,18 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
         DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: salt)
     }
 
+    /// A passphrase given as bytes (as ``passphrase(_:)-(Data)`` takes them) with the 16-byte
+    /// key-derivation salt kept outside the file, for files with a plaintext header: the bytes
+    /// form of ``passphrase(_:salt:)-(String,Data)``, derived and checked the same way.
+    ///
+    /// ```swift
+    /// let db = try Database(path: path, key: .passphrase(passphraseBytes, salt: salt),
+    ///                       cipher: CipherSettings(plaintextHeaderSize: 32))
+    /// ```
+    public static func passphrase(_ passphrase: Data, salt: Data) -> DatabaseKey {
+        DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase), salt: salt)
+    }
+
     /// A raw key of exactly 32 bytes: no key derivation.
     public static func rawKey(_ key: Data) -> DatabaseKey {
         DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: nil)

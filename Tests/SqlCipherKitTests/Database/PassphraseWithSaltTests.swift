@@ -42,6 +42,34 @@ import Testing
         #expect(lines == ["CLI-WROTE-THIS", "PACKAGE-WROTE-THIS"])
     }
 
+    /// The bytes form, `passphrase(_: Data, salt:)`: the CLI's file opens with the passphrase's
+    /// UTF-8 bytes and its salt, and bytes that are not UTF-8 (which no `String` holds) key a new
+    /// file that opens with exactly those bytes and that salt.
+    @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
+    func aPassphraseGivenAsBytesTakesASaltToo() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, cliKey(passphrase, salt: salt) + [
+            "CREATE TABLE notes(body TEXT)", "INSERT INTO notes VALUES ('CLI-WROTE-THIS')",
+        ])
+        let db = try Database(path: path, key: .passphrase(Data(passphrase.utf8), salt: salt), cipher: header)
+        #expect(try await db.query("SELECT body FROM notes")[0].get(0, as: String.self) == "CLI-WROTE-THIS")
+        await db.close()
+
+        let bytes = Data([0xFF, 0x00, 0xC3, 0x28, 0x80, 0x41])
+        let made = dir.path("bytes.db")
+        let created = try Database(path: made, key: .passphrase(bytes, salt: salt), cipher: header)
+        try await created.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('BYTES-KEYED')")
+        await created.close()
+        #expect(filesContain([made], "BYTES-KEYED").isEmpty)
+        let reopened = try Database(path: made, key: .passphrase(bytes, salt: salt), cipher: header)
+        #expect(try await reopened.query("SELECT v FROM t")[0].get(0, as: String.self) == "BYTES-KEYED")
+        await reopened.close()
+        var other = bytes
+        other[0] = 0xFE
+        #expect(throws: SqlCipherError.self) { try Database(path: made, key: .passphrase(other, salt: salt), cipher: header) }
+    }
+
     @Test(.enabled(if: isSQLCipher4(), "plaintext headers are SQLCipher 4's"))
     func aFileThePackageCreatesOpensInTheCLIWithThePassphraseAndSalt() async throws {
         let dir = TemporaryDirectory()
