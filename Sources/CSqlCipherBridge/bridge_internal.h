@@ -203,6 +203,14 @@ enum scb_exit_mode {
 */
 SCB_HIDDEN int scb_exit_prepare(void *handle, int library_was_present);
 
+/*
+** Called once by the loader with the proven library's handle, which is never closed afterwards.
+** Guarantees: from then on fork() holds the library's VFS and memory mutexes (SQLite's, and
+** SQLCipher's own from 4.7 on) in the thread that forks, so that a child of fork() finds them
+** free and can exit (exit.c); a second call changes nothing.
+*/
+SCB_HIDDEN void scb_fork_guard_install(void *handle);
+
 /* SQLITE_INTERRUPT: what a call refused by the closed exit gate returns (exit.c). */
 #define SCB_SQLITE_INTERRUPT 9
 

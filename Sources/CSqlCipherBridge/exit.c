@@ -261,6 +261,84 @@ static void scb_exit_after_fork(void) {
     pthread_mutex_init(&scb_exit_lock, NULL);
 }
 
+/*
+** fork() in a process whose threads use the library. A child of fork() has only the forking
+** thread, but every mutex that another thread of the parent held at that moment stays locked in
+** it for good. Measured: SQLCipher 4.7 and later register an atexit cleanup
+** (sqlcipher_extra_shutdown) that frees memory through SQLite's allocator, which takes SQLite's
+** memory mutex, and through SQLCipher's private heap, which takes SQLCipher's memory mutex, so a
+** child that merely called exit() while a reader of the parent was allocating hung there for
+** ever (4.9.0 and 4.7.0: most forks of a program whose tasks read); and a child that opened a
+** database hung on SQLite's memory mutex or on SQLCipher's provider mutex with every release
+** (4.6.1: about one fork in ten).
+**
+** The handlers below hold the library's global mutexes across fork(), the way glibc's malloc
+** keeps its arenas usable in the child, so that they are free in the parent and in the child
+** when fork() returns. They are taken in the order in which the library nests them, so the
+** prepare handler never holds one that another thread holds while that thread waits for it:
+**   SQLite's main mutex     (held while SQLCipher activates and registers its providers),
+**   SQLCipher's provider, activation and random mutexes (provider, then activation, nest),
+**   SQLite's unix VFS mutex (its list of open files: code holding it allocates),
+**   SQLCipher's memory mutex (4.7 and later; SQLCipher calls SQLite's allocator after leaving it),
+**   SQLite's memory mutex   (SQLite's allocator takes nothing while it holds it).
+** SQLCipher's own are looked up at every fork, since a release allocates them when it first
+** activates; one a release does not have (3.4.1 exports none) is skipped. None of them is held
+** across a callback into the program, so a fork() from a SQL function or a trace callback finds
+** them free too. What a child may do with the library afterwards stays what POSIX allows a child
+** of a threaded program: exit, or exec. One that opens a database can still meet a lock that a
+** thread of the parent held inside the crypto library.
+*/
+typedef void *(*scb_mutex_alloc_fn)(int);
+typedef void (*scb_mutex_fn)(void *);
+/* The mutexes, in order: SQLite's static ones by their SQLITE_MUTEX_STATIC_* number (sqlite3.h),
+** SQLCipher's by its SQLCIPHER_MUTEX_* number (sqlcipher.h) plus 100. */
+static const int scb_fork_order[] = {
+    2,       /* SQLITE_MUTEX_STATIC_MAIN */
+    100 + 0, /* SQLCIPHER_MUTEX_PROVIDER */
+    100 + 1, /* SQLCIPHER_MUTEX_PROVIDER_ACTIVATE */
+    100 + 2, /* SQLCIPHER_MUTEX_PROVIDER_RAND */
+    11,      /* SQLITE_MUTEX_STATIC_VFS1: os_unix.c's unixBigLock */
+    100 + 6, /* SQLCIPHER_MUTEX_MEM (4.7 and later; out of range, so NULL, before) */
+    3,       /* SQLITE_MUTEX_STATIC_MEM */
+};
+#define SCB_FORK_MUTEXES ((int)(sizeof scb_fork_order / sizeof scb_fork_order[0]))
+static scb_mutex_alloc_fn scb_fork_alloc, scb_fork_sqlcipher_mutex;
+static scb_mutex_fn scb_fork_enter, scb_fork_leave;
+/* The mutexes the prepare handler took, for the parent and child handlers. Written and read by
+** the forking thread only (fork() runs the three handlers on it, in order). */
+static void *scb_fork_held[SCB_FORK_MUTEXES];
+static int scb_fork_held_count;
+
+/* pthread_atfork prepare handler: takes the mutexes in their order. */
+static void scb_fork_prepare(void) {
+    scb_fork_held_count = 0;
+    for (int i = 0; i < SCB_FORK_MUTEXES; i++) {
+        int id = scb_fork_order[i];
+        void *mutex = id < 100 ? scb_fork_alloc(id)
+                               : scb_fork_sqlcipher_mutex ? scb_fork_sqlcipher_mutex(id - 100) : NULL;
+        if (mutex == NULL) continue;
+        scb_fork_enter(mutex);
+        scb_fork_held[scb_fork_held_count++] = mutex;
+    }
+}
+
+/* pthread_atfork parent and child handler: gives them back in the reverse order. All are normal
+** (non-recursive) mutexes, which the child may unlock although the parent's thread locked them. */
+static void scb_fork_release(void) {
+    while (scb_fork_held_count > 0) scb_fork_leave(scb_fork_held[--scb_fork_held_count]);
+}
+
+void scb_fork_guard_install(void *handle) {
+    static atomic_int installed;
+    if (atomic_exchange(&installed, 1)) return;
+    scb_fork_alloc = (scb_mutex_alloc_fn)dlsym(handle, "sqlite3_mutex_alloc");
+    scb_fork_enter = (scb_mutex_fn)dlsym(handle, "sqlite3_mutex_enter");
+    scb_fork_leave = (scb_mutex_fn)dlsym(handle, "sqlite3_mutex_leave");
+    if (scb_fork_alloc == NULL || scb_fork_enter == NULL || scb_fork_leave == NULL) return;
+    scb_fork_sqlcipher_mutex = (scb_mutex_alloc_fn)dlsym(handle, "sqlcipher_mutex");
+    pthread_atfork(scb_fork_prepare, scb_fork_release, scb_fork_release);
+}
+
 #if defined(__GLIBC__)
 /* Whether the object `early` comes before `late` in the process's load order (its link map). */
 static int scb_exit_loaded_before(const struct link_map *early, const struct link_map *late) {
@@ -280,35 +358,41 @@ typedef int (*scb_openssl_init_fn)(uint64_t, const void *);
 #define SCB_OPENSSL_INIT_NO_ATEXIT 0x00080000ULL
 
 int scb_exit_prepare(void *handle, int library_was_present) {
+    /* SQLCipher 4.7 and later clean up after themselves at exit, whatever their crypto provider:
+    ** their first initialisation registers an atexit handler (sqlcipher_atexit ->
+    ** sqlcipher_extra_shutdown) that frees SQLCipher's private heap, crypto providers and mutexes
+    ** while other threads may still be inside the library (measured with 4.9.0: SIGSEGV in most
+    ** exits while tasks read, and an atexit handler registered before the first database that
+    ** used one crashed). Such a library exports sqlcipher_extra_shutdown, and always gets the
+    ** gate. */
+    int cleans_up_at_exit = dlsym(handle, "sqlcipher_extra_shutdown") != NULL;
     /* The library's own dependencies: the scope dlsym searches on `handle`, which is the scope
     ** RTLD_DEEPBIND makes the library's references search first. */
     scb_openssl_init_fn init = (scb_openssl_init_fn)dlsym(handle, "OPENSSL_init_crypto");
-    if (init == NULL) {
+    if (init == NULL && !cleans_up_at_exit) {
         atomic_store(&scb_exit_gate_on, 0);
         return SCB_EXIT_NOT_OPENSSL;
     }
     int crypto_was_present = library_was_present;
+    if (init != NULL) {
 #if defined(__GLIBC__)
-    struct link_map *library = NULL, *crypto = NULL;
-    Dl_info info;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &library) != 0 || library == NULL ||
-        dladdr1((const void *)init, &info, (void **)&crypto, RTLD_DL_LINKMAP) == 0 || crypto == NULL ||
-        scb_exit_loaded_before(crypto, library)) {
-        crypto_was_present = 1;
-    }
+        struct link_map *library = NULL, *crypto = NULL;
+        Dl_info info;
+        if (dlinfo(handle, RTLD_DI_LINKMAP, &library) != 0 || library == NULL ||
+            dladdr1((const void *)init, &info, (void **)&crypto, RTLD_DL_LINKMAP) == 0 || crypto == NULL ||
+            scb_exit_loaded_before(crypto, library)) {
+            crypto_was_present = 1;
+        }
 #else
-    crypto_was_present = 1; /* no dladdr1 to tell (musl): assume the worst and use the gate */
+        crypto_was_present = 1; /* no dladdr1 to tell (musl): assume the worst and use the gate */
 #endif
-    init(SCB_OPENSSL_INIT_NO_ATEXIT, NULL);
-    /* SQLCipher 4.7 and later clean up after themselves at exit too: their first initialisation
-    ** registers an atexit handler (sqlcipher_atexit -> sqlcipher_extra_shutdown) that frees
-    ** SQLCipher's private heap, crypto providers and mutexes while other threads may still be
-    ** inside the library (measured with 4.9.0: SIGSEGV in most exits while tasks read, and an
-    ** atexit handler registered before the first database that used one crashed). Such a library
-    ** exports sqlcipher_extra_shutdown. It is initialised here, now that OpenSSL's own cleanup is
-    ** off, so that its handler is registered before the bridge's, which then runs first and keeps
-    ** every thread out of the library before SQLCipher frees anything. */
-    if (dlsym(handle, "sqlcipher_extra_shutdown") != NULL) {
+        init(SCB_OPENSSL_INIT_NO_ATEXIT, NULL);
+    }
+    /* Initialised here, now that OpenSSL's own cleanup is off, so that SQLCipher's handler is
+    ** registered before the bridge's, which then runs first and keeps every thread out of the
+    ** library before SQLCipher frees anything. (The loader makes it safe for a child of fork() to
+    ** exit once the library is proven: scb_fork_guard_install.) */
+    if (cleans_up_at_exit) {
         int (*initialize)(void) = (int (*)(void))dlsym(handle, "sqlite3_initialize");
         if (initialize != NULL) (void)initialize();
         crypto_was_present = 1;

@@ -288,6 +288,7 @@ static int scb_prove_and_publish(void *handle, const char *real, const char *met
 
     scb_fn = api;
     scb_handle = handle;
+    scb_fork_guard_install(handle);
     scb_method = method;
     scb_was_present = was_present;
     scb_checked = audit.checked;
