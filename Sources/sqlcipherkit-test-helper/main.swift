@@ -41,6 +41,7 @@ let helperCommands: [HelperCommand] = [
     openWithoutDescriptorsCommand,
     attachLiteralNameCommand,
     liveQueryWithoutDescriptorsCommand,
+    poolReadFaultCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -85,9 +85,22 @@ final class ReaderSet: Sendable {
             checkin(reader)
             return value
         } catch {
-            checkin(reader)
+            checkin(reader, keep: !Self.leavesReaderUnusable(error, reader))
             throw error
         }
+    }
+
+    /// Whether `error`, thrown by a call on `reader`, leaves that connection unusable while a new
+    /// one would serve: SQLCipher 4.7 and later keep a connection's codec in error for good once a
+    /// page failed to read or decrypt on it (an I/O error, a damaged page), and answer every later
+    /// statement with `SQLITE_NOMEM` (``SQLiteMessageAdvice/codecErrorSticks``). Such a reader is
+    /// closed instead of kept, and the next read opens another: a pool recovers from a passing
+    /// I/O error by itself, where a ``Database`` can only say to open the file again (it keeps no
+    /// key). Memory that really ran out is only freed sooner by the close.
+    private static func leavesReaderUnusable(_ error: any Error, _ reader: Database) -> Bool {
+        guard case .sqlite(let code, _, _, _)? = error as? SqlCipherError, code == 7 || code == 10,
+              reader.isEncrypted else { return false }
+        return reader.library.cipherVersionIsAtLeast(4, 7)
     }
 
     /// How many readers are open (for tests and the benchmark).
@@ -151,12 +164,14 @@ final class ReaderSet: Sendable {
     }
 
     /// Returns a reader after its call. Hands it to the first waiting checkout, or keeps it idle;
-    /// closes it when the pool was closed meanwhile.
-    func checkin(_ reader: Database) {
+    /// closes it when the pool was closed meanwhile, or when `keep` is false (a connection left
+    /// unusable), which frees its place for a reader opened anew.
+    func checkin(_ reader: Database, keep: Bool = true) {
         let (closeIt, resumes) = state.withCheckedLock { state -> (Bool, Resumes) in
             state.streamHolders[ObjectIdentifier(reader)] = nil
             var resumes = Resumes()
-            if state.isClosed {
+            let closeIt = state.isClosed || !keep
+            if closeIt {
                 state.count -= 1
             } else {
                 state.idle.append(reader)
@@ -165,7 +180,7 @@ final class ReaderSet: Sendable {
             if !state.isClosed { resumes.grants = Self.dispatch(&state, maximum: maximum).grants }
             // The demand that met the descriptor limit has ended: the next one may open readers.
             if state.waiters.isEmpty { state.openLimit = nil }
-            return (state.isClosed, resumes)
+            return (closeIt, resumes)
         }
         resumes.run()
         if closeIt { Task { await reader.close() } }

@@ -38,6 +38,29 @@ import Testing
         ((try? SqlCipherLibrary.shared)?.cipherVersionComponents ?? []).lexicographicallyPrecedes([4, 7]) == false
     }
 
+    /// The libraries a child may load for a pool-reader fault: the suite's own, and a newer
+    /// release (`SQLCIPHERKIT_NEWER_LIBRARY`) when one is named.
+    static let poolFaultLibraries: [String?] = [nil] + (NewerReleaseInteropTests.library.map { [$0] } ?? [])
+
+    /// One read of a pool's reader fails with `SQLITE_IOERR_READ`; the disk is well again at
+    /// once. The read fails with a typed error and the reads after it succeed. On SQLCipher 4.7
+    /// and later the failed read leaves the reader's connection in error for good (every later
+    /// statement `SQLITE_NOMEM`); the pool kept it and failed every later read through it until
+    /// the program restarted. It now closes such a reader and opens another. (The regression
+    /// shows with a 4.7+ library: `SQLCIPHERKIT_NEWER_LIBRARY`, or the suite run on one.)
+    @Test(arguments: poolFaultLibraries)
+    func aPoolsReaderRecoversFromAFailedRead(library: String?) throws {
+        let dir = TemporaryDirectory()
+        var environment: [String: String?] = [:]
+        if let library { environment[SqlCipherLibrary.environmentVariable] = library }
+        let child = try runHelper(["pool-read-fault", dir.path("fault.db"), hex(rawKey(9))], environment: environment)
+        let lines = child.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(child.stdout)\n\(child.stderr)")
+        #expect(lines.first?.hasPrefix("first error 10") == true, "\(child.stdout)")
+        #expect(lines.dropFirst().first == "second ok 45450", "\(child.stdout)")
+        #expect(lines.dropFirst(2).first == "third ok 45450", "\(child.stdout)")
+    }
+
     static let baselineAccounts = 40
     static let baselineBalance: Int64 = 100
     static let batchRows = 30
