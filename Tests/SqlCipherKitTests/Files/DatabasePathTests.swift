@@ -399,12 +399,66 @@ import Testing
             return reason.contains("replaced")
         }
         #expect(pool.openReaderCount == 0)
-        // The writer still has the original file, and nothing was written into the replacement.
-        try await pool.execute("INSERT INTO t VALUES ('after')")
+        // The writer still has the original file: its commit is refused (it would have gone to a
+        // file no longer at the path, and been lost), and nothing was written into the replacement.
+        await #expect {
+            try await pool.execute("INSERT INTO t VALUES ('after')")
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, let extended, let message, _) = error else { return false }
+            return extended == 1032 && message.contains("replaced or moved")
+        }
         await pool.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == replacementBytes)
         // (SQLite leaves the old -wal beside the path when its database was moved: a file must
         // not be renamed over an open database without its -wal, sqlite.org/howtocorrupt.html.)
+    }
+
+    /// A connection whose file another process removed and created anew (a reset), or renamed
+    /// another file over (a restore from a backup): in WAL mode (the default), with
+    /// `journal_mode = MEMORY`, and on a pool's writer, its commits succeeded, into the old file,
+    /// which no name leads to any more, and were lost at close without a word (only a rollback
+    /// journal made SQLite refuse them). Every commit is now refused, the transaction rolled
+    /// back, with the typed error a rollback-mode write gets (`SQLITE_READONLY_DBMOVED`, "replaced
+    /// or moved"), and the file now at the path is left as the other process made it.
+    @Test(arguments: ["wal", "memory-journal", "rollback", "pool"], ["recreated", "restored"])
+    func commitsToAFileNoLongerAtItsPathAreRefused(kind: String, how: String) async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("app.db"), backup = folder.path("backup.db")
+        let key = rawKey(93)
+        let access: any DatabaseAccess = kind == "pool"
+            ? try DatabasePool(path: path, rawKey: key)
+            : try Database(path: path, rawKey: key, journalMode: kind == "wal" ? .wal : .rollback)
+        if kind == "memory-journal" { _ = try await access.query("PRAGMA journal_mode = MEMORY") }
+        try await access.execute("CREATE TABLE t(v TEXT)")
+        try await access.execute("INSERT INTO t VALUES ('before')")
+        if how == "restored" {
+            try await access.backup(to: backup, key: .rawKey(key), pagesPerStep: 256, progress: nil)
+            // A careful restore: the backup replaces the file, and the old file's -wal and -shm go.
+            try runChild("/bin/mv", [backup, path])
+            try runChild("/bin/rm", ["-f", path + "-wal", path + "-shm"])
+        } else {
+            try runChild("/bin/rm", ["-f", path, path + "-wal", path + "-shm", path + "-journal"])
+            // The new file in rollback mode, closed: no -wal of it lies at the path (a rollback-mode
+            // connection looks for one there at each read, and would meet the new file's).
+            let created = try runHelper(["create-database", path, "rollback", "0", hex(key), hex(Data(repeating: 7, count: 16)), "new"])
+            try #require(created.stdout.contains("created"), "\(created.stdout) \(created.stderr)")
+        }
+        let replacement = try Data(contentsOf: URL(fileURLWithPath: path))
+        let isMovedError: @Sendable (any Error) -> Bool = { error in
+            guard case SqlCipherError.sqlite(let code, let extended, let message, _) = error else { return false }
+            return code == 8 && extended == 1032 && message.contains("replaced or moved")
+        }
+        await #expect(performing: { try await access.execute("INSERT INTO t VALUES ('lost')") }, throws: isMovedError)
+        await #expect(performing: {
+            try await access.transaction { conn in try conn.execute("INSERT INTO t VALUES ('lost too')") }
+        }, throws: isMovedError)
+        if let db = access as? Database { await db.close() }
+        if let pool = access as? DatabasePool { await pool.close() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == replacement)
+        let reopened = try Database(path: path, rawKey: key)
+        let values = try await reopened.query("SELECT v FROM t").compactMap { $0.get("v", as: String.self) }
+        #expect(values == (how == "restored" ? ["before"] : ["new"]))
+        await reopened.close()
     }
 }
 
