@@ -21,6 +21,11 @@ final class MovedFileCheck {
     var tracker: ChangeTracker?
     /// Set by the commit hook when it refused a commit; taken by the error mapping of that statement.
     private(set) var refusedCommit = false
+    /// Set once the package has seen the file gone from its path (a refused commit, or the
+    /// live-query watch, ``noticeIfMoved()``): from then on a statement that would begin a
+    /// transaction is refused (``SQLiteConnection/statementWillRun(_:)``), so that a live query
+    /// ends with the error rather than showing the old file's rows for ever.
+    private(set) var fileLeftPath = false
 
     /// `SQLITE_FCNTL_HAS_MOVED` (https://sqlite.org/c3ref/c_fcntl_begin_atomic_write.html).
     private static let hasMovedOpcode: Int32 = 20
@@ -38,8 +43,20 @@ final class MovedFileCheck {
     func refusesCommit() -> Bool {
         guard fileHasMoved else { return false }
         refusedCommit = true
+        fileLeftPath = true
         return true
     }
+
+    /// Asks whether the file moved, and remembers it when it did (``fileLeftPath``). The
+    /// live-query watch asks this at each of its checks, on the connection's executor.
+    func noticeIfMoved() -> Bool {
+        if !fileLeftPath && fileHasMoved { fileLeftPath = true }
+        return fileLeftPath
+    }
+
+    /// Remembers that SQLite itself found the file moved (`SQLITE_READONLY_DBMOVED` on a write
+    /// in rollback mode): the same as a refused commit from then on.
+    func noteMovedBySQLite() { fileLeftPath = true }
 
     /// Whether the failure being mapped is a commit this check refused; clears the mark.
     func takeRefusal() -> Bool {

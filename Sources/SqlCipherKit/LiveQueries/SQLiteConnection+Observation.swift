@@ -34,6 +34,9 @@ extension SQLiteConnection {
     /// it may run (StatementGate.swift), then live queries account for it.
     func statementWillRun(_ statement: Statement) throws {
         assertIsolated()
+        // Once the file is known to have left its path, nothing new begins on it (a transaction
+        // already open still ends: its commit is refused, its rollback goes through).
+        if movedFileCheck.fileLeftPath && !isInTransaction { throw Self.fileMovedError(sql: statement.sql) }
         try statementMayRun(statement)
         statement.observation.started = true
         try observationWillRun(statement)
