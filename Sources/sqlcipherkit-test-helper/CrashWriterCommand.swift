@@ -40,11 +40,14 @@ enum CrashLedger {
 /// `encryptInPlace` or `upgradeFromSqlCipher3` that another process runs meanwhile).
 let crashWriterCommand = HelperCommand(
     name: "crash-writer",
-    usage: "crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none: commits transactions N = meta.last+1, ... until killed"
+    usage: "crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum]: commits transactions N = meta.last+1, "
+        + "... until killed (with vacuum: a VACUUM after every 4th, announced by `vacuuming N`)"
 ) { arguments in
-    guard arguments.count == 3, let mode = JournalMode(rawValue: arguments[1]) else {
-        throw HelperUsageError(message: "usage: crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none")
+    guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "vacuum"),
+          let mode = JournalMode(rawValue: arguments[1]) else {
+        throw HelperUsageError(message: "usage: crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum]")
     }
+    let vacuums = arguments.count == 4
     let path = arguments[0]
     let version3 = arguments[2].hasPrefix("v3:")
     let key = arguments[2] == "none" ? nil : try helperBytes(fromHex: String(arguments[2].dropFirst(version3 ? 3 : 0)))
@@ -72,6 +75,12 @@ let crashWriterCommand = HelperCommand(
                                  current, CrashLedger.entryCount(current))
             }
             report("committed \(current)")
+            if vacuums && current % 4 == 0 {
+                // Kills also land inside a VACUUM, which rewrites every page of the file.
+                report("vacuuming \(current)")
+                try await db.execute("VACUUM")
+                report("vacuumed \(current)")
+            }
             if mode == .wal && current % 16 == 0 {
                 // Kills also land inside checkpoints, not only inside commits.
                 _ = try await db.query("PRAGMA wal_checkpoint(TRUNCATE)")
