@@ -19,6 +19,16 @@ final class MovedFileCheck {
     var handle: OpaquePointer?
     /// The connection's tracker, which the commit hook tells of a commit that goes ahead.
     var tracker: ChangeTracker?
+    /// Set by the opener for a connection in a rollback journal mode: such a connection is also
+    /// asked before each statement that begins a transaction (``SQLiteConnection/statementWillRun(_:)``).
+    /// SQLite's rollback-mode pager looks for a `-wal` by the path's name whenever a read begins,
+    /// and opens the one it finds: after the file was removed and another made at the path in WAL
+    /// mode, it opened the new file's `-wal` (its reads failed as if the key had changed), and
+    /// SQLite 3.15.2 (SQLCipher 3.4.1) checkpointed that `-wal` into the old file at close and
+    /// deleted it, so the new file lost its commits. The question costs one `stat` per statement
+    /// outside a transaction, where the pager already makes several system calls; a WAL
+    /// connection keeps its own `-wal` open and is not asked.
+    var checksBeforeEachStatement = false
     /// Set by the commit hook when it refused a commit; taken by the error mapping of that statement.
     private(set) var refusedCommit = false
     /// Set once the package has seen the file gone from its path (a refused commit, or the

@@ -35,8 +35,12 @@ extension SQLiteConnection {
     func statementWillRun(_ statement: Statement) throws {
         assertIsolated()
         // Once the file is known to have left its path, nothing new begins on it (a transaction
-        // already open still ends: its commit is refused, its rollback goes through).
-        if movedFileCheck.fileLeftPath && !isInTransaction { throw Self.fileMovedError(sql: statement.sql) }
+        // already open still ends: its commit is refused, its rollback goes through). A
+        // rollback-mode connection asks first (MovedFileCheck.checksBeforeEachStatement says why).
+        if !isInTransaction
+            && (movedFileCheck.fileLeftPath || (movedFileCheck.checksBeforeEachStatement && movedFileCheck.noticeIfMoved())) {
+            throw Self.fileMovedError(sql: statement.sql)
+        }
         try statementMayRun(statement)
         statement.observation.started = true
         try observationWillRun(statement)

@@ -460,6 +460,42 @@ import Testing
         #expect(values == (how == "restored" ? ["before"] : ["new"]))
         await reopened.close()
     }
+
+    /// A connection in rollback mode whose file another process removed and created anew in WAL
+    /// mode, and whose writer was killed with its commits still in the new file's -wal. SQLite's
+    /// rollback-mode pager looks for a -wal by the path's name at each read and opened the new
+    /// file's: the old connection's read failed with "the key changed" advice (the -wal's pages
+    /// are another file's), and on SQLCipher 3.4.1 its close then checkpointed that -wal into the
+    /// old file and deleted it, so the new file lost the other process's commits. A rollback-mode
+    /// connection now asks whether its file is still at its path before each statement that
+    /// begins a transaction, and refuses with the "replaced or moved" error; the new file keeps
+    /// every commit.
+    @Test func aConnectionLeftOnARemovedFileLeavesTheNewFilesWALAlone() async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("app.db")
+        let key = rawKey(94)
+        let stale = try Database(path: path, rawKey: key, journalMode: .rollback)
+        try await stale.execute("CREATE TABLE t(v TEXT)")
+        try await stale.execute("INSERT INTO t VALUES ('old')")
+        try runChild("/bin/rm", ["-f", path, path + "-journal"])
+        let writer = try KillableChild(helperArguments: ["crash-writer", path, "wal", hex(key)])
+        try #require(writer.waitForLine(startingWith: "committed 5") != nil, "\(writer.lines) \(writer.standardError)")
+        writer.killAndCollect()
+        let acknowledged = writer.lines.compactMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.max() ?? 0
+        try #require((SnapshotFiles.regularFileSize(path + "-wal") ?? 0) > 32, "the writer's commits are not in the -wal")
+        await #expect {
+            _ = try await stale.query("SELECT count(*) FROM t")
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, let extended, let message, _) = error else { return false }
+            return extended == 1032 && message.contains("replaced or moved")
+        }
+        await stale.close()
+        let reopened = try Database(path: path, rawKey: key)
+        let last = try await reopened.query("SELECT last FROM meta")[0].get(0, as: Int.self) ?? 0
+        #expect(last >= acknowledged, "the new file lost commits: last \(last), acknowledged \(acknowledged)")
+        #expect(try await reopened.verifyIntegrity().isOK)
+        await reopened.close()
+    }
 }
 
 /// A configuration that sets only the permissions of new files.
