@@ -35,22 +35,30 @@ enum CrashLedger {
 
 /// Commits numbered transactions forever (until killed), printing `committed N` after each commit
 /// returns. The parent kills it with SIGKILL at random moments and checks that every reported
-/// commit is present and nothing else is half-present.
+/// commit is present and nothing else is half-present. With `none` for the key the file is
+/// plaintext, with `v3:RAWKEYHEX` it has SQLCipher 3's settings (the sources of an
+/// `encryptInPlace` or `upgradeFromSqlCipher3` that another process runs meanwhile).
 let crashWriterCommand = HelperCommand(
     name: "crash-writer",
-    usage: "crash-writer PATH wal|rollback RAWKEYHEX: commits transactions N = meta.last+1, ... until killed"
+    usage: "crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum]: commits transactions N = meta.last+1, "
+        + "... until killed (with vacuum: a VACUUM after every 4th, announced by `vacuuming N`)"
 ) { arguments in
-    guard arguments.count == 3, let mode = JournalMode(rawValue: arguments[1]) else {
-        throw HelperUsageError(message: "usage: crash-writer PATH wal|rollback RAWKEYHEX")
+    guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "vacuum"),
+          let mode = JournalMode(rawValue: arguments[1]) else {
+        throw HelperUsageError(message: "usage: crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum]")
     }
+    let vacuums = arguments.count == 4
     let path = arguments[0]
-    let key = try helperBytes(fromHex: arguments[2])
+    let version3 = arguments[2].hasPrefix("v3:")
+    let key = arguments[2] == "none" ? nil : try helperBytes(fromHex: String(arguments[2].dropFirst(version3 ? 3 : 0)))
+    let cipher: CipherSettings = version3 ? .sqlcipher3 : .default
     return try runBlocking { () async throws -> Int32 in
         // A reader of the file elsewhere (CopiesBesideAWriterTests copies it in rollback mode) may
         // hold its shared lock for seconds on a loaded machine; the writer waits rather than stop.
         var configuration = DatabaseConfiguration()
         configuration.busyTimeout = .seconds(120)
-        let db = try Database(path: path, rawKey: key, journalMode: mode, configuration: configuration)
+        let db = try key.map { try Database(path: path, rawKey: $0, journalMode: mode, cipher: cipher, configuration: configuration) }
+            ?? Database(unencryptedPath: path, journalMode: mode, configuration: configuration)
         // One transaction: a kill leaves the whole schema or none of it.
         try await db.transaction { conn in try conn.execute(CrashLedger.schema) }
         var n = (try await db.query("SELECT last FROM meta").first?.get("last", as: Int64.self) ?? 0) + 1
@@ -67,6 +75,12 @@ let crashWriterCommand = HelperCommand(
                                  current, CrashLedger.entryCount(current))
             }
             report("committed \(current)")
+            if vacuums && current % 4 == 0 {
+                // Kills also land inside a VACUUM, which rewrites every page of the file.
+                report("vacuuming \(current)")
+                try await db.execute("VACUUM")
+                report("vacuumed \(current)")
+            }
             if mode == .wal && current % 16 == 0 {
                 // Kills also land inside checkpoints, not only inside commits.
                 _ = try await db.query("PRAGMA wal_checkpoint(TRUNCATE)")

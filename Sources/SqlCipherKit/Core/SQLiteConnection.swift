@@ -26,6 +26,8 @@ final class SQLiteConnection {
     let statementGate: StatementGate
     /// What this connection's statements change, for live queries (SQLiteConnection+Observation.swift).
     let changeTracker = ChangeTracker()
+    /// The commit hook's check that the file is still at its path (MovedFileCheck.swift).
+    let movedFileCheck = MovedFileCheck()
     /// Stops the running call's statement when its task is cancelled.
     let interruptGate = InterruptGate()
     /// The bodies (transaction, savepoint, read) running now, innermost last, and the cursors
@@ -173,7 +175,13 @@ final class SQLiteConnection {
             guard case let .sqlite(code, extended, shown, text) = redacted else { return redacted }
             return .sqlite(code: code, extendedCode: extended, message: shown + SQLiteMessageAdvice.misplacedParameter, sql: text)
         }
-        if extended == Self.readOnlyDatabaseMoved { message += SQLiteMessageAdvice.databaseMoved }
+        if extended == Self.readOnlyDatabaseMoved {
+            movedFileCheck.noteMovedBySQLite()
+            message += SQLiteMessageAdvice.databaseMoved
+        }
+        // A commit that the commit hook refused because the file is no longer at its path: the
+        // transaction was rolled back. Reported as SQLite reports such a write in rollback mode.
+        if extended == Self.constraintCommitHook, movedFileCheck.takeRefusal() { return Self.fileMovedError(sql: sql) }
         if rc & 0xFF == Self.sqliteBusy {
             // A write that failed inside a transaction still open began without the write lock:
             // the package's own transactions take it first (BEGIN IMMEDIATE), and a statement in
@@ -244,6 +252,21 @@ final class SQLiteConnection {
     /// `SQLITE_READONLY_DBMOVED`: the file this connection opened is no longer at its path
     /// (https://sqlite.org/rescode.html#readonly_dbmoved).
     static let readOnlyDatabaseMoved: Int32 = 1032
+
+    /// `SQLITE_READONLY`.
+    static let sqliteReadOnly: Int32 = 8
+
+    /// The error of a statement refused because the file left its path (``MovedFileCheck``):
+    /// what SQLite reports for a rollback-mode write there, with the package's advice.
+    static func fileMovedError(sql: String?) -> SqlCipherError {
+        SqlCipherError.sqlite(code: sqliteReadOnly, extendedCode: readOnlyDatabaseMoved,
+                              message: "attempt to write a readonly database" + SQLiteMessageAdvice.databaseMoved, sql: sql)
+            .redactingSQL()
+    }
+
+    /// `SQLITE_CONSTRAINT_COMMITHOOK`: the commit hook refused the commit
+    /// (https://sqlite.org/rescode.html#constraint_commithook).
+    static let constraintCommitHook: Int32 = 531
 
     /// `SQLITE_INTERRUPT`, which is also what a call refused by the exit gate returns.
     static let sqliteInterrupt: Int32 = 9

@@ -225,6 +225,7 @@ enum DatabaseOpener {
                 }
                 // After the opening sequence's own statements (PRAGMA journal_mode), which must run.
                 connection.refusesWrites = readOnly
+                connection.movedFileCheck.checksBeforeEachStatement = journal != .wal && !inMemory
                 return journal
             }
             connection.scope.isPooled = setup.pooled

@@ -64,8 +64,8 @@ enum SQLiteMessageAdvice {
     /// What follows SQLite's bare "attempt to write a readonly database" when the file moved: the
     /// usual cause is an in-place conversion or a rename while this connection stayed open.
     static let databaseMoved = ": the database file was replaced or moved since this connection opened it "
-        + "(by encryptInPlace, upgradeFromSqlCipher3, a restore or a rename over its path), so nothing was written "
-        + "to it. Close this connection and open the file at the path again, with the key it has now"
+        + "(by encryptInPlace, upgradeFromSqlCipher3, a restore, a rename over its path or its removal), so nothing "
+        + "was written to it. Close this connection and open the file at the path again, with the key it has now"
 
     /// What follows SQLite's bare "database is locked", which names neither the cause nor the
     /// remedy: the busy handler waited for the whole busy timeout and the lock stayed.

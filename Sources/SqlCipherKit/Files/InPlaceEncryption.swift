@@ -64,11 +64,17 @@ enum InPlaceEncryption {
             source.close()
             throw error
         }
-        // The lock is held until here: nobody wrote to the original while it was being copied.
-        source.close()
+        // The source keeps its exclusive lock through the switch and lets it go only once the new
+        // file is in place: a connection of another process left open on the original in rollback
+        // mode (it holds no lock while idle, so nothing here could see it) then writes only after
+        // the rename, where SQLite finds its file moved and refuses the write. Closed before the
+        // rename, its commit could land on the original between the copy and the switch, and be
+        // lost with the old file although it had been reported as committed.
         do {
             try FileReplacement.replace(path, with: temporary, backup: keepBackup && !leftBackup ? backup : nil)
+            source.close()
         } catch {
+            source.close()
             // The original stays; give it back the WAL mode that lockExclusively took from it.
             if opened.journalMode == .wal, let connection = try? SQLiteConnection(path: path) {
                 _ = try? connection.query("PRAGMA journal_mode = WAL")

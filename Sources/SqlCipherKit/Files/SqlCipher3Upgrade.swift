@@ -130,7 +130,10 @@ enum SqlCipher3Upgrade {
             if error is SqlCipherError || error is CancellationError { throw error }
             throw SqlCipherError.conversionFailed(source: path, target: temporary, reason: "\(error)")
         }
-        source.connection.close()
+        // The source's exclusive lock is let go only once the new file is in place, so that a
+        // connection of another process left open on the original cannot commit to it between
+        // the copy and the switch (InPlaceEncryption.run says why).
+        defer { source.connection.close() }
         try FileReplacement.replace(path, with: temporary, backup: nil)
         reporter?.finish()
     }

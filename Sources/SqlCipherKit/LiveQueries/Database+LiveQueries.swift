@@ -64,6 +64,10 @@ extension Database: ObservationHost, ExternalChangeHost {
     /// for commits of other connections.
     func readExternalVersion() -> ExternalChangeReading {
         guard let core = connection, core.changeTracker.observationCount > 0 else { return .unobserved }
+        // A file removed, or another renamed over its path: its data_version never moves again,
+        // and the observers would show the old file's rows for ever. Their fetch now fails with
+        // the "replaced or moved" error (MovedFileCheck).
+        if core.movedFileCheck.noticeIfMoved() { return .unreadable }
         // A busy file is a check skipped, not an error for the observers; a file that no longer
         // opens with this key (another connection rekeyed it) is a change, which their fetch reports.
         do {

@@ -82,7 +82,16 @@ extension DatabasePool: ObservationHost, ExternalChangeHost {
     func readExternalVersion() async -> ExternalChangeReading {
         guard !isClosed, relay.count > 0 else { return .unobserved }
         do {
-            return .version(try await writer._withConnection(.write) { conn in try conn.core.dataVersion() })
+            // A file gone from its path (Database.readExternalVersion says why): the fetches, on
+            // readers that still have the old file, fail from now on with the "replaced or moved" error.
+            let version = try await writer._withConnection(.write) { conn -> Int? in
+                conn.core.movedFileCheck.noticeIfMoved() ? nil : try conn.core.dataVersion()
+            }
+            guard let version else {
+                fileLeftPath.store(true, ordering: .releasing)
+                return .unreadable
+            }
+            return .version(version)
         } catch let SqlCipherError.sqlite(code, _, _, _) where code == SQLiteConnection.sqliteNotADatabase {
             return .unreadable
         } catch {

@@ -5,17 +5,24 @@ extension SQLiteConnection {
     /// the statement gate's: StatementGate.swift; live queries listen to it only while they
     /// analyse a statement, ``record(_:)``).
     ///
-    /// Called once, right after opening. The tracker is a stored property of the connection, so
-    /// it outlives the handle and the unretained context pointer stays valid for as long as
-    /// SQLite can call back.
+    /// Called once, right after opening. The tracker and the commit hook's ``MovedFileCheck`` are
+    /// stored properties of the connection, so they outlive the handle and the unretained context
+    /// pointers stay valid for as long as SQLite can call back.
+    ///
+    /// The commit hook first refuses a commit to a file that is no longer at the connection's
+    /// path (``MovedFileCheck``); only a commit that goes ahead marks observations dirty.
     func installChangeTracking() {
-        let context = Unmanaged.passUnretained(changeTracker).toOpaque()
+        movedFileCheck.handle = handle
+        movedFileCheck.tracker = changeTracker
         _ = scb_commit_hook(handle, { context in
-            if let context {
-                Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().transactionWillCommit()
-            }
+            guard let context else { return 0 }
+            let check = Unmanaged<MovedFileCheck>.fromOpaque(context).takeUnretainedValue()
+            // Non-zero turns the commit into a rollback (the rollback hook then runs).
+            if check.refusesCommit() { return 1 }
+            check.tracker?.transactionWillCommit()
             return 0  // zero lets the commit proceed
-        }, context)
+        }, Unmanaged.passUnretained(movedFileCheck).toOpaque())
+        let context = Unmanaged.passUnretained(changeTracker).toOpaque()
         _ = scb_rollback_hook(handle, { context in
             if let context {
                 Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().transactionDidRollBack()
@@ -27,6 +34,13 @@ extension SQLiteConnection {
     /// it may run (StatementGate.swift), then live queries account for it.
     func statementWillRun(_ statement: Statement) throws {
         assertIsolated()
+        // Once the file is known to have left its path, nothing new begins on it (a transaction
+        // already open still ends: its commit is refused, its rollback goes through). A
+        // rollback-mode connection asks first (MovedFileCheck.checksBeforeEachStatement says why).
+        if !isInTransaction
+            && (movedFileCheck.fileLeftPath || (movedFileCheck.checksBeforeEachStatement && movedFileCheck.noticeIfMoved())) {
+            throw Self.fileMovedError(sql: statement.sql)
+        }
         try statementMayRun(statement)
         statement.observation.started = true
         try observationWillRun(statement)

@@ -69,6 +69,10 @@ public final class DatabasePool: DatabaseAccess {
     let key: PoolKey?
     let relay = CommitRelay()
     private let closed = Atomic<Bool>(false)
+    /// Set once the pool has seen its file gone from its path (the writer's commit refused, or the
+    /// live-query watch: ``MovedFileCheck``): from then on the readers, which still have the old
+    /// file open, are not used either, and every call fails with the "replaced or moved" error.
+    let fileLeftPath = Atomic<Bool>(false)
     /// The pool's observations, fetched on readers (DatabasePool+LiveQueries.swift).
     let observations = PoolObservations()
 
@@ -264,6 +268,7 @@ public final class DatabasePool: DatabaseAccess {
     public func _withConnection<T: Sendable>(_ access: _DatabaseAccessKind,
                                              _ work: @Sendable (borrowing Connection) throws -> T) async throws -> T {
         guard !closed.load(ordering: .acquiring) else { throw SqlCipherError.databaseClosed }
+        guard !fileLeftPath.load(ordering: .acquiring) else { throw SQLiteConnection.fileMovedError(sql: nil) }
         switch access {
         case .write:
             // Published on the writer's executor, before the next call of the writer can start:
@@ -272,9 +277,15 @@ public final class DatabasePool: DatabaseAccess {
             // fetch would then find nothing new, and the next call's own publication nothing
             // staged: a change lost for good.
             let relay = self.relay
-            return try await writer._withConnection(.write) { conn in
-                defer { relay.publish() }
-                return try work(conn)
+            do {
+                return try await writer._withConnection(.write) { conn in
+                    defer { relay.publish() }
+                    return try work(conn)
+                }
+            } catch SqlCipherError.sqlite(let code, let extended, let message, let sql)
+                        where extended == SQLiteConnection.readOnlyDatabaseMoved {
+                fileLeftPath.store(true, ordering: .releasing)
+                throw SqlCipherError.sqlite(code: code, extendedCode: extended, message: message, sql: sql)
             }
         case .snapshot:
             return try await readers.withReader { reader in try await reader._withConnection(.snapshot, work) }

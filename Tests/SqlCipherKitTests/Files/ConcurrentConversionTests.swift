@@ -182,3 +182,71 @@ import Testing
         await db.close()
     }
 }
+
+/// An in-place conversion (`encryptInPlace` of a plaintext file, `upgradeFromSqlCipher3` of a
+/// SQLCipher 3 one) of a file that another process keeps writing in rollback mode (an idle
+/// connection there holds no lock, so the conversion cannot see it): every commit the writer was
+/// told succeeded is in the new file, and the writer's first commit after the switch fails with
+/// the typed "replaced or moved" error instead of going to the old file.
+///
+/// The conversions let the original's lock go before they renamed the new file over it: a commit
+/// of the writer in between went to the original, after the copy, and was lost with it (most
+/// rounds lost one on both libraries). They now hold the lock through the rename.
+@Suite struct ConversionBesideAWriterTests {
+    @Test func encryptInPlaceBesideAnotherProcesssWriterLosesNoAcknowledgedCommit() async throws {
+        try await convertBesideAWriter("encryptInPlace")
+    }
+
+    @Test(.enabled(if: isSQLCipher4(), "upgradeFromSqlCipher3 needs SQLCipher 4"))
+    func upgradeFromSqlCipher3BesideAnotherProcesssWriterLosesNoAcknowledgedCommit() async throws {
+        try await convertBesideAWriter("upgradeFromSqlCipher3")
+    }
+
+    /// Eight rounds: a writer in another process commits, `conversion` runs (retried while the
+    /// writer's lock or journal refuses it), then every acknowledged commit must be in the result.
+    private func convertBesideAWriter(_ conversion: String) async throws {
+        let key = rawKey(92)
+        for round in 0..<8 {
+            let dir = TemporaryDirectory()
+            let path = dir.path("source.db")
+            let writerKey = conversion == "encryptInPlace" ? "none" : "v3:" + hex(key)
+            let writer = try KillableChild(helperArguments: ["crash-writer", path, "rollback", writerKey])
+            try #require(writer.waitForLine(startingWith: "committed 10") != nil, "\(writer.lines) \(writer.standardError)")
+            var converted = false
+            var refusals: [String] = []
+            for _ in 0..<20 where !converted {
+                do {
+                    _ = try await offThePool {
+                        if conversion == "encryptInPlace" {
+                            try Database.encryptInPlace(path: path, key: .rawKey(key))
+                        } else {
+                            try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(key))
+                        }
+                    }
+                    converted = true
+                } catch let error as SqlCipherError {
+                    // Refused while the writer held its lock or had a -journal: nothing changed.
+                    guard case .conversionFailed = error else { throw error }
+                    refusals.append(error.description)
+                }
+            }
+            try #require(converted, "round \(round): \(refusals)")
+            // The writer's next commit meets the replaced file and fails; it prints the error and exits.
+            let status = writer.waitForExit()
+            #expect(status != 0, "round \(round): the writer kept committing to the replaced file")
+            let said = writer.standardError + writer.lines.joined(separator: "\n")
+            #expect(said.contains("replaced or moved"), "round \(round): \(said.suffix(600))")
+            let acknowledged = writer.lines.compactMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.max() ?? 0
+            let db = try Database(path: path, rawKey: key)
+            let row = try await db.query("""
+                SELECT (SELECT last FROM meta) AS last, (SELECT coalesce(max(n), 0) FROM ledger) AS top,
+                       (SELECT total FROM meta) AS total, (SELECT count(*) FROM entries) AS entries
+                """)[0]
+            #expect(row.get("last", as: Int.self) == acknowledged, "round \(round): acknowledged \(acknowledged), file \(row)")
+            #expect(row.get("top", as: Int.self) == acknowledged, "round \(round): \(row)")
+            #expect(row.get("total", as: Int.self) == row.get("entries", as: Int.self), "round \(round): \(row)")
+            #expect(try await db.verifyIntegrity().isOK)
+            await db.close()
+        }
+    }
+}

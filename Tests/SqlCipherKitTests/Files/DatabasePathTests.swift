@@ -399,12 +399,102 @@ import Testing
             return reason.contains("replaced")
         }
         #expect(pool.openReaderCount == 0)
-        // The writer still has the original file, and nothing was written into the replacement.
-        try await pool.execute("INSERT INTO t VALUES ('after')")
+        // The writer still has the original file: its commit is refused (it would have gone to a
+        // file no longer at the path, and been lost), and nothing was written into the replacement.
+        await #expect {
+            try await pool.execute("INSERT INTO t VALUES ('after')")
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, let extended, let message, _) = error else { return false }
+            return extended == 1032 && message.contains("replaced or moved")
+        }
         await pool.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == replacementBytes)
         // (SQLite leaves the old -wal beside the path when its database was moved: a file must
         // not be renamed over an open database without its -wal, sqlite.org/howtocorrupt.html.)
+    }
+
+    /// A connection whose file another process removed and created anew (a reset), or renamed
+    /// another file over (a restore from a backup): in WAL mode (the default), with
+    /// `journal_mode = MEMORY`, and on a pool's writer, its commits succeeded, into the old file,
+    /// which no name leads to any more, and were lost at close without a word (only a rollback
+    /// journal made SQLite refuse them). Every commit is now refused, the transaction rolled
+    /// back, with the typed error a rollback-mode write gets (`SQLITE_READONLY_DBMOVED`, "replaced
+    /// or moved"), and the file now at the path is left as the other process made it.
+    @Test(arguments: ["wal", "memory-journal", "rollback", "pool"], ["recreated", "restored"])
+    func commitsToAFileNoLongerAtItsPathAreRefused(kind: String, how: String) async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("app.db"), backup = folder.path("backup.db")
+        let key = rawKey(93)
+        let access: any DatabaseAccess = kind == "pool"
+            ? try DatabasePool(path: path, rawKey: key)
+            : try Database(path: path, rawKey: key, journalMode: kind == "wal" ? .wal : .rollback)
+        if kind == "memory-journal" { _ = try await access.query("PRAGMA journal_mode = MEMORY") }
+        try await access.execute("CREATE TABLE t(v TEXT)")
+        try await access.execute("INSERT INTO t VALUES ('before')")
+        if how == "restored" {
+            try await access.backup(to: backup, key: .rawKey(key), pagesPerStep: 256, progress: nil)
+            // A careful restore: the backup replaces the file, and the old file's -wal and -shm go.
+            try runChild("/bin/mv", [backup, path])
+            try runChild("/bin/rm", ["-f", path + "-wal", path + "-shm"])
+        } else {
+            try runChild("/bin/rm", ["-f", path, path + "-wal", path + "-shm", path + "-journal"])
+            // The new file in rollback mode, closed: no -wal of it lies at the path (a rollback-mode
+            // connection looks for one there at each read, and would meet the new file's).
+            let created = try runHelper(["create-database", path, "rollback", "0", hex(key), hex(Data(repeating: 7, count: 16)), "new"])
+            try #require(created.stdout.contains("created"), "\(created.stdout) \(created.stderr)")
+        }
+        let replacement = try Data(contentsOf: URL(fileURLWithPath: path))
+        let isMovedError: @Sendable (any Error) -> Bool = { error in
+            guard case SqlCipherError.sqlite(let code, let extended, let message, _) = error else { return false }
+            return code == 8 && extended == 1032 && message.contains("replaced or moved")
+        }
+        await #expect(performing: { try await access.execute("INSERT INTO t VALUES ('lost')") }, throws: isMovedError)
+        await #expect(performing: {
+            try await access.transaction { conn in try conn.execute("INSERT INTO t VALUES ('lost too')") }
+        }, throws: isMovedError)
+        if let db = access as? Database { await db.close() }
+        if let pool = access as? DatabasePool { await pool.close() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == replacement)
+        let reopened = try Database(path: path, rawKey: key)
+        let values = try await reopened.query("SELECT v FROM t").compactMap { $0.get("v", as: String.self) }
+        #expect(values == (how == "restored" ? ["before"] : ["new"]))
+        await reopened.close()
+    }
+
+    /// A connection in rollback mode whose file another process removed and created anew in WAL
+    /// mode, and whose writer was killed with its commits still in the new file's -wal. SQLite's
+    /// rollback-mode pager looks for a -wal by the path's name at each read and opened the new
+    /// file's: the old connection's read failed with "the key changed" advice (the -wal's pages
+    /// are another file's), and on SQLCipher 3.4.1 its close then checkpointed that -wal into the
+    /// old file and deleted it, so the new file lost the other process's commits. A rollback-mode
+    /// connection now asks whether its file is still at its path before each statement that
+    /// begins a transaction, and refuses with the "replaced or moved" error; the new file keeps
+    /// every commit.
+    @Test func aConnectionLeftOnARemovedFileLeavesTheNewFilesWALAlone() async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("app.db")
+        let key = rawKey(94)
+        let stale = try Database(path: path, rawKey: key, journalMode: .rollback)
+        try await stale.execute("CREATE TABLE t(v TEXT)")
+        try await stale.execute("INSERT INTO t VALUES ('old')")
+        try runChild("/bin/rm", ["-f", path, path + "-journal"])
+        let writer = try KillableChild(helperArguments: ["crash-writer", path, "wal", hex(key)])
+        try #require(writer.waitForLine(startingWith: "committed 5") != nil, "\(writer.lines) \(writer.standardError)")
+        writer.killAndCollect()
+        let acknowledged = writer.lines.compactMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.max() ?? 0
+        try #require((SnapshotFiles.regularFileSize(path + "-wal") ?? 0) > 32, "the writer's commits are not in the -wal")
+        await #expect {
+            _ = try await stale.query("SELECT count(*) FROM t")
+        } throws: { error in
+            guard case SqlCipherError.sqlite(_, let extended, let message, _) = error else { return false }
+            return extended == 1032 && message.contains("replaced or moved")
+        }
+        await stale.close()
+        let reopened = try Database(path: path, rawKey: key)
+        let last = try await reopened.query("SELECT last FROM meta")[0].get(0, as: Int.self) ?? 0
+        #expect(last >= acknowledged, "the new file lost commits: last \(last), acknowledged \(acknowledged)")
+        #expect(try await reopened.verifyIntegrity().isOK)
+        await reopened.close()
     }
 }
 

@@ -63,6 +63,57 @@ import Testing
         #expect((facts["other_libraries"] as? [String] ?? []).contains(Linking.libsqlite3))
     }
 
+    /// The other SQLCipher version on the dynamic linker's path (`libsqlcipher.so.0` beside 4.x,
+    /// `.so.1` beside 3.4.1).
+    private static func otherSQLCipherVersion() throws -> String {
+        let library = try SqlCipherLibrary.shared
+        return Linking.libraryDirectory + (library.cipherMajorVersion >= 4 ? "/libsqlcipher.so.0" : "/libsqlcipher.so.1")
+    }
+
+    /// The other SQLCipher version preloaded (LD_PRELOAD), as a program that links it, or an
+    /// environment that preloads it, would put it first in the global scope: the library under
+    /// test, loaded apart with RTLD_DEEPBIND, binds to itself, encrypts, and both stay usable.
+    @Test func theOtherSQLCipherVersionPreloadedLeavesTheLibraryUnderTestWorking() async throws {
+        let other = try Self.otherSQLCipherVersion()
+        try #require(FileManager.default.fileExists(atPath: other))
+        let directory = TemporaryDirectory()
+        let keyHex = Linking.randomKeyHex(), marker = Linking.marker("OTHER")
+        let result = try runHelper(["linked-sqlite3", directory.url.path, keyHex, marker],
+                                   environment: try Linking.childEnvironment(["LD_PRELOAD": other]))
+        #expect(!result.signaled, "the child crashed: \(result.stderr)")
+        try #require(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        let facts = try #require(try Linking.jsonLines(result.stdout).last)
+        let library = try SqlCipherLibrary.shared
+        #expect(facts["cipher_version"] as? String == library.cipherVersion)
+        #expect(facts["library_path"] as? String == library.path)
+        #expect(facts["foreign"] as? Int == 0)
+        #expect((facts["sqlite_libraries_before_load"] as? [String] ?? []).contains(other), "\(facts)")
+        #expect(facts["sqlcipherkit_reads_encrypted"] as? String == "\(marker)-encrypted")
+        let encrypted = directory.path("encrypted.db")
+        #expect(!Linking.hasPlaintextHeader(encrypted))
+        #expect(!Linking.anyFileContains(Linking.databaseFiles(encrypted), marker))
+        let db = try Database(path: encrypted, rawKey: Linking.keyBytes(keyHex))
+        #expect(try await db.query("SELECT v FROM t").first?.get("v", as: String.self) == "\(marker)-encrypted")
+        await db.close()
+    }
+
+    /// The library under test preloaded after another SQLite (libsqlite3, or the other SQLCipher
+    /// version): its own references bind into the one before it. Refused with `bindingConflict`
+    /// before any file is made: never a crash, never a plaintext file.
+    @Test(arguments: ["libsqlite3", "other SQLCipher"])
+    func theLibraryPreloadedAfterAnotherSQLiteIsRefused(first: String) throws {
+        let before = first == "libsqlite3" ? Linking.libsqlite3 : try Self.otherSQLCipherVersion()
+        let library = try Linking.libraryUnderTest()
+        let directory = TemporaryDirectory()
+        let result = try runHelper(["linked-sqlite3", directory.url.path, Linking.randomKeyHex(), Linking.marker("PRELOAD")],
+                                   environment: try Linking.childEnvironment(["LD_PRELOAD": before + ":" + library]))
+        #expect(!result.signaled, "the child crashed: \(result.stderr)")
+        #expect(result.status == 1, "\(result.stdout)\n\(result.stderr)")
+        let said = result.stdout + result.stderr
+        #expect(said.contains("Binding conflict") && said.contains("sqlcipher-doctor"), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("encrypted.db")))
+    }
+
     @Test func libsqlcipherAlreadyLoadedWithoutIsolationIsABindingConflict() throws {
         let directory = TemporaryDirectory()
         let library = try Linking.libraryUnderTest()

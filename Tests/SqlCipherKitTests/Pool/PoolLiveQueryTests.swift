@@ -172,6 +172,39 @@ struct PoolLiveQueryTests {
         await access.close()
     }
 
+    /// Another process removes the observed file and creates a new one at its path (a reset):
+    /// the old file's `data_version` never moves again, so the observation showed the old file's
+    /// rows for ever, and the database's writes went to the old file. The watch now sees the file
+    /// gone from its path, and the observation ends with the "replaced or moved" error, as does
+    /// every later call of that `Database` or pool (reopening the path is the way on).
+    @Test(arguments: [false, true])
+    func anObservedFileRecreatedByAnotherProcessEndsTheObservation(pooled: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("reset.db")
+        let key = rawKey(5)
+        let db: any DatabaseAccess = pooled ? try DatabasePool(path: path, rawKey: key) : try Database(path: path, rawKey: key)
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        try await db.execute("INSERT INTO products(name, price) VALUES ('old', 1)")
+        let reader = LiveReader(db.values(of: productCount))
+        #expect(try await reader.next() == 1)
+        try runChild("/bin/rm", ["-f", path, path + "-wal", path + "-shm"])
+        let created = try runHelper(["create-database", path, "rollback", "0", hex(key), hex(Data(repeating: 7, count: 16)), "new"])
+        try #require(created.stdout.contains("created"), "\(created.stdout) \(created.stderr)")
+        let isMovedError: @Sendable (any Error) -> Bool = { error in
+            guard case SqlCipherError.sqlite(_, let extended, let message, _) = error else { return false }
+            return extended == 1032 && message.contains("replaced or moved")
+        }
+        await #expect(performing: { _ = try await reader.next(guardTime: .seconds(30)) }, throws: isMovedError)
+        await #expect(performing: { _ = try await db.query("SELECT count(*) FROM products") }, throws: isMovedError)
+        await #expect(performing: { try await db.execute("INSERT INTO products(name, price) VALUES ('lost', 2)") },
+                      throws: isMovedError)
+        if let pool = db as? DatabasePool { await pool.close() }
+        if let single = db as? Database { await single.close() }
+        let reopened = try Database(path: path, rawKey: key)
+        #expect(try await reopened.query("SELECT v FROM t").first?.get("v", as: String.self) == "new")
+        await reopened.close()
+    }
+
     @Test func theWatchRunsOnlyWhileSomethingIsObserved() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("watch.db"), rawKey: rawKey(5))

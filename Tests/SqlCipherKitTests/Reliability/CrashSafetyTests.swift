@@ -72,6 +72,70 @@ import Testing
 }
 
 extension CrashSafetyTests {
+    /// Kills inside a `VACUUM` (which rewrites every page through the journal or the WAL), aimed
+    /// by the writer's `vacuuming N` line: every reported commit stays, integrity holds, and no
+    /// byte of the rows' text is on disk in the file, its `-wal` or its `-journal`.
+    @Test(arguments: JournalMode.allCases)
+    func killedDuringVacuumLosesNothingAndWritesNoPlaintext(_ mode: JournalMode) async throws {
+        let scenario = "SIGKILL during VACUUM (\(mode.rawValue))"
+        var random = Reliability.generator(for: scenario)
+        var record = ScenarioRecord(suite: "Crash safety", scenario: scenario)
+        var tally = Tally()
+        let dir = TemporaryDirectory()
+        let path = dir.path("vacuum.db")
+        let key = rawKey(44)
+        var ledger = CrashLedgerState()
+        for round in 1...Reliability.count(short: 20, long: 300) {
+            let child = try KillableChild(helperArguments: ["crash-writer", path, mode.rawValue, hex(key), "vacuum"])
+            guard child.waitForLine(startingWith: "vacuuming") != nil else {
+                child.killAndCollect()
+                Issue.record("round \(round): the writer never reached a VACUUM: \(child.lines) \(child.standardError)")
+                record.failures += 1
+                break
+            }
+            // Somewhere inside the VACUUM (a few to some tens of milliseconds) or just after it.
+            usleep(UInt32(Int.random(in: 0...40_000, using: &random)))
+            guard child.killAndCollect() else {
+                Issue.record("round \(round): the writer exited by itself: \(child.lines) \(child.standardError)")
+                record.failures += 1
+                break
+            }
+            record.faults += 1
+            let vacuumed = child.lines.last { $0.hasPrefix("vacuum") }?.hasPrefix("vacuumed") == true
+            tally.add(vacuumed ? "killed after a VACUUM ended" : "killed inside a VACUUM")
+            let committed = child.lines.compactMap { $0.hasPrefix("committed ") ? Int64($0.dropFirst(10)) : nil }
+            record.inputs += committed.count
+            // The journal a kill leaves is read before anything opens the file (which rolls it back).
+            let files = [path, path + "-wal", path + "-journal"].filter { FileManager.default.fileExists(atPath: $0) }
+            for file in files {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+                if bytes.range(of: Data("entry ".utf8)) != nil {
+                    Issue.record("round \(round): plaintext of the rows in \(file)")
+                    record.failures += 1
+                }
+            }
+            do {
+                _ = try await ledger.verify(path: path, mode: mode, key: key, reported: committed)
+            } catch {
+                Issue.record("round \(round) (\(committed.count) commits reported): \(error)")
+                record.failures += 1
+                break
+            }
+            record.rounds += 1
+        }
+        do {
+            try await ledger.verifyAllRows(path: path, mode: mode, key: key)
+        } catch {
+            Issue.record("final check: \(error)")
+            record.failures += 1
+        }
+        record.notes = tally.summary
+        record.record()
+        #expect(record.failures == 0)
+    }
+}
+
+extension CrashSafetyTests {
     /// Kills during the creation of a new file: opening it, writing the first pages, the package's
     /// own on-disk ciphertext probe, the schema. Each round starts from no file. Afterwards the
     /// file must open with the key and hold either nothing or the whole schema, and nothing of the
