@@ -37,7 +37,10 @@ extension SQLiteConnection {
         if rowIDKeyTables.schemaVersion != version { rowIDKeyTables = (version, []) }
         if rowIDKeyTables.keys.contains(cacheKey) { return }
         guard let key = try? asInternal({ try primaryKey(of: table, schema: "main") }) else { return }
-        guard key.kind == .rowIDAlias, key.columns.count == 1, SQLTokenizer.sameIdentifier(key.columns[0], column) else {
+        // The key column is the rowid: an INTEGER PRIMARY KEY, or (a table without a declared key)
+        // the rowid itself under one of its names.
+        guard key.kind == .rowIDAlias || key.kind == .hiddenRowID, key.columns.count == 1,
+              SQLTokenizer.sameIdentifier(key.columns[0], column) else {
             let declared = switch key.kind {
             case .hiddenRowID: "the table has no PRIMARY KEY"
             case .rowIDAlias: "the table's rowid is column \"\(key.columns.joined())\""

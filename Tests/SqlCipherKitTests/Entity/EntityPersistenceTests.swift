@@ -181,6 +181,24 @@ import Testing
         #expect(try await db.builderScalarInt("SELECT count(*) FROM products") == 0)
     }
 
+    /// An entity keyed by the rowid itself, in a table without a declared key, is the rowid too.
+    @Test func anEntityKeyedByTheRowIDItselfIsSaved() async throws {
+        struct Line: Entity {
+            static let tableName = TableName("lines")
+            static let primaryKey: WritableKeyPath<Line, Int?> & Sendable = \.id
+            static let primaryKeyColumn = "rowid"
+            var id: Int?
+            var text: String
+            enum CodingKeys: String, CodingKey { case id = "rowid", text }
+        }
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE lines(text TEXT NOT NULL)")
+        #expect(try await db.save(Line(id: nil, text: "a")).id == 1)
+        #expect(try await db.save([Line(id: nil, text: "b")]).map(\.id) == [2])
+        #expect(try await db.query("SELECT rowid, text FROM lines WHERE rowid = 2")[0]["text"] == .text("b"))
+    }
+
     /// The check is remembered per table until the schema changes: a table recreated with the key
     /// as the rowid is accepted at once, and one recreated without it refused again.
     @Test func theRowIDKeyCheckFollowsSchemaChanges() async throws {
