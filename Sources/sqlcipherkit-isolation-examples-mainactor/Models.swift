@@ -1,3 +1,4 @@
+import Foundation
 import SqlCipherKit
 
 // The seed's types in a module whose default isolation is the main actor (Swift 6.2's
@@ -39,4 +40,39 @@ func verify(_ db: some DatabaseAccess, context: String) async throws {
     try expect(try await db.appliedMigrations() == ["000-create-orders", "001-create-products"], "migrations after rollback")
     let columns = try await db.query("PRAGMA table_info(products)").compactMap { $0.get("name", as: String.self) }
     try expect(!columns.contains("discount"), "discount column after rollback")
+}
+
+/// The value of a closure `LiveRequest` (the `PriceRange` of the article "Live queries"). The
+/// database compares each new result with the last one on its own executor, so the `Equatable`
+/// conformance must not be main-actor isolated: declared `struct PriceRange: Equatable, Sendable`
+/// here, `LiveRequest(placeholder:_:)` does not compile ("main actor-isolated conformance of
+/// 'PriceRange' to 'Equatable' cannot satisfy conformance requirement for a 'Sendable' type
+/// parameter").
+nonisolated struct PriceRange: Equatable, Sendable {
+    var lowest: Double
+    var highest: Double
+}
+
+/// A `Codable` value stored inside an entity (as JSON) that is `Equatable` too. The entity's
+/// conformances are nonisolated (``Entity`` requires `Sendable`), so its synthesized `==` is
+/// nonisolated and needs this type's `==` to be: declared without `nonisolated`, `Contact` below
+/// does not compile ("main actor-isolated conformance of 'Address' to 'Equatable' cannot be used
+/// in nonisolated context").
+nonisolated struct Address: Codable, Equatable, Sendable {
+    var street: String
+    var city: String
+}
+
+/// An entity with the value above, an optional, an enum, a date and a UUID key; it needs nothing
+/// itself.
+struct Contact: Entity, Equatable {
+    enum Kind: String, Codable { case person, company }
+
+    static let tableName = TableName("contacts")
+    static let primaryKey: WritableKeyPath<Contact, UUID> & Sendable = \.id
+
+    var id: UUID
+    var kind: Kind
+    var address: Address?
+    var added: Date
 }

@@ -978,6 +978,41 @@ do {
         }
     }()
     try await LiveQueriesModel().run(directory: directory)
+
+    // 5. The user's own types that the database compares or decodes on its executor, declared as
+    // the article "Isolation and cancellation" says (Models.swift): a closure request's value,
+    // observed as a sequence and as a LiveQuery, and an entity holding an Equatable value.
+    do {
+        let context = "types-default-main-actor"
+        let db = try Database(path: directory + "/\(context).db", key: "my-passphrase")
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        try await db.execute("CREATE TABLE contacts(id TEXT PRIMARY KEY, kind TEXT NOT NULL, address TEXT, added TEXT NOT NULL)")
+        let range = LiveRequest(placeholder: PriceRange?.none) { conn in
+            let row = try conn.query("SELECT min(price) AS lo, max(price) AS hi FROM products")[0]
+            guard let lowest = row.get("lo", as: Double.self), let highest = row.get("hi", as: Double.self) else {
+                return nil
+            }
+            return PriceRange(lowest: lowest, highest: highest)
+        }
+        let held = LiveQuery(range, database: db)
+        var ranges: [PriceRange?] = []
+        for try await value in db.values(of: range) {
+            ranges.append(value)
+            if value != nil { break }
+            try await db.save(Product(id: nil, name: "Widget", price: 9.99))
+        }
+        if ranges != [nil, PriceRange(lowest: 9.99, highest: 9.99)] {
+            throw ExampleFailure(context: context, what: "ranges \(ranges)")
+        }
+        try await waitUntil(context, "the LiveQuery's range") { held.value == PriceRange(lowest: 9.99, highest: 9.99) }
+        let contact = Contact(id: UUID(), kind: .company, address: Address(street: "1 Main St", city: "Oslo"),
+                              added: Date(timeIntervalSince1970: 1_700_000_000))
+        try await db.save(contact)
+        let found = try await db.fetchOne(Contact.self, id: contact.id)
+        if found != contact { throw ExampleFailure(context: context, what: "contact \(String(describing: found))") }
+        await db.close()
+        print("ok \(context)")
+    }
 } catch {
     FileHandle.standardError.write(Data("examples failed: \(error)\n".utf8))
     exit(1)

@@ -47,6 +47,11 @@ final class SQLiteConnection {
     /// `BEGIN IMMEDIATE`, a migration's bookkeeping, an export's or a backup's first read) get the
     /// same advice as the caller's. Before it, the opening decides the error itself.
     var keyProven = false
+    /// The tables whose key column a save with a nil integer key found to be the rowid
+    /// (`INTEGER PRIMARY KEY`), with the `schema_version` they were checked at
+    /// (SQLiteConnection+Entity.swift): a schema change made anywhere empties it.
+    @exclusivity(unchecked)
+    var rowIDKeyTables: (schemaVersion: Int64, keys: Set<String>) = (0, [])
     /// Tracers, SQL functions and collations, and what of them this connection applied
     /// (ConnectionExtensions.swift, SQLiteConnection+Tracing.swift, SQLiteConnection+Functions.swift).
     let extensionState = ExtensionState()

@@ -218,7 +218,8 @@ public actor Database {
 
     /// Closes the database. Later calls throw ``SqlCipherError/databaseClosed``. Tracers stop,
     /// and sequences of ``DatabaseAccess/traceEvents(options:bufferingPolicy:)`` end. Closing
-    /// twice is harmless.
+    /// twice is harmless. A call running now finishes first (a transaction commits or fails as it
+    /// would have), since the database runs one call at a time; cancel its task to stop it sooner.
     ///
     /// A database is also closed when the last reference to it goes away.
     public func close() {

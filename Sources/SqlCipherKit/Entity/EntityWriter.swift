@@ -87,6 +87,10 @@ struct EntityWriter<T: Entity> {
     private let usesRows: Bool
     private let keyPath: WritableKeyPath<T, T.PrimaryKey>
     private let hasIntegerKey: Bool
+    /// Whether this writer checked that the key column is the table's rowid
+    /// (``SQLiteConnection/requireRowIDKey(table:column:entity:)``), before its first insert
+    /// without a key.
+    private var rowIDKeyChecked = false
 
     /// The encoder layout the statements below were prepared for.
     private var layoutVersion = -1
@@ -142,6 +146,11 @@ struct EntityWriter<T: Entity> {
                     entity: encoder.entityName,
                     reason: "its primary key is nil; SQLite assigns only integer keys, so set the \(T.ID.self) "
                         + "key before saving")
+            }
+            if !rowIDKeyChecked {
+                try connection.requireRowIDKey(table: T.tableName.name, column: currentColumns[keyIndex],
+                                               entity: encoder.entityName)
+                rowIDKeyChecked = true
             }
             let statement = try prepared(.insertWithoutKey, parameters: values.count - 1)
             try run(statement, values, skippingKey: keyIndex)

@@ -22,6 +22,41 @@ extension SQLiteConnection {
         return try writer.save(entity)
     }
 
+    /// Checks, before a save with a nil integer key inserts, that `column` of `table` is the
+    /// table's rowid, which is what SQLite fills in. Only a column declared exactly
+    /// `INTEGER PRIMARY KEY` is (https://sqlite.org/lang_createtable.html#rowid): with `id INT
+    /// PRIMARY KEY`, `id INTEGER` or a `TEXT` key the row was stored with a NULL key, while the
+    /// returned copy carried the rowid, so `fetchOne(_:id:)` found nothing and saving that copy
+    /// again inserted a second row. A table the main schema does not hold (a `TEMP` table) is left
+    /// to SQLite. Found tables are remembered until the schema version changes, so a batch or a
+    /// loop of saves pays one `PRAGMA schema_version` per writer.
+    /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` naming the column and the fix.
+    func requireRowIDKey(table: String, column: String, entity: String) throws {
+        let cacheKey = table.lowercased() + "\u{0}" + column.lowercased()
+        let version = try asInternal { Int64.fromDatabaseValue(try scalar("PRAGMA main.schema_version") ?? .null) ?? 0 }
+        if rowIDKeyTables.schemaVersion != version { rowIDKeyTables = (version, []) }
+        if rowIDKeyTables.keys.contains(cacheKey) { return }
+        guard let key = try? asInternal({ try primaryKey(of: table, schema: "main") }) else { return }
+        // The key column is the rowid: an INTEGER PRIMARY KEY, or (a table without a declared key)
+        // the rowid itself under one of its names.
+        guard key.kind == .rowIDAlias || key.kind == .hiddenRowID, key.columns.count == 1,
+              SQLTokenizer.sameIdentifier(key.columns[0], column) else {
+            let declared = switch key.kind {
+            case .hiddenRowID: "the table has no PRIMARY KEY"
+            case .rowIDAlias: "the table's rowid is column \"\(key.columns.joined())\""
+            case .columns, .withoutRowID: "its PRIMARY KEY (\(key.columns.joined(separator: ", "))) is not the rowid"
+            }
+            throw SqlCipherError.encodingFailed(
+                entity: entity,
+                reason: "its primary key is nil, so SQLite is to assign it, but column \"\(column)\" of table \"\(table)\" "
+                    + "would not receive it: \(declared). Only a column declared exactly `\(column) INTEGER PRIMARY KEY` "
+                    + "is the rowid (INT, BIGINT, INTEGER without PRIMARY KEY or PRIMARY KEY DESC are not), and the row "
+                    + "would be stored with a NULL key that no fetch by id finds. Declare the column INTEGER PRIMARY KEY, "
+                    + "or set the key before saving. Nothing was written")
+        }
+        rowIDKeyTables.keys.insert(cacheKey)
+    }
+
     /// Saves `entity` over the row whose `columns` hold its values, or as a new row; in a savepoint.
     @discardableResult
     func save<T: Entity>(_ entity: T, onConflict columns: [String]) throws -> T {

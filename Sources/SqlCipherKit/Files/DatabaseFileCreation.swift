@@ -49,6 +49,18 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
+    /// The reason of a ``SqlCipherError/cannotOpen(path:reason:)`` for a `folder` that does not
+    /// exist, the same from every entry point. A `~` in the path is not the home folder: the shell
+    /// expands it, a program does not, so `Database(path: "~/app.db")` looked for a folder named
+    /// `~` in the working folder, and "create it first" would have made one.
+    static func missingFolderReason(_ folder: String) -> String {
+        let reason = "the folder \(folder) does not exist; create it first"
+        guard folder.split(separator: "/").contains(where: { $0.hasPrefix("~") }) else { return reason }
+        return reason + " (a \"~\" in a path names a folder called \"~\", not the home folder: only a shell "
+            + "expands it; expand it in the program, for example with NSString(string: path).expandingTildeInPath "
+            + "or FileManager.default.homeDirectoryForCurrentUser)"
+    }
+
     // MARK: Components
     // The package's one way to take a path apart. Foundation's path methods of `NSString` trap on
     // Linux for a relative path of one character (`deletingLastPathComponent` of "x", "é", "x/"
@@ -263,7 +275,7 @@ final class CreationClaim: Sendable {
         guard descriptor >= 0 else {
             let error = errno
             if error == ENOENT || error == ENOTDIR {
-                throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
+                throw SqlCipherError.cannotOpen(path: path, reason: DatabasePath.missingFolderReason(folder))
             }
             // A folder that can be written but not read (mode 0300): no lock to take, but the
             // exclusive create still proves which call made the file, as without flock below.

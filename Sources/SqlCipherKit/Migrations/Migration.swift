@@ -22,8 +22,8 @@
 /// `up` and `down` run once, inside a transaction, and must change only the database.
 ///
 /// A migration that renames or drops a column where SQLite cannot do it natively (before 3.25 and
-/// 3.35: SQLCipher 3.4.1) rebuilds the table, which needs foreign keys off: declare it with
-/// ``foreignKeyChecks``.
+/// 3.35: SQLCipher 3.4.1) rebuilds the table, which needs foreign keys off when a foreign key
+/// references the table: declare it with ``foreignKeyChecks``.
 ///
 /// ```swift
 /// struct DropLegacyColumn: Migration {

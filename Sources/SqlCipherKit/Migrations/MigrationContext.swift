@@ -66,7 +66,11 @@ public final class MigrationContext {
             try core.execute(statement.text())
             return
         }
-        if try core.foreignKeysEnabled() {
+        // With foreign keys enforced, the rebuild's DROP TABLE would run the delete actions of the
+        // tables that reference this one (and check them): only a table that no foreign key
+        // references, its own included, is rebuilt as it is. The seed's own migration (a column
+        // added, then dropped by `down`) is such a table.
+        if try core.foreignKeysEnabled(), let child = try core.tableReferencing(statement.table.name) {
             let what = switch change {
             case let .dropColumn(column): "dropping column \"\(column)\""
             case let .renameColumn(column, _): "renaming column \"\(column)\""
@@ -74,8 +78,8 @@ public final class MigrationContext {
             let error = SqlCipherError.migrationFailed(
                 id: migrationID,
                 reason: "\(what) of table \"\(statement.table.name)\" rebuilds the table (SQLite has native "
-                    + "RENAME COLUMN from 3.25 and DROP COLUMN from 3.35), and a rebuild needs foreign keys off, "
-                    + "which they are not: "
+                    + "RENAME COLUMN from 3.25 and DROP COLUMN from 3.35), and a foreign key of table \"\(child)\" "
+                    + "references it, so the rebuild needs foreign keys off, which they are not: "
                     + "declare `let foreignKeyChecks = ForeignKeyChecks.deferred` on the migration (foreign keys "
                     + "are then off while it runs, and PRAGMA foreign_key_check runs before it commits)")
             refusedRebuild = error

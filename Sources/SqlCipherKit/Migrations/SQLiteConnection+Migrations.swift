@@ -21,6 +21,22 @@ extension SQLiteConnection {
         try asInternal { try scalar("PRAGMA foreign_keys") == .integer(1) }
     }
 
+    /// The first table of the main schema (`table` itself included) with a foreign key that
+    /// references `table`, or nil. A table rebuild under enforced foreign keys is safe only when
+    /// this is nil: dropping the old table then deletes no row that a foreign-key action or check
+    /// would see, and renaming the new one rewrites no reference.
+    func tableReferencing(_ table: String) throws -> String? {
+        let tables = try asInternal {
+            try query("SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name")
+                .compactMap { $0.get(0, as: String.self) }
+        }
+        for name in tables {
+            let keys = try asInternal { try foreignKeys(of: name, schema: "main") }
+            if keys.contains(where: { SQLTokenizer.sameIdentifier($0.table, table) }) { return name }
+        }
+        return nil
+    }
+
     /// Prepares `sql` and throws its error, without running it: compiling a statement also compiles
     /// the triggers it would fire, so this proves that the schema they refer to exists.
     func compileOnly(_ sql: String) throws {

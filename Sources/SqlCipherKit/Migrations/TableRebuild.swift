@@ -43,8 +43,10 @@ struct TableRebuild {
         guard connection.isInTransaction else {
             throw refusal("a table rebuild must run inside a transaction; run it from a migration")
         }
-        guard try !connection.foreignKeysEnabled() else {
-            throw refusal("a table rebuild needs foreign keys off; run it from a migration")
+        // Enforced foreign keys are harmless only for a table that no foreign key references
+        // (MigrationContext refuses the others first, with what to declare).
+        guard try !connection.foreignKeysEnabled() || connection.tableReferencing(table) == nil else {
+            throw refusal("a table rebuild needs foreign keys off while a foreign key references the table; run it from a migration")
         }
         let entries = try schema()
         guard let entry = entries.first(where: { $0.type == "table" && SQLTokenizer.sameIdentifier($0.name, table) }),

@@ -302,7 +302,8 @@ public final class DatabasePool: DatabaseAccess {
         }
     }
 
-    /// Closes the pool: the writer and idle readers now, readers running a read when it ends.
+    /// Closes the pool: idle readers now, the writer and readers running a call when that call
+    /// ends (a running transaction commits or fails as it would have; this returns after it).
     /// Waiting and later calls throw ``SqlCipherError/databaseClosed``; the key kept for readers
     /// is zeroed. Tracers stop, and sequences of ``DatabaseAccess/traceEvents(options:bufferingPolicy:)``
     /// end. Closing twice is harmless.

@@ -3,7 +3,7 @@ import Foundation
 /// A Swift type that can be stored in and read from a database column.
 ///
 /// SqlCipherKit provides conformances for `Int` and the fixed-width integers, `Double`, `Float`,
-/// `Bool`, `String`, `Data`, `Date`, `UUID`, ``DatabaseValue`` and `Optional` of any of them.
+/// `Bool`, `String`, `Data`, `Date`, `UUID`, `URL`, ``DatabaseValue`` and `Optional` of any of them.
 /// Conform your own types to store them in one column:
 ///
 /// ```swift
@@ -179,6 +179,24 @@ extension Date: DatabaseValueConvertible {
         case .real(let double): return Date(timeIntervalSince1970: double)
         default: return nil
         }
+    }
+}
+
+extension URL: DatabaseValueConvertible {
+    /// Stored as `text`, the URL's `absoluteString` (`https://example.com/a?b=c`): what another
+    /// SQLite tool shows and what a predicate such as `col("link") == url` compares. (Through
+    /// `Codable` alone a URL property became a JSON string, `"https:\/\/example.com\/a?b=c"`,
+    /// which no comparison with the address matched.) A URL relative to a base is stored absolute.
+    public var databaseValue: DatabaseValue { .text(absoluteString) }
+
+    /// Reads that text, and the JSON string form that entities wrote before, so rows saved then
+    /// still read back.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> URL? {
+        guard case .text(let text) = value else { return nil }
+        if text.hasPrefix("\""), let string = try? JSONDecoder().decode(String.self, from: Data(text.utf8)) {
+            return URL(string: string)
+        }
+        return URL(string: text)
     }
 }
 

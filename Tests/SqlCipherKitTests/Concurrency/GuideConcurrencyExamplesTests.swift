@@ -77,6 +77,22 @@ import Testing
         #expect(try await copy.query("SELECT body FROM notes")[0].get(0, as: String.self) == "first")
     }
 
+    /// A static conversion run off the main actor, as the article writes it. Written without `_ =`
+    /// (as the article had it inline), the task's value was the `String?` that `encryptInPlace`
+    /// returns, and the line warned "expression of type 'String?' is unused".
+    @MainActor @Test func conversionOffTheMainActor() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("notes.db")
+        let key: DatabaseKey = "conversion-passphrase"
+        let plain = try Database(unencryptedPath: path)
+        try await plain.execute("CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('first')")
+        await plain.close()
+        try await Task.detached { _ = try Database.encryptInPlace(path: path, key: key) }.value
+        let encrypted = try Database(path: path, key: key)
+        #expect(try await encrypted.query("SELECT body FROM notes")[0].get(0, as: String.self) == "first")
+        #expect(FileManager.default.contents(atPath: path)?.prefix(15) != Data("SQLite format 3".utf8))
+    }
+
     @Test func cancellation() async throws {
         let db = try await database()
         try await db.execute("""

@@ -21,7 +21,8 @@ extension IsolationContextTests {
                              "default-main-actor-class-pool"]
         let topics = ["literals", "files", "tracing", "functions", "statements", "schema", "search", "live"]
             .flatMap { topic in topicContexts.map { topic + "-" + $0 } }
-        let contexts = seed + topics
+        // Then the user's own types that the database compares or decodes off the main actor.
+        let contexts = seed + topics + ["types-default-main-actor"]
         #expect(result.stdout.split(separator: "\n").map(String.init) == contexts.map { "ok " + $0 })
         for context in contexts {
             let header = FileManager.default.contents(atPath: directory.path(context + ".db"))?.prefix(16)

@@ -176,7 +176,9 @@ final class GuideProgressBar: Sendable {
         let db = try Database(path: path, key: "old", cipher: CipherSettings(kdfIterations: 2000))
         try await db.execute("CREATE TABLE t(x)")
         let newKeyBytes = rawKey(9)
+        let typedPassphrase = "typed by a person"
         try await db.rekey("a new passphrase")
+        try await db.rekey(.passphrase(typedPassphrase))   // a passphrase held in a String
         try await db.rekey(rawKey: newKeyBytes)      // a passphrase database can move to a raw key and back
         try await db.rekey(.passphrase(Data([0x00, 0xFF])))   // passphrase bytes
         await db.close()

@@ -142,6 +142,37 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.path("missing")))
     }
 
+    /// `Database(path: "~/app.db")`: the shell expands `~`, a program does not. The error said
+    /// only "the folder …/~ does not exist; create it first", and doing so would have made a folder
+    /// named `~`. Every entry point that checks a folder now says what `~` is and how to expand it.
+    @Test func aTildeInAMissingFolderIsExplained() async throws {
+        let dir = TemporaryDirectory()
+        func expectAdvice(_ what: String, _ body: () async throws -> Void) async {
+            do {
+                try await body()
+                Issue.record("\(what): expected cannotOpen")
+            } catch let SqlCipherError.cannotOpen(_, reason) {
+                #expect(reason.contains("does not exist") && reason.contains("expandingTildeInPath"), "\(what): \(reason)")
+            } catch {
+                Issue.record("\(what): unexpected \(error)")
+            }
+        }
+        await expectAdvice("relative") { _ = try Database(path: "~/sqlcipherkit-no-such-folder/app.db", rawKey: rawKey()) }
+        await expectAdvice("Database") { _ = try Database(path: dir.path("~/app.db"), key: "k") }
+        await expectAdvice("pool") { _ = try DatabasePool(path: dir.path("~user/app.db"), rawKey: rawKey()) }
+        let db = try Database(path: dir.path("source.db"), rawKey: rawKey())
+        try await db.execute("CREATE TABLE t(x)")
+        await expectAdvice("export") { try await db.export(to: dir.path("~/copy.db"), key: "k") }
+        await expectAdvice("backup") { try await db.backup(to: dir.path("~/backup.db"), key: "k") }
+        // Without a "~", the reason is as it was.
+        do {
+            _ = try Database(path: dir.path("missing/app.db"), rawKey: rawKey())
+        } catch let SqlCipherError.cannotOpen(_, reason) {
+            #expect(!reason.contains("~"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("~")))
+    }
+
     @Test func emptyPathIsCannotOpen() throws {
         #expect {
             try Database(path: "", rawKey: rawKey())

@@ -105,6 +105,35 @@ import Testing
         #expect(year[0]["y"] == .text("2023"))
     }
 
+    /// A URL property was stored as the JSON string `Codable` gives it (`"https:\/\/…"`), so
+    /// `col("link") == url` and another tool's `WHERE link = 'https://…'` found nothing. It is the
+    /// address as text now, compared as such; a row written the old way still reads back.
+    @Test func urlsAreStoredAsTheirAddress() async throws {
+        struct Bookmark: Entity, Equatable {
+            static let tableName = TableName("bookmarks")
+            static let primaryKey: WritableKeyPath<Bookmark, Int?> & Sendable = \.id
+            var id: Int?
+            var link: URL
+            var icon: URL?
+        }
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE bookmarks(id INTEGER PRIMARY KEY, link TEXT NOT NULL, icon TEXT)")
+        let web = try #require(URL(string: "https://example.com/a/b?q=1&r=%20#top"))
+        let file = URL(fileURLWithPath: "/tmp/notes folder/é.txt")
+        let saved = try await db.save([Bookmark(id: nil, link: web, icon: nil), Bookmark(id: nil, link: file, icon: web)])
+        let stored = try await db.query("SELECT link, icon FROM bookmarks ORDER BY id")
+        #expect(stored.map { $0["link"] } == [.text(web.absoluteString), .text(file.absoluteString)])
+        #expect(stored.map { $0["icon"] } == [.null, .text(web.absoluteString)])
+        #expect(try await db.fetch(Bookmark.self, orderBy: col("id")) == saved)
+        #expect(try await db.fetch(Bookmark.self, where: col("link") == web) == [saved[0]])
+        #expect(try await db.count(Bookmark.self, where: col("link") == "https://example.com/a/b?q=1&r=%20#top") == 1)
+        #expect(try await db.query("SELECT link FROM bookmarks WHERE id = 2")[0].get("link", as: URL.self) == file)
+        // The JSON string form written before.
+        try await db.execute(#"INSERT INTO bookmarks(id, link) VALUES (3, '"https:\/\/example.com\/old"')"#)
+        #expect(try await db.fetchOne(Bookmark.self, id: 3)?.link == URL(string: "https://example.com/old"))
+    }
+
     @Test func mismatchErrorNamesEntityColumnStoredAndExpectedTypes() async throws {
         let dir = TemporaryDirectory()
         let db = try await makeDatabase(dir)

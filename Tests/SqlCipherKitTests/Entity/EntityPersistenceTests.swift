@@ -146,6 +146,79 @@ import Testing
         #expect(try await db.query("SELECT count(*) AS n FROM deletions")[0].get("n", as: Int.self) == 1)
     }
 
+    /// A key SQLite assigns needs a key column that is the rowid, which only `INTEGER PRIMARY KEY`
+    /// is. Each table below held the row with a NULL `id` while `save` returned `id == 1`:
+    /// `fetchOne(_:id:)` found nothing, and saving the returned copy inserted a second row (or, with
+    /// no unique key, failed with SQLite's "ON CONFLICT clause does not match"). Now the first save
+    /// is refused before it writes, by a single save, a batch and a save inside a body alike (a key
+    /// the caller sets is not checked: it is written as given).
+    @Test(arguments: [
+        "CREATE TABLE products(id INT PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)",
+        "CREATE TABLE products(id INTEGER, name TEXT NOT NULL, price REAL NOT NULL)",
+        "CREATE TABLE products(id TEXT PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)",
+        "CREATE TABLE products(id INTEGER PRIMARY KEY DESC, name TEXT NOT NULL, price REAL NOT NULL)",
+        "CREATE TABLE products(pk INTEGER PRIMARY KEY, id INTEGER, name TEXT NOT NULL, price REAL NOT NULL)",
+        "CREATE TABLE products(id INTEGER, name TEXT NOT NULL, price REAL NOT NULL, PRIMARY KEY(id, name))",
+    ])
+    func anAssignedKeyNeedsARowIDKeyColumn(table: String) async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute(table)
+        func expectRefusal(_ body: () async throws -> Void) async {
+            do {
+                try await body()
+                Issue.record("expected a refusal for \(table)")
+            } catch let SqlCipherError.encodingFailed(entity, reason) {
+                #expect(entity == "Product")
+                #expect(reason.contains("INTEGER PRIMARY KEY") && reason.contains("\"id\""), "\(reason)")
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
+        }
+        await expectRefusal { _ = try await db.save(Product(id: nil, name: "Widget", price: 9.99)) }
+        await expectRefusal { _ = try await db.save([Product(id: nil, name: "a", price: 1), Product(id: nil, name: "b", price: 2)]) }
+        await expectRefusal { _ = try await db.transaction { conn in try conn.save(Product(id: nil, name: "c", price: 3)) } }
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM products") == 0)
+    }
+
+    /// An entity keyed by the rowid itself, in a table without a declared key, is the rowid too.
+    @Test func anEntityKeyedByTheRowIDItselfIsSaved() async throws {
+        struct Line: Entity {
+            static let tableName = TableName("lines")
+            static let primaryKey: WritableKeyPath<Line, Int?> & Sendable = \.id
+            static let primaryKeyColumn = "rowid"
+            var id: Int?
+            var text: String
+            enum CodingKeys: String, CodingKey { case id = "rowid", text }
+        }
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE lines(text TEXT NOT NULL)")
+        #expect(try await db.save(Line(id: nil, text: "a")).id == 1)
+        #expect(try await db.save([Line(id: nil, text: "b")]).map(\.id) == [2])
+        #expect(try await db.query("SELECT rowid, text FROM lines WHERE rowid = 2")[0]["text"] == .text("b"))
+    }
+
+    /// The check is remembered per table until the schema changes: a table recreated with the key
+    /// as the rowid is accepted at once, and one recreated without it refused again.
+    @Test func theRowIDKeyCheckFollowsSchemaChanges() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        #expect(try await db.save(Product(id: nil, name: "a", price: 1)).id == 1)
+        #expect(try await db.save(Product(id: nil, name: "b", price: 1)).id == 2)
+        try await db.execute("DROP TABLE products")
+        try await db.execute("CREATE TABLE products(id INT PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        await #expect(throws: SqlCipherError.self) { try await db.save(Product(id: nil, name: "c", price: 1)) }
+        // Changed by another connection: seen through the schema version.
+        let other = try builderTestDatabase(dir)
+        try await other.execute("DROP TABLE products")
+        try await other.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        await other.close()
+        #expect(try await db.save(Product(id: nil, name: "d", price: 1)).id == 1)
+        #expect(try await db.fetchOne(Product.self, id: 1)?.name == "d")
+    }
+
     @Test func batchSaveIsAtomicOutsideATransaction() async throws {
         let dir = TemporaryDirectory()
         let db = try await makeDatabase(dir)

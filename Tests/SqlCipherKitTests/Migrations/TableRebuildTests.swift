@@ -229,6 +229,73 @@ import Testing
         #expect(try await db.builderColumns("parent").contains("extra"))
     }
 
+    /// The seed README's `AddDiscountColumn` declares no `foreignKeyChecks`, and its `down` drops a
+    /// column: on 3.4.1 (and forced on 4.6.1) every such rebuild was refused while foreign keys were
+    /// on, so the README's rollback failed. A table that no foreign key references is rebuilt in an
+    /// immediate migration now; one that any foreign key references, its own included, is not.
+    @Test func aTableNoForeignKeyReferencesIsRebuiltInAnImmediateMigration() async throws {
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        let products = TableName("products")
+        let create = StepMigration("001-create-products", up: { ctx in
+            try ctx.execute(CreateTable(products)
+                .column("id", .integer, .primaryKey)
+                .column("name", .text, .notNull)
+                .column("price", .real, .notNull))
+        }, down: { ctx in
+            try ctx.execute(DropTable(products))
+        })
+        let addDiscount = StepMigration("002-add-discount", up: { ctx in
+            try ctx.execute(AlterTable(products, addColumn: "discount", .real, .default(0.0)))
+        }, down: { ctx in
+            try ctx.execute(AlterTable(products, dropColumn: "discount"))
+        })
+        let migrations = [create, addDiscount]
+        try await db.migrate(migrations, forceTableRebuild: true)
+        try await db.execute("INSERT INTO products(name, price, discount) VALUES ('Widget', 9.99, 1.5)")
+        try await db.rollback(to: "002-add-discount", using: migrations, forceTableRebuild: true)
+        #expect(try await db.builderColumns("products") == ["id", "name", "price"])
+        #expect(try await db.query("SELECT id, name FROM products").map { $0["name"] } == [.text("Widget")])
+        #expect(try await db.appliedMigrations() == ["001-create-products"])
+        #expect(try await db.builderScalarInt("PRAGMA foreign_keys") == 1)
+
+        // A table that references another (and is referenced by none) is rebuilt too, its rows
+        // checked against its own foreign key as they are copied.
+        let other = try builderTestDatabase(dir, "schema.db")
+        let dropFromChild = StepMigration("002-child-extra", up: { ctx in
+            try ctx.execute(AlterTable(TableName("child"), addColumn: "extra", .text))
+            try ctx.execute(AlterTable(TableName("child"), dropColumn: "extra"))
+        })
+        try await other.migrate([Self.schema, dropFromChild], forceTableRebuild: true)
+        #expect(try await other.builderColumns("child") == ["id", "parent_id"])
+        #expect(try await other.builderScalarInt("SELECT count(*) FROM child") == 3)
+        #expect(try await other.foreignKeys(of: "child").map(\.table) == ["parent"])
+
+        // Referenced by another table ("parent", by "child") or by itself: refused, naming it.
+        let selfReferencing = StepMigration("003-tree", up: { ctx in
+            try ctx.execute("CREATE TABLE tree(id INTEGER PRIMARY KEY, up INTEGER REFERENCES tree(id) ON DELETE CASCADE, note TEXT)")
+            try ctx.execute("INSERT INTO tree VALUES (1, NULL, 'root'), (2, 1, 'leaf')")
+        })
+        let dropTreeNote = StepMigration("004-tree-note", up: { ctx in
+            try ctx.execute(AlterTable(TableName("tree"), dropColumn: "note"))
+        })
+        let dropParentNote = StepMigration("004-parent-note", up: { ctx in
+            try ctx.execute(AlterTable(Self.parent, dropColumn: "note"))
+        })
+        for (migration, child) in [(dropTreeNote, "tree"), (dropParentNote, "child")] {
+            do {
+                try await other.migrate([Self.schema, dropFromChild, selfReferencing, migration], forceTableRebuild: true)
+                Issue.record("expected a refusal of \(migration.id)")
+            } catch let SqlCipherError.migrationFailed(id, reason) {
+                #expect(id == migration.id)
+                #expect(reason.contains("a foreign key of table \"\(child)\" references it"), "\(reason)")
+                #expect(reason.contains("ForeignKeyChecks.deferred"))
+            }
+        }
+        #expect(try await other.builderScalarInt("SELECT count(*) FROM tree") == 2)
+        #expect(try await other.builderColumns("tree").contains("note"))
+    }
+
     @Test func cascadeHappensInAnImmediateMigration() async throws {
         // Foreign keys stay on: deleting a parent deletes its children, as in the app.
         let dir = TemporaryDirectory()

@@ -36,6 +36,33 @@ struct PoolCloseRekeyCancellationTests: PoolFixture {
         if returned { await #expect(throws: SqlCipherError.databaseClosed) { try await rekey.value } }
     }
 
+    /// close() while a transaction runs on the writer: the article said the writer was closed "at
+    /// once", but its call finishes first, as a read's does, and commits. close() returns after it;
+    /// calls made after close() throw `databaseClosed`.
+    @Test func closeLetsTheRunningTransactionFinishAndCommit() async throws {
+        let dir = TemporaryDirectory()
+        let pool = try await pool(dir)
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let write = Task {
+            try await pool.transaction { conn in
+                try conn.execute("INSERT INTO t(v) VALUES (2)")
+                entered.signal()
+                release.wait()
+                return try conn.execute("INSERT INTO t(v) VALUES (3)")
+            }
+        }
+        #expect(await signalled(entered))
+        let closed = Task { await pool.close() }
+        #expect(await reached { pool.isClosed })
+        await #expect(throws: SqlCipherError.databaseClosed) { try await pool.query("SELECT 1") }
+        release.signal()
+        await closed.value
+        #expect(try await write.value == 1)
+        let reopened = try DatabasePool(path: dir.path("p.db"), rawKey: rawKey())
+        #expect(try await reopened.query("SELECT v FROM t ORDER BY id").map { $0["v"] } == [.integer(1), .integer(2), .integer(3)])
+        await reopened.close()
+    }
+
     /// A stream left open with one reader, then a rekey in another task, then the stream ended:
     /// the rekey finishes, and the stream's rows come from one key. A loaded machine that stalls
     /// this loop between two batches for ``DatabaseStream/preemptionDelay`` lets the waiting rekey
