@@ -88,6 +88,9 @@ enum DatabaseOpener {
         let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
         defer { if heldClaim == nil { claim?.release() } }
         var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        if isNew && !inMemory, let reason = DatabasePath.companionNameReason(path) {
+            throw SqlCipherError.cannotOpen(path: path, reason: reason)
+        }
         if !inMemory && !readOnly { try refuseNameWithoutRoom(path, isNew: isNew) }
         do {
             if let claim, !FileManager.default.fileExists(atPath: path) {
@@ -310,6 +313,8 @@ enum DatabaseOpener {
     /// 3.4.1), and a pipe, socket or device `-wal` or `-shm` fails only at the first read or write,
     /// as a bare disk I/O error. A directory as the path gets its own message from ``checkPath``.
     /// `importPlaintext(from:as:_:)`, which attaches an existing file, checks it here too.
+    /// A companion SQLite did not write is refused too (``refuseForeignCompanions(of:)``), also by
+    /// a read-only open, which SQLite would have read it as the database's own.
     static func refuseSpecialFiles(of path: String) throws {
         if let kind = SnapshotFiles.specialKind(path), kind != "a directory" {
             throw SqlCipherError.cannotOpen(
@@ -317,6 +322,26 @@ enum DatabaseOpener {
         }
         try refuseKernelFileSystem(path)
         try refuseSpecialCompanions(of: path)
+        try refuseForeignCompanions(of: path)
+    }
+
+    /// Refuses a `-journal`, `-wal` or `-shm` beside `path` that SQLite did not write
+    /// (``ForeignCompanion``): SQLite would delete or overwrite it at the opening or at the first
+    /// write, a database of its own with that name included. Before SQLite opens the file; an
+    /// `ATTACH` and `importPlaintext(from:as:_:)` check the file they attach here too.
+    static func refuseForeignCompanions(of path: String) throws {
+        // A -shm in use by this process's connections is not read (ForeignCompanion): it was
+        // checked when the first of them opened.
+        let readsShm = !OpenFiles.hasConnections(to: path)
+        for suffix in ["-journal", "-wal", "-shm"] {
+            guard let what = ForeignCompanion.description(of: path, suffix: suffix, readsShm: readsShm) else { continue }
+            let name = DatabasePath.lastComponent(of: path + suffix)
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "\(name) beside it is \(what), but SQLite takes a file of that name for the database's "
+                    + "own \(suffix) and deletes or overwrites it when it opens or writes the database. Move it out of the "
+                    + "way (if it is a database of its own, rename it to a name without that ending); if it is not needed, "
+                    + "delete it. Nothing was read or changed")
+        }
     }
 
     /// Refuses a path in `/proc` or `/sys` (or a link into them): their files are regular files

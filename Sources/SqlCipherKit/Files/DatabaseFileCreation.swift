@@ -112,6 +112,17 @@ enum DatabasePath {
 
     // MARK: Names of files kept beside a database
 
+    /// Why a new database file cannot be made at `path`, or nil: its name ends like a companion
+    /// file's (`-wal`, `-shm`, `-journal`), so that SQLite takes it for another database's
+    /// companion and deletes it at the other database's next opening or write (ForeignCompanion.swift).
+    /// Every way of making a new database file asks this: an opening that creates one, an export,
+    /// a backup, a conversion's target.
+    static func companionNameReason(_ path: String) -> String? {
+        guard let suffix = ["-wal", "-shm", "-journal"].first(where: { path.hasSuffix($0) }) else { return nil }
+        return "a name ending in \(suffix) is the companion file SQLite keeps beside a database and may delete; choose "
+            + "a name without that ending"
+    }
+
     /// What SQLite appends to a database's name for its companion files; `-journal` is the longest.
     static let longestCompanionSuffix = "-journal"
 

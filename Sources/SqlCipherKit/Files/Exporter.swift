@@ -326,10 +326,8 @@ struct Exporter {
         }
         // SQLite manages a database's companion files by name: a new file called like one would be
         // taken for another database's journal or WAL and deleted by its next write or opening.
-        for suffix in ["-wal", "-shm", "-journal"] where target.hasSuffix(suffix) {
-            throw SqlCipherError.cannotOpen(
-                path: target, reason: "a name ending in \(suffix) is the companion file SQLite keeps beside a database "
-                    + "and may delete; choose a name without that ending")
+        if let reason = DatabasePath.companionNameReason(target) {
+            throw SqlCipherError.cannotOpen(path: target, reason: reason)
         }
         if let tooLong = SQLiteConnection.pathTooLong(target) {
             throw SqlCipherError.cannotOpen(path: target, reason: tooLong)
