@@ -669,11 +669,28 @@ enum DatabaseOpener {
             return .notADatabase(path: path, reason: notWholePages(size: size))
         }
         if !encrypted { return .notPlaintextDatabase(path: path) }
+        // The page size the connection tried (a codec setting, answered without a read), against
+        // what the file and its -wal say: named first when they disagree.
+        var reason = pageOneDoesNotDecrypt + " (SQLCipher reports \"\(message)\", SQLite error \(code))"
+        if let tried = (try? connection.asPackage { try connection.integer("PRAGMA cipher_page_size") }) ?? nil,
+           let likely = PageSizeEvidence.likelyPageSizes(of: path, tried: tried) {
+            reason += ": \(likely.evidence). Open it with the page size it was made with (\(pageSizeSetting(likely.pageSizes))) "
+                + "and the same key. If that fails too"
+        }
         return .keyFailed(
             path: path,
-            reason: pageOneDoesNotDecrypt + " (SQLCipher reports \"\(message)\", SQLite error "
-                + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
+            reason: reason + ": the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
                 + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
+    }
+
+    /// The ``CipherSettings`` that give one of `pageSizes`, for a message; on SQLCipher 4, whose
+    /// own default is 4096, SQLCipher 3's defaults too when 1024 is among them.
+    static func pageSizeSetting(_ pageSizes: [Int]) -> String {
+        let setting = pageSizes.count == 1
+            ? "CipherSettings(pageSize: \(pageSizes[0]))"
+            : "CipherSettings(pageSize:) with " + pageSizes.map { "\($0)" }.joined(separator: " or ")
+        guard pageSizes.contains(1024), ((try? SqlCipherLibrary.shared)?.cipherMajorVersion ?? 4) >= 4 else { return setting }
+        return setting + "; CipherSettings.sqlcipher3 for a file SQLCipher 3 made with its defaults"
     }
 
     /// Why a file to be opened with a key, `size` bytes long, is refused before the key is tried:
