@@ -237,4 +237,41 @@ import Testing
         #expect(try await db.query("PRAGMA database_list").count == 1)
         await db.close()
     }
+
+    /// A plaintext file that stores its text as UTF-16 (another program's choice, here the real
+    /// `sqlcipher` tool's, without a key) cannot be attached to a UTF-8 database: SQLite refused it
+    /// with "attached databases must use the same text encoding as main database" and no way out.
+    /// The error now names the ways out, for `importPlaintext` and a raw `ATTACH`, and the way it
+    /// names works: `encrypt(plaintextAt:to:key:)` copies the file, encoding and all.
+    @Test func aUTF16FileIsRefusedWithTheWaysOut() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = dir.path("utf16.sqlite")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plainPath, [
+            "PRAGMA encoding = 'UTF-16le'", "CREATE TABLE notes(title TEXT, body TEXT)", "INSERT INTO notes VALUES ('één', 'ü')",
+        ])
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        for attempt in ["importPlaintext", "ATTACH"] {
+            let error = try await #require(throws: SqlCipherError.self) {
+                if attempt == "ATTACH" {
+                    try await db.execute("ATTACH DATABASE ? AS p KEY ''", plainPath)
+                } else {
+                    try await db.importPlaintext(from: plainPath) { _ = try $0.query("SELECT * FROM plain.notes") }
+                }
+            }
+            guard case .sqlite(1, _, let message, _) = error else {
+                Issue.record("\(attempt): expected SQLite error 1, got \(error)")
+                continue
+            }
+            #expect(message.contains("UTF-16") && message.contains("Database.encrypt(plaintextAt:to:key:)"), "\(attempt): \(message)")
+        }
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        let copy = dir.path("utf16-encrypted.db")
+        try Database.encrypt(plaintextAt: plainPath, to: copy, key: .rawKey(rawKey(2)))
+        let encrypted = try Database(path: copy, rawKey: rawKey(2))
+        #expect(try await encrypted.query("SELECT title FROM notes").first?.get(0, as: String.self) == "één")
+        await encrypted.close()
+    }
 }
