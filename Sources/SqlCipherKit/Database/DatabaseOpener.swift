@@ -712,8 +712,8 @@ enum DatabaseOpener {
     /// generated column or other SQL that a newer SQLite wrote, read by an older one (SQLCipher
     /// 3.4.1's SQLite 3.15 reads none of the SQL added since 2016). SQLite's bare "database disk
     /// image is malformed" code read like damage; the file is intact and opens with a newer library.
-    /// Nil for any other failure.
-    private static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
+    /// Nil for any other failure. `importPlaintext(from:as:_:)`, whose `ATTACH` fails so, says it too.
+    static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
         guard code == 11, message.hasPrefix("malformed database schema"), message.contains("syntax error") else { return nil }
         let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
             ?? "the loaded SQLite"

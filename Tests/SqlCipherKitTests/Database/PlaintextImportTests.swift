@@ -274,4 +274,36 @@ import Testing
         #expect(try await encrypted.query("SELECT title FROM notes").first?.get(0, as: String.self) == "één")
         await encrypted.close()
     }
+
+    /// A plaintext file whose schema a newer SQLite wrote (a `STRICT` table, by the real 4.6.1
+    /// tool's SQLite 3.46): SQLCipher 4 imports it; on SQLCipher 3.4.1, whose SQLite 3.15 cannot
+    /// parse it, the ATTACH failed with a bare "malformed database schema" (its token masked),
+    /// which read like damage. It now says what opening the file says: intact, needs a newer library.
+    @Test func aSchemaANewerSQLiteWroteIsSaidToNeedANewerLibrary() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = dir.path("strict.sqlite")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plainPath, [
+            "CREATE TABLE notes(title TEXT, body TEXT) STRICT", "INSERT INTO notes VALUES ('one', 'first')",
+        ])
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        if sqliteVersionIsAtLeast(3_037_000) {
+            let copied = try await db.importPlaintext(from: plainPath) { conn in
+                try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM plain.notes")
+            }
+            #expect(copied == 1)
+        } else {
+            let error = try await #require(throws: SqlCipherError.self) {
+                try await db.importPlaintext(from: plainPath) { _ = try $0.query("SELECT * FROM plain.notes") }
+            }
+            guard case .cannotOpen(_, let reason) = error else {
+                Issue.record("expected cannotOpen, got \(error)")
+                return
+            }
+            #expect(reason.contains("newer SQLite") && reason.contains("libsqlcipher.so.1"), "\(reason)")
+        }
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+    }
 }
