@@ -466,7 +466,7 @@ enum DatabaseOpener {
         let folder = DatabasePath.folder(of: path)
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
+            throw SqlCipherError.cannotOpen(path: path, reason: DatabasePath.missingFolderReason(folder))
         }
         if !FileManager.default.isWritableFile(atPath: folder) {
             throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) is not writable")

@@ -123,6 +123,20 @@ enum DatabasePath {
             + "a name without that ending"
     }
 
+    /// Why there is no folder to hold a file at `folder`'s path, for an opening, creation or export
+    /// whose folder cannot be used: missing (create it), or a file where the folder or one above
+    /// it should be, which "create it first" sent the user to do where it cannot be done.
+    static func missingFolderReason(_ folder: String) -> String {
+        var info = stat()
+        if stat(folder, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR {
+            return "\(folder) is a file, not a folder; give a path inside a folder"
+        }
+        if errno == ENOTDIR {
+            return "a part of the folder \(folder) is a file, not a folder; give a path inside a folder"
+        }
+        return "the folder \(folder) does not exist; create it first"
+    }
+
     /// What SQLite appends to a database's name for its companion files; `-journal` is the longest.
     static let longestCompanionSuffix = "-journal"
 
@@ -274,7 +288,7 @@ final class CreationClaim: Sendable {
         guard descriptor >= 0 else {
             let error = errno
             if error == ENOENT || error == ENOTDIR {
-                throw SqlCipherError.cannotOpen(path: path, reason: "the folder \(folder) does not exist; create it first")
+                throw SqlCipherError.cannotOpen(path: path, reason: DatabasePath.missingFolderReason(folder))
             }
             // A folder that can be written but not read (mode 0300): no lock to take, but the
             // exclusive create still proves which call made the file, as without flock below.

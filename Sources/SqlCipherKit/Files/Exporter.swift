@@ -368,7 +368,7 @@ struct Exporter {
         let folder = DatabasePath.folder(of: target)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw SqlCipherError.cannotOpen(path: target, reason: "the folder \(folder) does not exist; create it first")
+            throw SqlCipherError.cannotOpen(path: target, reason: DatabasePath.missingFolderReason(folder))
         }
     }
 
