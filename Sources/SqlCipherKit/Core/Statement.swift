@@ -311,6 +311,19 @@ final class Statement {
                     + "file) and write them here, or make an encrypted copy of a plaintext one with "
                     + "Database.encrypt(plaintextAt:to:key:), which keeps its encoding, and use that)",
                 sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 11,
+                  message.hasPrefix("malformed database schema"), message.contains("syntax error") {
+            // A schema the loaded SQLite cannot parse, its token masked in an ATTACH's message: SQL
+            // a newer SQLite wrote (a STRICT table read by SQLCipher 3.4.1's SQLite 3.15), which
+            // read like damage (DatabaseOpener.unreadableSchema says the same of an opening).
+            let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion)" } ?? "the loaded SQLite"
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (the attached file's schema holds SQL that \(loaded) cannot read, most likely "
+                    + "written by a newer SQLite: attach it with a newer SQLCipher (point "
+                    + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer "
+                    + "program wrote it, its schema is damaged)",
+                sql: redacted)
         } else if guardKind == .attach, case let .sqlite(code, extended, _, redacted) = error, code == 26 {
             // SQLite's "file is not a database" says nothing of why: an ATTACH reads the file with
             // its KEY, or without one with this database's key, and a plaintext file has neither.

@@ -301,6 +301,15 @@ import Testing
                 return
             }
             #expect(reason.contains("newer SQLite") && reason.contains("libsqlcipher.so.1"), "\(reason)")
+            // A raw ATTACH of it says the same.
+            let attach = try await #require(throws: SqlCipherError.self) {
+                try await db.execute("ATTACH DATABASE ? AS p KEY ''", plainPath)
+            }
+            guard case .sqlite(11, _, let message, _) = attach else {
+                Issue.record("expected SQLite error 11, got \(attach)")
+                return
+            }
+            #expect(message.contains("newer SQLite") && message.contains("libsqlcipher.so.1"), "\(message)")
         }
         #expect(try await db.query("PRAGMA database_list").count == 1)
         await db.close()
