@@ -10,7 +10,8 @@ import Foundation
 /// SQLite writes under those names starts with a magic number, or with zeros (a journal whose
 /// header is not yet synced or was zeroed by `journal_mode = PERSIST`, a file left by a crash
 /// before its first bytes reached the disk); a database starts with `SQLite format 3` or, when
-/// encrypted, with random bytes.
+/// encrypted, with random bytes. Each of the first bytes is checked on its own, so a header caught
+/// while it is first written passes.
 enum ForeignCompanion {
     /// The first bytes of each companion SQLite writes (https://sqlite.org/fileformat2.html and
     /// https://sqlite.org/walformat.html): the rollback journal's 8-byte magic, the WAL's magic
@@ -40,7 +41,10 @@ enum ForeignCompanion {
         let count = min(first.count, suffix == "-journal" ? 8 : 4)
         guard count > 0 else { return nil }
         let head = Array(first.prefix(count))
-        if head.allSatisfy({ $0 == 0 }) || magics(for: suffix).contains(where: { Array($0.prefix(count)) == head }) {
+        // Byte by byte, each either the magic's or zero: a header read while another process
+        // writes it for the first time (a -shm's is stored through shared memory) may show part of
+        // it; a database's first bytes ("SQLite format 3", or random) never pass.
+        if magics(for: suffix).contains(where: { magic in zip(head, magic).allSatisfy { $0 == 0 || $0 == $1 } }) {
             return nil
         }
         if first.count == 16 && first.elementsEqual(FileHeader.sqliteMagic) { return "a SQLite database" }
