@@ -339,8 +339,9 @@ enum DatabaseOpener {
             throw SqlCipherError.cannotOpen(
                 path: path, reason: "\(name) beside it is \(what), but SQLite takes a file of that name for the database's "
                     + "own \(suffix) and deletes or overwrites it when it opens or writes the database. Move it out of the "
-                    + "way (if it is a database of its own, rename it to a name without that ending); if it is not needed, "
-                    + "delete it. Nothing was read or changed")
+                    + "way (if it is a database of its own, rename it to a name without that ending; if it is this "
+                    + "database's own with a damaged header, SQLite cannot use what it holds, so keep it only for "
+                    + "recovery); if it is not needed, delete it. Nothing was read or changed")
         }
     }
 
