@@ -73,7 +73,18 @@ extension SQLiteConnection {
         let resolved = try DatabasePath.resolve(path)
         if resolved != path { try DatabaseOpener.refuseSpecialFiles(of: resolved) }
         let quoted = try SQLRenderer.quoteIdentifier(schema)
-        try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(SQLiteConnection.fileName(path))]) }
+        do {
+            try asPackage { _ = try execute("ATTACH DATABASE ? AS \(quoted) KEY ''", [.text(SQLiteConnection.fileName(path))]) }
+        } catch {
+            // A schema the loaded SQLite cannot parse (a STRICT table or other SQL a newer SQLite
+            // wrote, read by SQLCipher 3.4.1's SQLite 3.15) failed the ATTACH with a bare, masked
+            // "malformed database schema": said as an opening of the file says it.
+            if case let SqlCipherError.sqlite(code, _, message, _) = error,
+               let unreadable = DatabaseOpener.unreadableSchema(path: path, encrypted: false, code: code, message: message) {
+                throw unreadable
+            }
+            throw error
+        }
         gate.readOnlySchema = schema
         defer {
             let detached = asPackage { (try? execute("DETACH DATABASE \(quoted)")) != nil }

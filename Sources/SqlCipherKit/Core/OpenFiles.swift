@@ -120,6 +120,14 @@ enum OpenFiles {
         return body(descriptor, Int(opened.st_size))
     }
 
+    /// Whether a connection of this process has the file at `path` open.
+    static func hasConnections(to path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let file = Identity(info)
+        return entries.withCheckedLock { ($0[file]?.connections ?? 0) > 0 }
+    }
+
     /// Up to `count` bytes at `offset` of an open file (fewer at its end), or nil when reading fails.
     static func read(_ descriptor: Int32, offset: Int, count: Int) -> [UInt8]? {
         guard count > 0 else { return [] }

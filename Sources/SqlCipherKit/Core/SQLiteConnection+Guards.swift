@@ -296,13 +296,16 @@ extension SQLiteConnection {
             }
             // The companions every opening checks: SQLite's hot-journal check of the attached
             // file opens a named pipe -journal for reading and waits forever (SQLCipher 4.6.1:
-            // the ATTACH never returned), and writes through a linked one and removes the link.
+            // the ATTACH never returned), and writes through a linked one and removes the link;
+            // it deletes a file it did not write there (a database named like the companion).
             // Beside the name as written and beside the file a link leads to: SQLite names the
             // companions after one or the other, by release.
             for file in operands.file.map(Self.attachedFilePaths) ?? [] {
                 try DatabaseOpener.refuseSpecialCompanions(of: file)
+                try DatabaseOpener.refuseForeignCompanions(of: file)
                 if let resolved = try? DatabasePath.resolve(file), resolved != file {
                     try DatabaseOpener.refuseSpecialCompanions(of: resolved)
+                    try DatabaseOpener.refuseForeignCompanions(of: resolved)
                 }
             }
             // SQLCipher hands a `file:` URI's `textkey=` to sqlite3_key_v2 with the length -1: 4.6.1

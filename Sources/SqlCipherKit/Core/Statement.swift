@@ -297,6 +297,33 @@ final class Statement {
                 message: message + " (SQLCipher 4 fails this way for every ATTACH of a file: URI with a textkey= "
                     + "parameter, whatever the key; give the key in the ATTACH's KEY clause instead)",
                 sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 1,
+                  message.hasPrefix("attached databases must use the same text encoding") {
+            // SQLite attaches only a file of the main database's text encoding, which is fixed when
+            // a file is created (https://sqlite.org/pragma.html#pragma_encoding): a UTF-16 file
+            // another program wrote could not be imported (importPlaintext) or attached, and
+            // SQLite's message named no way out (found by the hostile-files review).
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (the file stores its text as UTF-16 and this database as UTF-8, or the reverse; see "
+                    + "PRAGMA encoding. SQLite fixes a file's encoding when it is created and attaches only files of the "
+                    + "same one. Read its rows with a Database opened on it (Database(unencryptedPath:) for a plaintext "
+                    + "file) and write them here, or make an encrypted copy of a plaintext one with "
+                    + "Database.encrypt(plaintextAt:to:key:), which keeps its encoding, and use that)",
+                sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 11,
+                  message.hasPrefix("malformed database schema"), message.contains("syntax error") {
+            // A schema the loaded SQLite cannot parse, its token masked in an ATTACH's message: SQL
+            // a newer SQLite wrote (a STRICT table read by SQLCipher 3.4.1's SQLite 3.15), which
+            // read like damage (DatabaseOpener.unreadableSchema says the same of an opening).
+            let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion)" } ?? "the loaded SQLite"
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (the attached file's schema holds SQL that \(loaded) cannot read, most likely "
+                    + "written by a newer SQLite: attach it with a newer SQLCipher (point "
+                    + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer "
+                    + "program wrote it, its schema is damaged)",
+                sql: redacted)
         } else if guardKind == .attach, case let .sqlite(code, extended, _, redacted) = error, code == 26 {
             // SQLite's "file is not a database" says nothing of why: an ATTACH reads the file with
             // its KEY, or without one with this database's key, and a plaintext file has neither.

@@ -40,7 +40,8 @@ extension Database {
         let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared).material()
         let opened = try Exporter.openPlaintextSource(source)
         defer { opened.connection.close() }
-        try Exporter(source: opened.connection, sourcePath: source, library: opened.library)
+        try Exporter(source: opened.connection, sourcePath: source, library: opened.library,
+                     registration: Exporter.registrationForStaticCopy)
             .export(to: target, key: material, cipher: cipher, journalMode: opened.journalMode, progress: progress)?
             .finish()
     }

@@ -88,6 +88,9 @@ enum DatabaseOpener {
         let claim = inMemory || readOnly ? nil : try heldClaim ?? CreationClaim(path: path)
         defer { if heldClaim == nil { claim?.release() } }
         var isNew = inMemory ? true : try checkPath(path, encrypted: encrypted, cipher: cipher)
+        if isNew && !inMemory, let reason = DatabasePath.companionNameReason(path) {
+            throw SqlCipherError.cannotOpen(path: path, reason: reason)
+        }
         if !inMemory && !readOnly { try refuseNameWithoutRoom(path, isNew: isNew) }
         do {
             if let claim, !FileManager.default.fileExists(atPath: path) {
@@ -311,6 +314,8 @@ enum DatabaseOpener {
     /// 3.4.1), and a pipe, socket or device `-wal` or `-shm` fails only at the first read or write,
     /// as a bare disk I/O error. A directory as the path gets its own message from ``checkPath``.
     /// `importPlaintext(from:as:_:)`, which attaches an existing file, checks it here too.
+    /// A companion SQLite did not write is refused too (``refuseForeignCompanions(of:)``), also by
+    /// a read-only open, which SQLite would have read it as the database's own.
     static func refuseSpecialFiles(of path: String) throws {
         if let kind = SnapshotFiles.specialKind(path), kind != "a directory" {
             throw SqlCipherError.cannotOpen(
@@ -318,6 +323,27 @@ enum DatabaseOpener {
         }
         try refuseKernelFileSystem(path)
         try refuseSpecialCompanions(of: path)
+        try refuseForeignCompanions(of: path)
+    }
+
+    /// Refuses a `-journal`, `-wal` or `-shm` beside `path` that SQLite did not write
+    /// (``ForeignCompanion``): SQLite would delete or overwrite it at the opening or at the first
+    /// write, a database of its own with that name included. Before SQLite opens the file; an
+    /// `ATTACH` and `importPlaintext(from:as:_:)` check the file they attach here too.
+    static func refuseForeignCompanions(of path: String) throws {
+        // A -shm in use by this process's connections is not read (ForeignCompanion): it was
+        // checked when the first of them opened.
+        let readsShm = !OpenFiles.hasConnections(to: path)
+        for suffix in ["-journal", "-wal", "-shm"] {
+            guard let what = ForeignCompanion.description(of: path, suffix: suffix, readsShm: readsShm) else { continue }
+            let name = DatabasePath.lastComponent(of: path + suffix)
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "\(name) beside it is \(what), but SQLite takes a file of that name for the database's "
+                    + "own \(suffix) and deletes or overwrites it when it opens or writes the database. Move it out of the "
+                    + "way (if it is a database of its own, rename it to a name without that ending; if it is this "
+                    + "database's own with a damaged header, SQLite cannot use what it holds, so keep it only for "
+                    + "recovery); if it is not needed, delete it. Nothing was read or changed")
+        }
     }
 
     /// Refuses a path in `/proc` or `/sys` (or a link into them): their files are regular files
@@ -645,11 +671,28 @@ enum DatabaseOpener {
             return .notADatabase(path: path, reason: notWholePages(size: size))
         }
         if !encrypted { return .notPlaintextDatabase(path: path) }
+        // The page size the connection tried (a codec setting, answered without a read), against
+        // what the file and its -wal say: named first when they disagree.
+        var reason = pageOneDoesNotDecrypt + " (SQLCipher reports \"\(message)\", SQLite error \(code))"
+        if let tried = (try? connection.asPackage { try connection.integer("PRAGMA cipher_page_size") }) ?? nil,
+           let likely = PageSizeEvidence.likelyPageSizes(of: path, tried: tried) {
+            reason += ": \(likely.evidence). Open it with the page size it was made with (\(pageSizeSetting(likely.pageSizes))) "
+                + "and the same key. If that fails too"
+        }
         return .keyFailed(
             path: path,
-            reason: pageOneDoesNotDecrypt + " (SQLCipher reports \"\(message)\", SQLite error "
-                + "\(code)): the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
+            reason: reason + ": the key is wrong (or, for a plaintext header, the salt), the file was made with other cipher settings ("
                 + "\(otherSettingsHint); a plaintext header needs the same plaintextHeaderSize), its first page is damaged, or it is not a database")
+    }
+
+    /// The ``CipherSettings`` that give one of `pageSizes`, for a message; on SQLCipher 4, whose
+    /// own default is 4096, SQLCipher 3's defaults too when 1024 is among them.
+    static func pageSizeSetting(_ pageSizes: [Int]) -> String {
+        let setting = pageSizes.count == 1
+            ? "CipherSettings(pageSize: \(pageSizes[0]))"
+            : "CipherSettings(pageSize:) with " + pageSizes.map { "\($0)" }.joined(separator: " or ")
+        guard pageSizes.contains(1024), ((try? SqlCipherLibrary.shared)?.cipherMajorVersion ?? 4) >= 4 else { return setting }
+        return setting + "; CipherSettings.sqlcipher3 for a file SQLCipher 3 made with its defaults"
     }
 
     /// Why a file to be opened with a key, `size` bytes long, is refused before the key is tried:
@@ -671,8 +714,8 @@ enum DatabaseOpener {
     /// generated column or other SQL that a newer SQLite wrote, read by an older one (SQLCipher
     /// 3.4.1's SQLite 3.15 reads none of the SQL added since 2016). SQLite's bare "database disk
     /// image is malformed" code read like damage; the file is intact and opens with a newer library.
-    /// Nil for any other failure.
-    private static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
+    /// Nil for any other failure. `importPlaintext(from:as:_:)`, whose `ATTACH` fails so, says it too.
+    static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
         guard code == 11, message.hasPrefix("malformed database schema"), message.contains("syntax error") else { return nil }
         let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
             ?? "the loaded SQLite"

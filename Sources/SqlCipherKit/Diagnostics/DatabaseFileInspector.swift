@@ -316,10 +316,30 @@ public enum DatabaseFileInspector {
         return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The companions beside the file, and which of them SQLite did not write (``ForeignCompanion``:
+    /// a database named like one, say), which were called the file's own: SQLite deletes or
+    /// overwrites such a file when a program opens or writes the database. A `-shm` is read only
+    /// when no connection of this process has the file open (its WAL locks are on it).
     private static func companionSentence(_ companions: [DatabaseFileInspection.CompanionFile]) -> String {
         guard !companions.isEmpty else { return "" }
-        let list = companions.map { "\($0.suffix) (\($0.size) bytes)" }.joined(separator: ", ")
-        return ". Beside it: \(list); they belong to it, keep them together"
+        var own: [String] = []
+        var foreign: [String] = []
+        for companion in companions {
+            let database = String(companion.path.dropLast(companion.suffix.count))
+            if let what = ForeignCompanion.description(of: database, suffix: companion.suffix,
+                                                       readsShm: !OpenFiles.hasConnections(to: database)) {
+                foreign.append("\(companion.suffix) (\(companion.size) bytes) is \(what)")
+            } else {
+                own.append("\(companion.suffix) (\(companion.size) bytes)")
+            }
+        }
+        var sentence = own.isEmpty ? "" : ". Beside it: \(own.joined(separator: ", ")); they belong to it, keep them together"
+        if !foreign.isEmpty {
+            sentence += ". Beside it, its " + foreign.joined(separator: "; its ") + ": SQLite takes such a file for the "
+                + "database's own and deletes or overwrites it when a program opens or writes the database. Move it out "
+                + "of the way (rename a database of its own to a name without that ending)"
+        }
+        return sentence
     }
 
     private static func read(_ handle: FileHandle, offset: Int, count: Int) -> [UInt8]? {

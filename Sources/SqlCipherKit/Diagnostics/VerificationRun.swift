@@ -348,9 +348,19 @@ struct VerificationRun {
         keyAccepted = false
         let tried = candidates.map(\.name).joined(separator: ", ")
         let size = inspection.size ?? 0
+        // The page size the file and its -wal give away, against the first settings tried (the
+        // ones given, or the library's defaults; SQLCipher 3's, tried next on SQLCipher 4, have
+        // 1024-byte pages and SQLCipher 3's KDF, so a file made with 1024-byte pages and SQLCipher
+        // 4's KDF fails both). The file itself: a snapshot holds its -wal only when it has frames.
+        let likely = candidates.first.flatMap { PageSizeEvidence.likelyPageSizes(of: path, tried: $0.pageSize) }
+        let pageSizeAdvice = likely.map {
+            "\($0.evidence). Verify it with --cipher-page-size "
+                + $0.pageSizes.map { "\($0)" }.joined(separator: " or ")
+                + " (and the file's other settings); if that fails too, "
+        }
         guard library.cipherVersionIsAtLeast(4, 2) else {
-            var message = "The key did not open it with the settings tried (\(tried)): the key is wrong, the file was "
-                + "made with other settings (give them with --cipher-page-size, --kdf-iter, --cipher-compatibility), or "
+            var message = "The key did not open it with the settings tried (\(tried)): " + (pageSizeAdvice ?? "")
+                + "the key is wrong, the file was made with other settings (give them with \(settingOptions)), or "
                 + "its first page is damaged; SQLCipher \(library.cipherVersion) cannot tell these apart (it has no "
                 + "cipher_integrity_check)"
             if library.cipherMajorVersion < 4 && size % 4096 == 0 {
@@ -388,9 +398,22 @@ struct VerificationRun {
         let wrong = inspection.kind == .plaintextHeader
             ? "the key or the salt (--salt) is wrong, the header's size is another (--plaintext-header-size)"
             : "the key is wrong"
+        if let pageSizeAdvice {
+            return fail(.keyRejected, "The key did not open it with the settings tried (\(tried)), and "
+                + "cipher_integrity_check verified no page with any of them: " + pageSizeAdvice + "\(wrong), or other "
+                + "settings differ as well (give them with \(settingOptions))")
+        }
         return fail(.keyRejected, "The key did not open it with the settings tried (\(tried)), and "
             + "cipher_integrity_check verified no page with any of them: \(wrong), or the file was made with "
-            + "other settings (give them with --cipher-page-size, --kdf-iter, --cipher-compatibility)")
+            + "other settings (give them with \(settingOptions))")
+    }
+
+    /// The options that give a file's cipher settings, for the messages of a rejected key: the
+    /// digests only where the library can choose them (SQLCipher 4).
+    private var settingOptions: String {
+        library.cipherMajorVersion >= 4
+            ? "--cipher-page-size, --kdf-iter, --kdf-algorithm, --hmac-algorithm, --cipher-compatibility"
+            : "--cipher-page-size, --kdf-iter, --cipher-compatibility"
     }
 
     // MARK: Helpers

@@ -49,11 +49,20 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
-    /// The reason of a ``SqlCipherError/cannotOpen(path:reason:)`` for a `folder` that does not
-    /// exist, the same from every entry point. A `~` in the path is not the home folder: the shell
-    /// expands it, a program does not, so `Database(path: "~/app.db")` looked for a folder named
-    /// `~` in the working folder, and "create it first" would have made one.
+    /// The reason of a ``SqlCipherError/cannotOpen(path:reason:)`` for a `folder` that cannot hold
+    /// the file, the same from every entry point (an opening, a creation, an export): a file where
+    /// the folder or one above it should be ("create it first" sent the user to do what cannot be
+    /// done), or a missing folder. A `~` in the path is not the home folder: the shell expands it,
+    /// a program does not, so `Database(path: "~/app.db")` looked for a folder named `~` in the
+    /// working folder, and "create it first" would have made one.
     static func missingFolderReason(_ folder: String) -> String {
+        var info = stat()
+        if stat(folder, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR {
+            return "\(folder) is a file, not a folder; give a path inside a folder"
+        }
+        if errno == ENOTDIR {
+            return "a part of the folder \(folder) is a file, not a folder; give a path inside a folder"
+        }
         let reason = "the folder \(folder) does not exist; create it first"
         guard folder.split(separator: "/").contains(where: { $0.hasPrefix("~") }) else { return reason }
         return reason + " (a \"~\" in a path names a folder called \"~\", not the home folder: only a shell "
@@ -123,6 +132,17 @@ enum DatabasePath {
     }
 
     // MARK: Names of files kept beside a database
+
+    /// Why a new database file cannot be made at `path`, or nil: its name ends like a companion
+    /// file's (`-wal`, `-shm`, `-journal`), so that SQLite takes it for another database's
+    /// companion and deletes it at the other database's next opening or write (ForeignCompanion.swift).
+    /// Every way of making a new database file asks this: an opening that creates one, an export,
+    /// a backup, a conversion's target.
+    static func companionNameReason(_ path: String) -> String? {
+        guard let suffix = ["-wal", "-shm", "-journal"].first(where: { path.hasSuffix($0) }) else { return nil }
+        return "a name ending in \(suffix) is the companion file SQLite keeps beside a database and may delete; choose "
+            + "a name without that ending"
+    }
 
     /// What SQLite appends to a database's name for its companion files; `-journal` is the longest.
     static let longestCompanionSuffix = "-journal"

@@ -54,6 +54,12 @@ struct Exporter {
     let source: SQLiteConnection
     let sourcePath: String
     let library: SqlCipherLibrary
+    /// Where the caller can register a collation or function the source's schema names, for the
+    /// error of a copy that failed for want of one (``missingExtensionHint(_:registration:)``):
+    /// nil when the source is the caller's own database, which takes `add(collation:)` and
+    /// `add(function:)`; the way to such a database for the static conversions, which open the
+    /// source themselves and had been told to register it "on this database", which they have none of.
+    var registration: String? = nil
 
     /// The schema name the target is attached under.
     static let schema = "sqlcipherkit_export"
@@ -186,7 +192,7 @@ struct Exporter {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(
-                source: sourcePath, target: target, reason: "\(error)" + (Self.missingExtensionHint(error) ?? ""))
+                source: sourcePath, target: target, reason: "\(error)" + (Self.missingExtensionHint(error, registration: registration) ?? ""))
         }
         return reporter
     }
@@ -213,11 +219,12 @@ struct Exporter {
     /// virtual-table module this connection lacks (a file made by another program that registers
     /// its own): `sqlcipher_export` re-runs every `CREATE` statement, and SQLite resolves them
     /// then. A database opens and reads without them; only statements that use them fail.
-    static func missingExtensionHint(_ error: any Error) -> String? {
+    /// `registration` is where to register it (``registration``); nil for the source database.
+    static func missingExtensionHint(_ error: any Error, registration: String? = nil) -> String? {
         guard case let SqlCipherError.sqlite(_, _, message, _) = error else { return nil }
         if message.contains("no such collation sequence") || message.contains("no such function") {
-            return ": the schema uses a collation or function that the program which made the file registers. Register it "
-                + "on this database first (add(collation:) or add(function:)), then convert again"
+            return ": the schema uses a collation or function that the program which made the file registers. "
+                + (registration ?? "Register it on this database first (add(collation:) or add(function:)), then convert again")
         }
         if message.contains("no such module") {
             return ": the schema has a virtual table whose module the program which made the file provides, and "
@@ -226,6 +233,12 @@ struct Exporter {
         }
         return nil
     }
+
+    /// The way to register what a plaintext source's schema needs for the static conversions
+    /// (`encrypt(plaintextAt:to:key:)`, `encryptInPlace`), which open the source themselves.
+    static let registrationForStaticCopy = "Open the file with Database(unencryptedPath:), register it there "
+        + "(add(collation:) or add(function:)), and copy it with export(to:key:cipher:) on that Database, which writes "
+        + "the same encrypted copy"
 
     /// A reporter counting the pages of `connection`'s main database, or nil without a closure.
     static func pageReporter(of connection: SQLiteConnection,
@@ -326,10 +339,8 @@ struct Exporter {
         }
         // SQLite manages a database's companion files by name: a new file called like one would be
         // taken for another database's journal or WAL and deleted by its next write or opening.
-        for suffix in ["-wal", "-shm", "-journal"] where target.hasSuffix(suffix) {
-            throw SqlCipherError.cannotOpen(
-                path: target, reason: "a name ending in \(suffix) is the companion file SQLite keeps beside a database "
-                    + "and may delete; choose a name without that ending")
+        if let reason = DatabasePath.companionNameReason(target) {
+            throw SqlCipherError.cannotOpen(path: target, reason: reason)
         }
         if let tooLong = SQLiteConnection.pathTooLong(target) {
             throw SqlCipherError.cannotOpen(path: target, reason: tooLong)

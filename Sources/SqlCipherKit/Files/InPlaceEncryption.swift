@@ -51,7 +51,9 @@ enum InPlaceEncryption {
         let reporter: ProgressReporter?
         do {
             try SourceLock.lockExclusively(source, path: path, journalMode: opened.journalMode)
-            reporter = try Exporter(source: source, sourcePath: path, library: opened.library)
+            reporter = try Exporter(source: source, sourcePath: path, library: opened.library,
+                                    registration: Exporter.registrationForStaticCopy
+                                        + "; then move that copy over this file once it opens with the key")
                 .export(to: temporary, key: material, cipher: cipher, journalMode: opened.journalMode, hidden: false,
                         progress: progress)
             // The last moment to stop: after it the original is replaced. Until here the original

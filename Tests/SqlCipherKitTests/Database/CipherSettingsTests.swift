@@ -261,3 +261,59 @@ import Testing
         #expect(try await db.query("SELECT name FROM items WHERE id = 18")[0].get(0, as: String.self) == "FIXTURE-MARKER-Q7Z3K9")
     }
 }
+
+/// A file the real `sqlcipher` tool made with another page size than the settings an opening
+/// gives. A key that does not open page 1 fails the same way whatever setting differs, and the
+/// error listed every setting; the page size is the one setting a file gives away without its key
+/// (its size is whole pages; a `-wal`'s header records it), so the error now names it.
+@Suite struct PageSizeMismatchTests {
+    /// The CLI of the loaded library's major version, so that both libraries read what it wrote.
+    static var cli: String { isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3 }
+
+    static let key = SqlcipherCLI.keyPragma(passphrase: "secret")
+
+    static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    static func expectPageSizeNamed(_ pageSize: Int, opening path: String, cipher: CipherSettings) throws {
+        let files = [path, path + "-wal"].map { FileManager.default.contents(atPath: $0) }
+        let error = #expect(throws: SqlCipherError.self) { try Database(path: path, key: "secret", cipher: cipher) }
+        guard case .keyFailed(_, let reason)? = error else {
+            Issue.record("expected keyFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("CipherSettings(pageSize: \(pageSize))"), "\(reason)")
+        #expect(!reason.contains("secret"))
+        #expect([path, path + "-wal"].map { FileManager.default.contents(atPath: $0) } == files, "a refused opening changed a file")
+    }
+
+    @Test func aFileOfSmallerPagesIsToldByItsSize() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("small-pages.db")
+        let settings = [Self.key, "PRAGMA cipher_page_size = 1024", "PRAGMA kdf_iter = 2"]
+        _ = try SqlcipherCLI.run(Self.cli, path, settings + ["CREATE TABLE t(x)", "INSERT INTO t VALUES ('made by the CLI')"])
+        // One more table, one more page, until the file is an odd number of pages: its size then
+        // says its pages are 1024 bytes (an even number could be of 2048 too).
+        if Self.size(path) / 1024 % 2 == 0 { _ = try SqlcipherCLI.run(Self.cli, path, settings + ["CREATE TABLE u(x)"]) }
+        #expect(Self.size(path) / 1024 % 2 == 1)
+        try Self.expectPageSizeNamed(1024, opening: path, cipher: CipherSettings(pageSize: 4096, kdfIterations: 2))
+        let db = try Database(path: path, key: "secret", cipher: CipherSettings(pageSize: 1024, kdfIterations: 2))
+        #expect(try await db.query("SELECT x FROM t").map { $0.get("x", as: String.self) } == ["made by the CLI"])
+        await db.close()
+    }
+
+    @Test func aFileWhoseWALRecordsAnotherPageSizeIsToldByIt() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("wal-pages.db")
+        // Killed with its commits in the -wal, as a crashed program leaves them.
+        try SqlcipherCLI.runAndKill(Self.cli, path, [Self.key, "PRAGMA cipher_page_size = 8192", "PRAGMA kdf_iter = 2",
+                                                     "PRAGMA journal_mode = WAL", "CREATE TABLE t(x)",
+                                                     "INSERT INTO t VALUES ('in the wal')"])
+        #expect(Self.size(path + "-wal") > 32)
+        try Self.expectPageSizeNamed(8192, opening: path, cipher: CipherSettings(kdfIterations: 2))
+        let db = try Database(path: path, key: "secret", cipher: CipherSettings(pageSize: 8192, kdfIterations: 2))
+        #expect(try await db.query("SELECT x FROM t").map { $0.get("x", as: String.self) } == ["in the wal"])
+        await db.close()
+    }
+}

@@ -105,6 +105,46 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
+    /// A plaintext file whose schema names a collation its maker registers (an index `COLLATE
+    /// weird`): `encrypt(plaintextAt:to:key:)` and `encryptInPlace` failed saying "register it on
+    /// this database first", but those static calls have no database to register it on. The
+    /// error now names the way that works, and that way is followed here to an encrypted copy.
+    @Test func aStaticConversionOfASchemaWithACollationNamesAWayThatWorks() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("collated.db")
+        let weird = DatabaseCollation("weird") { $0.count == $1.count ? .orderedSame : ($0.count < $1.count ? .orderedAscending : .orderedDescending) }
+        let maker = try Database(unencryptedPath: path, journalMode: .rollback)
+        try await maker.add(collation: weird)
+        try await maker.execute("CREATE TABLE t(name TEXT); CREATE INDEX t_name ON t(name COLLATE weird); INSERT INTO t VALUES ('a'), ('bb')")
+        await maker.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let conversions: [(String, () throws -> Void)] = [
+            ("encrypt", { try Database.encrypt(plaintextAt: path, to: dir.path("copy.db"), key: .rawKey(rawKey())) }),
+            ("encryptInPlace", { _ = try Database.encryptInPlace(path: path, key: .rawKey(rawKey())) }),
+        ]
+        for (name, convert) in conversions {
+            let error = #expect(throws: SqlCipherError.self, "\(name)") { try convert() }
+            guard case .conversionFailed(_, _, let reason)? = error else {
+                Issue.record("\(name): expected conversionFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("no such collation sequence: weird"), "\(name): \(reason)")
+            #expect(reason.contains("Database(unencryptedPath:)") && reason.contains("export(to:key:cipher:)")
+                        && !reason.contains("on this database"), "\(name): \(reason)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")))
+        // The way the error names.
+        let source = try Database(unencryptedPath: path)
+        try await source.add(collation: weird)
+        try await source.export(to: dir.path("copy.db"), key: .rawKey(rawKey()))
+        await source.close()
+        let copy = try Database(path: dir.path("copy.db"), rawKey: rawKey())
+        try await copy.add(collation: weird)
+        #expect(try await copy.query("SELECT name FROM t ORDER BY name COLLATE weird").compactMap { $0.get(0, as: String.self) } == ["a", "bb"])
+        await copy.close()
+    }
+
     @Test func encryptCopiesTablesWhoseChildComesBeforeTheParent() async throws {
         // The child table is created (and so exported) first; foreign keys are on by default.
         let dir = TemporaryDirectory()

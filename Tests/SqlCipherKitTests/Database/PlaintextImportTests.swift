@@ -256,4 +256,82 @@ import Testing
         #expect(try await db.query("PRAGMA database_list").count == 1)
         await db.close()
     }
+
+    /// A plaintext file that stores its text as UTF-16 (another program's choice, here the real
+    /// `sqlcipher` tool's, without a key) cannot be attached to a UTF-8 database: SQLite refused it
+    /// with "attached databases must use the same text encoding as main database" and no way out.
+    /// The error now names the ways out, for `importPlaintext` and a raw `ATTACH`, and the way it
+    /// names works: `encrypt(plaintextAt:to:key:)` copies the file, encoding and all.
+    @Test func aUTF16FileIsRefusedWithTheWaysOut() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = dir.path("utf16.sqlite")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plainPath, [
+            "PRAGMA encoding = 'UTF-16le'", "CREATE TABLE notes(title TEXT, body TEXT)", "INSERT INTO notes VALUES ('één', 'ü')",
+        ])
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        for attempt in ["importPlaintext", "ATTACH"] {
+            let error = try await #require(throws: SqlCipherError.self) {
+                if attempt == "ATTACH" {
+                    try await db.execute("ATTACH DATABASE ? AS p KEY ''", plainPath)
+                } else {
+                    try await db.importPlaintext(from: plainPath) { _ = try $0.query("SELECT * FROM plain.notes") }
+                }
+            }
+            guard case .sqlite(1, _, let message, _) = error else {
+                Issue.record("\(attempt): expected SQLite error 1, got \(error)")
+                continue
+            }
+            #expect(message.contains("UTF-16") && message.contains("Database.encrypt(plaintextAt:to:key:)"), "\(attempt): \(message)")
+        }
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+        let copy = dir.path("utf16-encrypted.db")
+        try Database.encrypt(plaintextAt: plainPath, to: copy, key: .rawKey(rawKey(2)))
+        let encrypted = try Database(path: copy, rawKey: rawKey(2))
+        #expect(try await encrypted.query("SELECT title FROM notes").first?.get(0, as: String.self) == "één")
+        await encrypted.close()
+    }
+
+    /// A plaintext file whose schema a newer SQLite wrote (a `STRICT` table, by the real 4.6.1
+    /// tool's SQLite 3.46): SQLCipher 4 imports it; on SQLCipher 3.4.1, whose SQLite 3.15 cannot
+    /// parse it, the ATTACH failed with a bare "malformed database schema" (its token masked),
+    /// which read like damage. It now says what opening the file says: intact, needs a newer library.
+    @Test func aSchemaANewerSQLiteWroteIsSaidToNeedANewerLibrary() async throws {
+        let dir = TemporaryDirectory()
+        let plainPath = dir.path("strict.sqlite")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plainPath, [
+            "CREATE TABLE notes(title TEXT, body TEXT) STRICT", "INSERT INTO notes VALUES ('one', 'first')",
+        ])
+        let before = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        let db = try await makeEncrypted(dir)
+        if sqliteVersionIsAtLeast(3_037_000) {
+            let copied = try await db.importPlaintext(from: plainPath) { conn in
+                try conn.execute("INSERT INTO main.notes(title, body) SELECT title, body FROM plain.notes")
+            }
+            #expect(copied == 1)
+        } else {
+            let error = try await #require(throws: SqlCipherError.self) {
+                try await db.importPlaintext(from: plainPath) { _ = try $0.query("SELECT * FROM plain.notes") }
+            }
+            guard case .cannotOpen(_, let reason) = error else {
+                Issue.record("expected cannotOpen, got \(error)")
+                return
+            }
+            #expect(reason.contains("newer SQLite") && reason.contains("libsqlcipher.so.1"), "\(reason)")
+            // A raw ATTACH of it says the same.
+            let attach = try await #require(throws: SqlCipherError.self) {
+                try await db.execute("ATTACH DATABASE ? AS p KEY ''", plainPath)
+            }
+            guard case .sqlite(11, _, let message, _) = attach else {
+                Issue.record("expected SQLite error 11, got \(attach)")
+                return
+            }
+            #expect(message.contains("newer SQLite") && message.contains("libsqlcipher.so.1"), "\(message)")
+        }
+        #expect(try await db.query("PRAGMA database_list").count == 1)
+        await db.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plainPath)) == before)
+    }
 }

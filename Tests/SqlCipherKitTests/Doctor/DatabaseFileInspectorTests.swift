@@ -63,6 +63,36 @@ import Testing
         #expect(report.companionFiles.first?.path.hasSuffix("/data/real.db-journal") == true)
     }
 
+    /// A file named like a companion that SQLite did not write (here other databases called
+    /// `x.db-wal` and `x.db-journal`) was reported as the file's own ("they belong to it, keep them
+    /// together"); SQLite deletes such a file at the next opening or write of `x.db`. It is now
+    /// named as what it is, and a real companion is still the file's own.
+    @Test func aFileNamedLikeACompanionIsNotCalledTheDatabasesOwn() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("x.db")
+        for name in ["x.db", "other.db", "third.db"] {
+            let db = try Database(path: directory.path(name), rawKey: rawKey(), journalMode: .rollback)
+            try await db.execute("CREATE TABLE t(x)")
+            await db.close()
+        }
+        try FileManager.default.moveItem(atPath: directory.path("other.db"), toPath: path + "-wal")
+        try FileManager.default.moveItem(atPath: directory.path("third.db"), toPath: path + "-journal")
+        let report = DatabaseFileInspector.inspect(path)
+        #expect(report.kind == .encrypted)
+        #expect(report.detail.contains("its -wal (") && report.detail.contains("bytes) is not a -wal file SQLite wrote"), "\(report.detail)")
+        #expect(report.detail.contains("its -journal (") && report.detail.contains("bytes) is not a -journal file SQLite wrote"), "\(report.detail)")
+        #expect(!report.detail.contains("keep them together"), "\(report.detail)")
+        // A live -wal and -shm are the file's own.
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try FileManager.default.removeItem(atPath: path + "-journal")
+        let live = try Database(path: path, rawKey: rawKey())
+        try await live.execute("PRAGMA journal_mode = WAL")
+        try await live.execute("INSERT INTO t VALUES (1)")
+        let withLive = DatabaseFileInspector.inspect(path)
+        #expect(withLive.detail.contains("keep them together") && !withLive.detail.contains("SQLite wrote"), "\(withLive.detail)")
+        await live.close()
+    }
+
     @Test func plaintextFixtureFromTheSqlite3CLI() {
         let report = DatabaseFileInspector.inspect(fixture("plaintext.db"))
         #expect(report.kind == .plaintext)

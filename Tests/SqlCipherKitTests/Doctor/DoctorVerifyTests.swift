@@ -656,3 +656,26 @@ import Testing
         #expect(result.stdout.contains("/proc/PID/cmdline"))
     }
 }
+
+/// `verify` of a file whose key the settings tried do not accept names the page size the file
+/// gives away (its `-wal`'s header), as the openings do (`PageSizeMismatchTests`); it listed every
+/// setting's option, without the digests'.
+@Suite struct DoctorPageSizeAdviceTests {
+    @Test func aRejectedKeyNamesThePageSizeOfTheWAL() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("wal-pages.db")
+        try SqlcipherCLI.runAndKill(PageSizeMismatchTests.cli, path, [
+            PageSizeMismatchTests.key, "PRAGMA cipher_page_size = 8192", "PRAGMA kdf_iter = 2", "PRAGMA journal_mode = WAL",
+            "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)",
+        ])
+        func verify(_ settings: [String]) throws -> ChildResult {
+            try runChild(productPath("sqlcipher-doctor"), ["verify", "--key-env", "DOCTOR_TEST_KEY"] + settings + ["--", path],
+                         environment: try Linking.childEnvironment(["DOCTOR_TEST_KEY": "secret"]))
+        }
+        let rejected = try verify(["--kdf-iter", "2"])
+        #expect(rejected.status == 1, "\(rejected.stdout)")
+        #expect(rejected.stdout.contains("--cipher-page-size 8192"), "\(rejected.stdout)")
+        let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "8192"])
+        #expect(verified.status == 0, "\(verified.stdout)")
+    }
+}

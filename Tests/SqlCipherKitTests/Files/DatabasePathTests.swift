@@ -320,6 +320,30 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder.path("a.db")) == "b.db")
     }
 
+    /// A path whose folder, or a folder above it, is a file: every opening and copy said "the
+    /// folder does not exist; create it first", which cannot be done while the file is there.
+    @Test func aFolderThatIsAFileIsNamedAsSuch() async throws {
+        let folder = TemporaryDirectory()
+        _ = FileManager.default.createFile(atPath: folder.path("notes.txt"), contents: Data("text".utf8))
+        let source = try Database(path: folder.path("source.db"), rawKey: rawKey())
+        try await source.execute("CREATE TABLE t(x)")
+        for (path, said) in [(folder.path("notes.txt/x.db"), "notes.txt is a file, not a folder"),
+                             (folder.path("notes.txt/sub/x.db"), "a part of the folder")] {
+            func check(_ label: String, _ error: (any Error)?) {
+                guard case SqlCipherError.cannotOpen(_, let reason)? = error else {
+                    Issue.record("\(label): expected cannotOpen, got \(String(describing: error))")
+                    return
+                }
+                #expect(reason.contains(said) && !reason.contains("create it first"), "\(label): \(reason)")
+            }
+            check("Database", #expect(throws: SqlCipherError.self) { try Database(path: path, rawKey: rawKey()) })
+            check("DatabasePool", #expect(throws: SqlCipherError.self) { try DatabasePool(path: path, rawKey: rawKey()) })
+            check("export", await #expect(throws: SqlCipherError.self) { try await source.export(to: path, key: .rawKey(rawKey())) })
+        }
+        await source.close()
+        #expect(FileManager.default.contents(atPath: folder.path("notes.txt")) == Data("text".utf8))
+    }
+
     @Test func newFilesAndTheirCompanionsAreOwnerOnlyUnlessAskedOtherwise() async throws {
         let folder = TemporaryDirectory()
         let previous = umask(0o022)

@@ -158,3 +158,133 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: victim)) == Data("victim".utf8))
     }
 }
+
+/// A file that only has a companion's name: a database called `x.db-wal`, `x.db-shm` or
+/// `x.db-journal`. SQLite manages companions by name and never asks what is in them: one write to
+/// `x.db` through SqlCipherKit deleted such a database beside it (a `-journal` as an interrupted
+/// write, a `-wal` overwritten and removed at close, a `-shm` truncated), and the package created
+/// databases under those names without a word.
+@Suite struct ForeignCompanionTests {
+    /// A database of the package's own, made at `path`.
+    private static func makeDatabase(_ path: String, journalMode: JournalMode = .wal) async throws {
+        let db = try Database(path: path, rawKey: rawKey(), journalMode: journalMode)
+        try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('keep me')")
+        await db.close()
+    }
+
+    @Test(arguments: ["-journal", "-wal", "-shm"])
+    func aNewDatabaseNamedLikeACompanionIsRefusedBeforeAnythingIsWritten(suffix: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("x.db" + suffix)
+        let openings: [(String, () throws -> Void)] = [
+            ("Database", { _ = try Database(path: path, rawKey: rawKey()) }),
+            ("passphrase", { _ = try Database(path: path, key: "k", cipher: fastCipher) }),
+            ("unencrypted", { _ = try Database(unencryptedPath: path) }),
+            ("DatabasePool", { _ = try DatabasePool(path: path, rawKey: rawKey()) }),
+        ]
+        for (label, open) in openings {
+            expectRefused(label: label, refusedFor: suffix, open)
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.url.path)) ?? []).isEmpty,
+                    "\(label): a file was created")
+        }
+        // An empty file there is a new database too.
+        _ = FileManager.default.createFile(atPath: path, contents: Data())
+        expectRefused(label: "empty file", refusedFor: suffix) { _ = try Database(path: path, rawKey: rawKey()) }
+        #expect(FileManager.default.contents(atPath: path) == Data())
+    }
+
+    @Test(arguments: ["-journal", "-wal", "-shm"], [JournalMode.wal, .rollback])
+    func aDatabaseBesideAnotherUnderACompanionsNameIsNeverDeleted(suffix: String, mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("x.db")
+        try await Self.makeDatabase(path, journalMode: mode)
+        // Another database, made elsewhere and moved beside it under the companion's name.
+        try await Self.makeDatabase(dir.path("other.db"), journalMode: .rollback)
+        try FileManager.default.moveItem(atPath: dir.path("other.db"), toPath: path + suffix)
+        let other = try #require(FileManager.default.contents(atPath: path + suffix))
+        let plain = dir.path("plain.db")
+        let plainDB = try Database(unencryptedPath: plain, journalMode: mode)
+        try await plainDB.execute("CREATE TABLE p(x)")
+        await plainDB.close()
+        try FileManager.default.copyItem(atPath: path + suffix, toPath: plain + suffix)
+
+        await expectRefused(label: "Database", refusedFor: suffix) {
+            let db = try Database(path: path, rawKey: rawKey())
+            defer { Task { await db.close() } }
+            try await db.execute("INSERT INTO t VALUES ('a write')")
+            await db.close()
+        }
+        expectRefused(label: "read-only", refusedFor: suffix) { _ = try Database(path: path, rawKey: rawKey(), readOnly: true) }
+        expectRefused(label: "DatabasePool", refusedFor: suffix) { _ = try DatabasePool(path: path, rawKey: rawKey()) }
+        let host = try Database(path: dir.path("host.db"), rawKey: rawKey(3))
+        await expectRefused(label: "importPlaintext", refusedFor: suffix) {
+            try await host.importPlaintext(from: plain) { _ = try $0.query("SELECT * FROM plain.p") }
+        }
+        await expectRefused(label: "ATTACH", refusedFor: suffix) {
+            try await host.execute("ATTACH DATABASE ? AS p KEY ''", plain)
+        }
+        // The host goes on, and a write to it touches neither file.
+        try await host.execute("CREATE TABLE h(x); INSERT INTO h VALUES (1)")
+        await host.close()
+        #expect(FileManager.default.contents(atPath: path + suffix) == other, "the database beside it was changed")
+        #expect(FileManager.default.contents(atPath: plain + suffix) == other, "the file beside the plaintext one was changed")
+
+        // Moved out of the way, as the message says, both open and hold what they held.
+        try FileManager.default.moveItem(atPath: path + suffix, toPath: dir.path("other.db"))
+        for file in [path, dir.path("other.db")] {
+            let db = try Database(path: file, rawKey: rawKey())
+            #expect(try await db.query("SELECT x FROM t").first?.get("x", as: String.self) == "keep me")
+            await db.close()
+        }
+    }
+
+    @Test func companionsSQLiteWroteStillOpen() async throws {
+        // A -wal and -shm of a live connection, and a -journal whose header is zeros (what
+        // journal_mode = PERSIST leaves, and what an unsynced journal starts with).
+        let dir = TemporaryDirectory()
+        let path = dir.path("x.db")
+        try await Self.makeDatabase(path)
+        let writer = try Database(path: path, rawKey: rawKey())
+        try await writer.execute("INSERT INTO t VALUES ('in the wal')")
+        let second = try Database(path: path, rawKey: rawKey())
+        #expect(try await second.query("SELECT x FROM t").count == 2)
+        let pool = try DatabasePool(path: path, rawKey: rawKey())
+        #expect(try await pool.read { try $0.query("SELECT x FROM t") }.count == 2)
+        await pool.close()
+        await second.close()
+        await writer.close()
+        let rollback = dir.path("r.db")
+        try await Self.makeDatabase(rollback, journalMode: .rollback)
+        _ = FileManager.default.createFile(atPath: rollback + "-journal", contents: Data(repeating: 0, count: 512))
+        let db = try Database(path: rollback, rawKey: rawKey())
+        try await db.execute("INSERT INTO t VALUES (2)")
+        await db.close()
+    }
+}
+
+/// Expects `body` to throw `cannotOpen` naming a file ending in `suffix` (a foreign companion, or
+/// a new file named like one).
+private func expectRefused(label: String, refusedFor suffix: String, _ body: () throws -> Void,
+                           sourceLocation: SourceLocation = #_sourceLocation) {
+    do {
+        try body()
+        Issue.record("\(label): opened", sourceLocation: sourceLocation)
+    } catch let SqlCipherError.cannotOpen(_, reason) {
+        #expect(reason.contains(suffix), "\(label): \(reason)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("\(label): \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// ``expectRefused(label:refusedFor:_:sourceLocation:)`` for an async body.
+private func expectRefused(label: String, refusedFor suffix: String, _ body: () async throws -> Void,
+                           sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        try await body()
+        Issue.record("\(label): opened", sourceLocation: sourceLocation)
+    } catch let SqlCipherError.cannotOpen(_, reason) {
+        #expect(reason.contains(suffix), "\(label): \(reason)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("\(label): \(error)", sourceLocation: sourceLocation)
+    }
+}

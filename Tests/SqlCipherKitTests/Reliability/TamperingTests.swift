@@ -217,6 +217,10 @@ import Testing
         switch typed {
         case .keyFailed, .notADatabase, .sqlite(11, _, _, _), .sqlite(26, _, _, _):
             return Outcome(label: "\(stage): \(errorKind(typed))")
+        case .cannotOpen(_, let reason) where stage == "open" && reason.contains("-wal beside it is not a -wal file SQLite wrote"):
+            // A flipped byte of the WAL's magic number: the opening refuses the file before SQLite
+            // would overwrite and delete it (ForeignCompanion), and reads nothing.
+            return Outcome(label: "\(stage): \(errorKind(typed)) (damaged WAL header)")
         default:
             // Still typed, but not one of the errors damage should give: worth a look.
             return Outcome(label: "\(stage): \(errorKind(typed))", violation: "\(stage): unexpected error \(typed)")
