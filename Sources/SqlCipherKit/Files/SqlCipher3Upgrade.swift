@@ -69,6 +69,15 @@ enum SqlCipher3Upgrade {
         var firstFailure: (path: String, reason: String)?
         for settings in [CipherSettings.sqlcipher3, .legacy(2), .legacy(1)] where opened == nil {
             do {
+                if settings.allowsLegacyFormat {
+                    // Proved read-only first. SQLCipher 1's pages have no HMAC, so a wrong key
+                    // decrypts page 1 into random bytes; when byte 19 of them is 2 (one key in
+                    // 256) SQLite takes the file for a WAL database, and a connection that may
+                    // write made a -wal and a -shm beside it, left after the refusal. A read-only
+                    // connection creates neither.
+                    try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: settings,
+                                            readOnly: true, conversion: lock).connection.close()
+                }
                 opened = try SourceLock.describingBusy(path) {
                     try DatabaseOpener.open(path: path, key: material, journalMode: .rollback, cipher: settings,
                                             conversion: lock)

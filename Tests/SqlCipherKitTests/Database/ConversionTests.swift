@@ -458,6 +458,30 @@ import Testing
         #expect(FileManager.default.contents(atPath: path) == before)
     }
 
+    /// A wrong key leaves the folder as it was. The upgrade also tries SQLCipher 1's format, whose
+    /// pages have no HMAC: a wrong key decrypts page 1 into random bytes, and when byte 19 of
+    /// them is 2 (one key in 256) SQLite takes the file for a WAL database and made a `-wal` and a
+    /// `-shm` beside it, left after the refusal (found as a rare failure of the test above).
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only")) func upgradeWithWrongKeysLeavesTheFolderAsItWas() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db")
+        let db = try Database(path: path, rawKey: rawKey(3), journalMode: .rollback, cipher: .sqlcipher3)
+        try await db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('old')")
+        await db.close()
+        let before = try dir.snapshot()
+        var random = SystemRandomNumberGenerator()
+        for attempt in 1...1500 {
+            let wrong = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+            #expect(throws: SqlCipherError.self) { try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(wrong)) }
+            let after = try dir.snapshot()
+            guard after.keys.sorted() == before.keys.sorted() else {
+                Issue.record("attempt \(attempt) left \(after.keys.sorted()) where \(before.keys.sorted()) were")
+                break
+            }
+        }
+        #expect(try dir.snapshot().allSatisfy { before[$0.key]?.0 == $0.value.0 })
+    }
+
     /// Files the upgrade cannot migrate were reported as a wrong key whose hint
     /// (`CipherSettings.sqlcipher3`) the upgrade already follows: a file already in SQLCipher 4's
     /// format (an upgrade run at every launch) is named as such, and a SQLCipher 3 file with
