@@ -236,15 +236,10 @@ import Testing
     @Test func aTableNoForeignKeyReferencesIsRebuiltInAnImmediateMigration() async throws {
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)
-        let products = TableName("products")
-        let create = StepMigration("001-create-products", up: { ctx in
-            try ctx.execute(CreateTable(products)
-                .column("id", .integer, .primaryKey)
-                .column("name", .text, .notNull)
-                .column("price", .real, .notNull))
-        }, down: { ctx in
-            try ctx.execute(DropTable(products))
-        })
+        let products = MigrationRunnerTests.products
+        let create = MigrationRunnerTests.createProducts
+        // As the seed README writes it: no foreignKeyChecks declared (MigrationRunnerTests' own
+        // addDiscount declares .deferred).
         let addDiscount = StepMigration("002-add-discount", up: { ctx in
             try ctx.execute(AlterTable(products, addColumn: "discount", .real, .default(0.0)))
         }, down: { ctx in
