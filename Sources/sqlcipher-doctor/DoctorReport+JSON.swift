@@ -103,7 +103,7 @@ extension DoctorReport {
                 otherSqliteLibraries: otherLibraries.map(\.path),
                 otherSqliteLibraryVersions: otherLibraries.map { OtherLibrary(path: $0.path, version: $0.version) }),
             selfTest: SelfTest(
-                status: selfTestStatus.rawValue, headerEncrypted: selfTest?.headerEncrypted ?? false,
+                status: selfTestStatus.rawValue, headerEncrypted: selfTest?.check(.headerEncrypted)?.passed ?? false,
                 keyKind: selfTest?.keyKind.rawValue,
                 checks: selfTest?.checks.map { Check(name: $0.name.rawValue, passed: $0.passed, detail: $0.detail) } ?? []),
             error: error,

@@ -33,7 +33,7 @@ public struct CipherSettings: Sendable, Hashable {
     /// 4 only): 0, or 32, 48, 64, 80 or 96, usually 32 (SQLCipher's value for iOS shared
     /// containers). The salt is then not stored in the file; pass it with
     /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)``
-    /// and ``DatabaseKey/passphrase(_:salt:)-(String,Data)`` or ``DatabaseKey/rawKey(_:salt:)``. A key without
+    /// and ``DatabaseKey/passphrase(_:salt:)-(String,_)`` or ``DatabaseKey/rawKey(_:salt:)``. A key without
     /// its salt is refused with ``SqlCipherError/keyFailed(path:reason:)`` before anything is
     /// created: the random salt SQLCipher would take is never reported, and the file could not be
     /// opened again.

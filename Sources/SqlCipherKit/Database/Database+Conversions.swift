@@ -25,7 +25,7 @@ extension Database {
     /// - Parameters:
     ///   - source: A plaintext SQLite file.
     ///   - target: A path where no file exists yet, in an existing folder.
-    ///   - key: The key of the new file: a passphrase, or ``DatabaseKey/rawKey(_:)``.
+    ///   - key: The key of the new file: a passphrase, or ``DatabaseKey/rawKey(_:salt:)``.
     ///   - cipher: Cipher settings of the new file.
     ///   - progress: Called with the pages of the source copied so far (see ``DatabaseProgress``);
     ///     it runs while the work goes on and must return quickly.

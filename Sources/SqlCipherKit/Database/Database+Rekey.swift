@@ -14,7 +14,7 @@ extension Database {
     /// ```
     ///
     /// A rekey keeps the file's salt: a ``DatabaseKey/rawKey(_:salt:)`` or
-    /// ``DatabaseKey/passphrase(_:salt:)-(String,Data)`` whose salt is not the file's is refused (the error says
+    /// ``DatabaseKey/passphrase(_:salt:)-(String,_)`` whose salt is not the file's is refused (the error says
     /// what to give instead: for a file without a plaintext header, the key without a salt). A key
     /// without a salt keeps the salt too, also on a file with a plaintext header, which stores none:
     /// after `rekey("new passphrase")` it opens with `.passphrase("new passphrase", salt: salt)`

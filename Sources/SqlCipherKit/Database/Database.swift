@@ -119,7 +119,7 @@ public actor Database {
     /// This is the one keyed initialiser; the `String` and `rawKey:` forms make a ``DatabaseKey``
     /// and come here. A file with a plaintext header (``CipherSettings/plaintextHeaderSize``)
     /// does not store its salt, so it opens only with a key that carries the salt kept when it
-    /// was created: ``DatabaseKey/rawKey(_:salt:)`` or ``DatabaseKey/passphrase(_:salt:)-(String,Data)``.
+    /// was created: ``DatabaseKey/rawKey(_:salt:)`` or ``DatabaseKey/passphrase(_:salt:)-(String,_)``.
     /// `readOnly` opens an existing database without ever writing to it or to its folder.
     /// - Throws: ``SqlCipherError/emptyKey``, ``SqlCipherError/passphraseLooksLikeRawKey``,
     ///   ``SqlCipherError/invalidRawKey(byteCount:)``, ``SqlCipherError/keyFailed(path:reason:)``

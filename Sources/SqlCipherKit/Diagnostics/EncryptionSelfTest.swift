@@ -19,7 +19,7 @@ import Foundation
 /// 7. ``Check/Name/filesRemoved``: the folder and every file in it are removed.
 ///
 /// ```swift
-/// let result = await EncryptionSelfTest.run(library: try SqlCipherLibrary.shared)
+/// let result = await (try SqlCipherLibrary.shared).runEncryptionSelfTest()
 /// if !result.passed { print(result.failure ?? "") }
 /// ```
 ///
@@ -63,7 +63,7 @@ public struct EncryptionSelfTest: Sendable, Equatable {
     }
 
     /// The number of rows the self-test writes.
-    public static let rowCount = 64
+    static let rowCount = 64
 
     /// The kind of key used.
     public let keyKind: KeyKind
@@ -78,23 +78,14 @@ public struct EncryptionSelfTest: Sendable, Equatable {
     /// The check of that name.
     public func check(_ name: Check.Name) -> Check? { checks.first { $0.name == name } }
 
-    /// Whether the file's first 16 bytes were found not to be the plaintext SQLite header.
-    public var headerEncrypted: Bool { check(.headerEncrypted)?.passed ?? false }
-
     /// The first failed check, as `name: detail`, or nil when all passed.
     public var failure: String? {
         checks.first { !$0.passed }.map { "\($0.name.rawValue): \($0.detail)" }
     }
 
-    /// Runs the self-test with `library` (the process's one loaded library) and never throws: a
-    /// failure is a failed check.
-    ///
-    /// - Parameters:
-    ///   - library: The loaded library; ``Database`` uses the same one.
-    ///   - keyKind: A random raw key or a random passphrase.
-    ///   - directory: Where to create the temporary folder; the system's temporary directory
-    ///     (`TMPDIR`) when nil.
-    public static func run(library: SqlCipherLibrary, keyKind: KeyKind = .passphrase,
+    /// Runs the self-test with `library` (the process's one loaded library); the public entry is
+    /// ``SqlCipherLibrary/runEncryptionSelfTest(keyKind:directory:)``.
+    static func run(library: SqlCipherLibrary, keyKind: KeyKind = .passphrase,
                            directory: URL? = nil) async -> EncryptionSelfTest {
         let base = directory ?? FileManager.default.temporaryDirectory
         let folder = base.appendingPathComponent("sqlcipherkit-selftest-\(UUID().uuidString)")
@@ -106,7 +97,13 @@ public struct EncryptionSelfTest: Sendable, Equatable {
 }
 
 extension SqlCipherLibrary {
-    /// Runs the ``EncryptionSelfTest`` with this library.
+    /// Runs the ``EncryptionSelfTest`` with this library (the process's one loaded library, the
+    /// one ``Database`` uses) and never throws: a failure is a failed check.
+    ///
+    /// - Parameters:
+    ///   - keyKind: A random raw key or a random passphrase.
+    ///   - directory: Where to create the temporary folder; the system's temporary directory
+    ///     (`TMPDIR`) when nil.
     ///
     /// ```swift
     /// let result = try await SqlCipherLibrary.shared.runEncryptionSelfTest(keyKind: .rawKey)

@@ -507,8 +507,8 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
             return "This passphrase is spelled like SQLCipher's raw-key literal (x' followed by 64, 96 or 160 hexadecimal "
                 + "digits and one more character), which SQLCipher would take as the key itself, without key "
                 + "derivation, so it was refused and nothing was opened or changed. To use a raw key, pass its "
-                + "32 bytes with rawKey: (Database(path:rawKey:), DatabaseKey.rawKey(_:), "
-                + "or rekey(rawKey:)), with its 16-byte salt as DatabaseKey.rawKey(_:salt:) (the 96-digit form); "
+                + "32 bytes with rawKey: (Database(path:rawKey:), DatabaseKey.rawKey(key), "
+                + "or rekey(rawKey:)), with its 16-byte salt as DatabaseKey.rawKey(key, salt: salt) (the 96-digit form); "
                 + "otherwise choose another passphrase."
         case let .functionFailed(name, message, sql):
             return "The SQL function \(name)() failed while \(Self.quoted(sql)) ran: \(Self.clause(message)). SQLite stopped the statement "

@@ -37,63 +37,55 @@ public struct DatabaseKey: Sendable, ExpressibleByStringInterpolation {
 
     /// A passphrase; its UTF-8 bytes go through SQLCipher's key derivation. A passphrase spelled
     /// like SQLCipher's raw-key literal (`x'` and 64, 96 or 160 hexadecimal digits) is refused when
-    /// used (``SqlCipherError/passphraseLooksLikeRawKey``): use ``rawKey(_:)`` for raw keys.
+    /// used (``SqlCipherError/passphraseLooksLikeRawKey``): use ``rawKey(_:salt:)`` for raw keys.
     ///
     /// The bytes are compared as they are: a string equal to another only under Unicode canonical
     /// equivalence (NFC "é" and NFD "e" + U+0301) is a different key.
-    public static func passphrase(_ passphrase: String) -> DatabaseKey {
-        DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: nil)
-    }
-
-    /// A passphrase given as bytes (any bytes, NUL and invalid UTF-8 included, but not the raw-key
-    /// literal forms that ``passphrase(_:)-(String)`` refuses).
-    public static func passphrase(_ passphrase: Data) -> DatabaseKey {
-        DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase), salt: nil)
-    }
-
-    /// A passphrase with the 16-byte key-derivation salt kept outside the file, for files with a
-    /// plaintext header (``CipherSettings/plaintextHeaderSize``), which do not store their salt:
-    /// SQLCipher's shared-container setup, where a program wrote the file after
-    /// `PRAGMA key`, `PRAGMA cipher_plaintext_header_size` and `PRAGMA cipher_salt = "x'…'"`.
+    ///
+    /// `salt` is the 16-byte key-derivation salt kept outside the file, for files with a plaintext
+    /// header (``CipherSettings/plaintextHeaderSize``), which do not store their salt: SQLCipher's
+    /// shared-container setup, where a program wrote the file after `PRAGMA key`,
+    /// `PRAGMA cipher_plaintext_header_size` and `PRAGMA cipher_salt = "x'…'"`. Leave it `nil` for
+    /// every other file: SQLCipher reads the salt from the file's first 16 bytes.
     ///
     /// ```swift
     /// let db = try Database(path: path, key: .passphrase(passphrase, salt: salt),
     ///                       cipher: CipherSettings(plaintextHeaderSize: 32))
     /// ```
     ///
-    /// The package derives the key from the passphrase and this salt once, with the digest and
-    /// iteration count the library reports for the settings, in the crypto library libsqlcipher
-    /// itself uses (<doc:KeysInMemory>), and uses the result as ``rawKey(_:salt:)`` would: what
-    /// one opens, the other opens. Where that derivation is unavailable (a SQLCipher built on
-    /// another crypto provider) the call throws ``SqlCipherError/unsupported(feature:requires:loaded:)``
-    /// rather than guess. SQLCipher proves, once per process, that it accepts a key derived here,
-    /// with a scratch database in a private folder of the temporary folder (`TMPDIR`): when that
-    /// folder cannot be written the call throws ``SqlCipherError/cannotOpen(path:reason:)`` naming
-    /// it. A salt of another length throws ``SqlCipherError/invalidQuery(reason:)``.
-    public static func passphrase(_ passphrase: String, salt: Data) -> DatabaseKey {
+    /// With a salt, the package derives the key from the passphrase and the salt once, with the
+    /// digest and iteration count the library reports for the settings, in the crypto library
+    /// libsqlcipher itself uses (<doc:KeysInMemory>), and uses the result as ``rawKey(_:salt:)``
+    /// would: what one opens, the other opens. Where that derivation is unavailable (a SQLCipher
+    /// built on another crypto provider) the call throws
+    /// ``SqlCipherError/unsupported(feature:requires:loaded:)`` rather than guess. SQLCipher proves,
+    /// once per process, that it accepts a key derived here, with a scratch database in a private
+    /// folder of the temporary folder (`TMPDIR`): when that folder cannot be written the call throws
+    /// ``SqlCipherError/cannotOpen(path:reason:)`` naming it. A salt of another length throws
+    /// ``SqlCipherError/invalidQuery(reason:)``.
+    public static func passphrase(_ passphrase: String, salt: Data? = nil) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase.utf8), salt: salt)
     }
 
-    /// A passphrase given as bytes (as ``passphrase(_:)-(Data)`` takes them) with the 16-byte
-    /// key-derivation salt kept outside the file, for files with a plaintext header: the bytes
-    /// form of ``passphrase(_:salt:)-(String,Data)``, derived and checked the same way.
+    /// A passphrase given as bytes (any bytes, NUL and invalid UTF-8 included, but not the raw-key
+    /// literal forms that ``passphrase(_:salt:)-(String,_)`` refuses), with the same optional
+    /// out-of-file salt, derived and checked the same way.
     ///
     /// ```swift
-    /// let db = try Database(path: path, key: .passphrase(passphraseBytes, salt: salt),
-    ///                       cipher: CipherSettings(plaintextHeaderSize: 32))
+    /// let db = try Database(path: path, key: .passphrase(passphraseBytes))
     /// ```
-    public static func passphrase(_ passphrase: Data, salt: Data) -> DatabaseKey {
+    public static func passphrase(_ passphrase: Data, salt: Data? = nil) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, secret: SecretBytes(passphrase), salt: salt)
     }
 
-    /// A raw key of exactly 32 bytes: no key derivation.
-    public static func rawKey(_ key: Data) -> DatabaseKey {
-        DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: nil)
-    }
-
-    /// A raw key of 32 bytes with an explicit 16-byte salt, for files with a plaintext header
-    /// (``CipherSettings/plaintextHeaderSize``), which do not store their salt.
-    public static func rawKey(_ key: Data, salt: Data) -> DatabaseKey {
+    /// A raw key of exactly 32 bytes: no key derivation. `salt` is the 16-byte salt kept outside
+    /// the file, for files with a plaintext header (``CipherSettings/plaintextHeaderSize``), which
+    /// do not store their salt; leave it `nil` for every other file.
+    ///
+    /// ```swift
+    /// let db = try Database(path: path, key: .rawKey(keyBytes))
+    /// ```
+    public static func rawKey(_ key: Data, salt: Data? = nil) -> DatabaseKey {
         DatabaseKey(kind: .raw, secret: SecretBytes(key), salt: salt)
     }
 

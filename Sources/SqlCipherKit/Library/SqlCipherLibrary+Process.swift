@@ -12,7 +12,7 @@ extension SqlCipherLibrary {
     ///     print(other.path, other.version)   // /lib/x86_64-linux-gnu/libsqlite3.so.0 3.40.1
     /// }
     /// ```
-    public static var sqliteLibrariesInProcess: [OtherSQLiteLibrary] {
+    package static var sqliteLibrariesInProcess: [OtherSQLiteLibrary] {
         var result: [OtherSQLiteLibrary] = []
         var path = [CChar](repeating: 0, count: 4096)
         var version = [CChar](repeating: 0, count: 128)

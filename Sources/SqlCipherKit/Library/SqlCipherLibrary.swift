@@ -69,7 +69,7 @@ public final class SqlCipherLibrary: Sendable {
     /// The numeric parts of ``cipherVersion`` (`4.6.1 community` gives `[4, 6, 1]`), to compare
     /// with `lexicographicallyPrecedes`. To stop when the library is too old, use
     /// ``require(minimumCipherVersion:_:)``, which throws an error naming what is missing.
-    public var cipherVersionComponents: [Int] { Self.versionComponents(cipherVersion) }
+    package var cipherVersionComponents: [Int] { Self.versionComponents(cipherVersion) }
 
     /// SQLCipher's major version: 3 or 4 for the libraries Debian ships.
     package var cipherMajorVersion: Int { cipherVersionComponents.first ?? 0 }
@@ -176,19 +176,7 @@ public final class SqlCipherLibrary: Sendable {
 
     /// The SQLite libraries other than this one that are mapped into the process right now, such
     /// as a libsqlite3 linked by the program or by another library.
-    public var otherSQLiteLibraries: [OtherSQLiteLibrary] {
-        var result: [OtherSQLiteLibrary] = []
-        var pathBuffer = [CChar](repeating: 0, count: 4096)
-        var versionBuffer = [CChar](repeating: 0, count: 128)
-        var index: Int32 = 0
-        while scb_other_sqlite_library(index, &pathBuffer, pathBuffer.count, &versionBuffer, versionBuffer.count) != 0 {
-            result.append(OtherSQLiteLibrary(
-                path: String(decoding: pathBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
-                version: String(decoding: versionBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
-            index += 1
-        }
-        return result
-    }
+    public var otherSQLiteLibraries: [OtherSQLiteLibrary] { Self.sqliteLibrariesInProcess }
 
     /// Whether the loaded SQLCipher is at least the given version.
     package func cipherVersionIsAtLeast(_ major: Int, _ minor: Int = 0, _ patch: Int = 0) -> Bool {
@@ -298,19 +286,19 @@ public struct BindingAudit: Sendable, Equatable {
     /// Whether this platform supports the audit (ELF on x86_64 and arm64). Apple platforms isolate
     /// libraries with two-level namespaces instead.
     public let isSupported: Bool
-    /// How many relocation slots were checked: every family together
-    /// (``sqlite3Checked`` + ``sqlcipherChecked`` + ``otherChecked``).
+    /// How many relocation slots were checked: every family together (`sqlite3_*`, `sqlcipher_*`
+    /// and the library's other names; sqlcipher-doctor shows each family's count).
     public let checked: Int
     /// Slots that point outside the library.
     public let foreign: [ForeignBinding]
     /// Slots checked whose symbol is one of SQLite's `sqlite3_*` functions or variables.
-    public let sqlite3Checked: Int
+    package let sqlite3Checked: Int
     /// Slots checked whose symbol is one of SQLCipher's own `sqlcipher_*` functions (its codec,
     /// memory and provider helpers).
-    public let sqlcipherChecked: Int
+    package let sqlcipherChecked: Int
     /// Slots checked whose symbol has another name the library defines (for example
     /// `sqlcipherCodecAttach` or `sqlite3pager_reset`).
-    public let otherChecked: Int
+    package let otherChecked: Int
 }
 
 /// One of the library's references to its own symbols bound into another object.

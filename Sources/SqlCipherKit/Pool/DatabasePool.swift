@@ -110,7 +110,7 @@ public final class DatabasePool: DatabaseAccess {
 
     /// Opens or creates a pool with any ``DatabaseKey``: a passphrase given as bytes, a raw key or a
     /// passphrase with the salt of a file that has a plaintext header (``DatabaseKey/rawKey(_:salt:)``,
-    /// ``DatabaseKey/passphrase(_:salt:)-(String,Data)``), or
+    /// ``DatabaseKey/passphrase(_:salt:)-(String,_)``), or
     /// a string literal (see
     /// ``Database/init(path:key:journalMode:cipher:readOnly:configuration:)-(_,DatabaseKey,_,_,_,_)``).
     ///

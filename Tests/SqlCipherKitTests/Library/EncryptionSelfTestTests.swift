@@ -6,12 +6,12 @@ import Testing
     @Test func passesWithARawKeyAndCleansUp() async throws {
         let library = try SqlCipherLibrary.shared
         let directory = TemporaryDirectory()
-        let result = await EncryptionSelfTest.run(library: library, keyKind: .rawKey, directory: directory.url)
+        let result = await library.runEncryptionSelfTest(keyKind: .rawKey, directory: directory.url)
         #expect(result.passed, "\(result.failure ?? "")")
         #expect(result.failure == nil)
         #expect(result.keyKind == .rawKey)
         #expect(result.checks.map(\.name) == EncryptionSelfTest.Check.Name.allCases)
-        #expect(result.headerEncrypted)
+        #expect(result.check(.headerEncrypted)?.passed == true)
         #expect(result.checks.allSatisfy { !$0.detail.isEmpty })
         // The database lived in a folder of its own inside the given directory; both it and its
         // folder are gone, the given directory is left.
@@ -35,9 +35,9 @@ import Testing
     @Test func anUnusableDirectoryFailsWithoutThrowingAndReportsEachStep() async throws {
         let library = try SqlCipherLibrary.shared
         let missing = URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)/deeper")
-        let result = await EncryptionSelfTest.run(library: library, keyKind: .rawKey, directory: missing)
+        let result = await library.runEncryptionSelfTest(keyKind: .rawKey, directory: missing)
         #expect(!result.passed)
-        #expect(!result.headerEncrypted)
+        #expect(result.check(.headerEncrypted)?.passed != true)
         #expect(result.checks.map(\.name) == EncryptionSelfTest.Check.Name.allCases)
         let create = try #require(result.check(.createDatabase))
         #expect(!create.passed)
@@ -53,8 +53,8 @@ import Testing
 
     @Test func twoRunsUseDifferentFoldersAndMarkers() async throws {
         let library = try SqlCipherLibrary.shared
-        async let first = EncryptionSelfTest.run(library: library, keyKind: .rawKey)
-        async let second = EncryptionSelfTest.run(library: library, keyKind: .rawKey)
+        async let first = library.runEncryptionSelfTest(keyKind: .rawKey)
+        async let second = library.runEncryptionSelfTest(keyKind: .rawKey)
         let (a, b) = await (first, second)
         #expect(a.passed && b.passed, "\(a.failure ?? "") \(b.failure ?? "")")
         #expect(a.databasePath != b.databasePath)
