@@ -11,7 +11,7 @@ enum InspectCommand {
     /// Inspects the files and returns the output and the exit code: 0 when every file was found
     /// and read, 1 when one is missing or could not be read.
     static func run(files: [String], json: Bool) -> (output: String, status: Int32) {
-        let reports = DatabaseFileInspector.inspect(files)
+        let reports = files.map(DatabaseFileInspector.inspect)
         let failed = reports.contains(where: isFailure)
         let output = json ? JSONOutput.text(self.json(reports, ok: !failed)) : text(reports)
         return (output, failed ? 1 : 0)

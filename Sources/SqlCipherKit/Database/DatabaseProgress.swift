@@ -43,8 +43,9 @@ public struct DatabaseProgress: Sendable, Equatable {
     /// What is counted.
     public let unit: Unit
 
-    /// Makes a report; `completed` is clamped to `0...total`.
-    public init(completed: Int64, total: Int64, unit: Unit) {
+    /// Makes a report; `completed` is clamped to `0...total`. The package makes every report a
+    /// progress handler receives.
+    package init(completed: Int64, total: Int64, unit: Unit) {
         self.total = max(0, total)
         self.completed = min(max(0, completed), self.total)
         self.unit = unit

@@ -91,11 +91,6 @@ public enum DatabaseFileInspector {
         return inspected
     }
 
-    /// Inspects every path, in order.
-    public static func inspect(_ paths: [String]) -> [DatabaseFileInspection] {
-        paths.map { inspect($0) }
-    }
-
     // MARK: Files that start with "SQLite format 3\0"
 
     private static func inspectReadableHeader(_ path: String, header: FileHeader,

@@ -39,8 +39,9 @@ public struct ParameterBinding: Sendable, Hashable, CustomStringConvertible {
     /// The value to bind.
     public let value: DatabaseValue
 
-    /// A binding of `value` to the parameter called `name`.
-    public init(name: String, value: DatabaseValue) {
+    /// A binding of `value` to the parameter called `name`; ``Param/set(_:)`` is the public way to
+    /// make one, typed by the parameter.
+    package init(name: String, value: DatabaseValue) {
         self.name = name
         self.value = value
     }

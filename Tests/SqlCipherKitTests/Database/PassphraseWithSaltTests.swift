@@ -559,12 +559,12 @@ import Testing
         #expect(throws: SqlCipherError.passphraseLooksLikeRawKey) {
             try Database(path: path, key: .passphrase("x'" + String(repeating: "ab", count: 32) + "'", salt: salt))
         }
-        // A literal of key and salt (96 digits) is what DatabaseKey.rawKey(_:salt:) takes; the
+        // A literal of key and salt (96 digits) is what DatabaseKey.rawKey(key, salt: salt) takes; the
         // refusal named only the forms without a salt.
         let literal = #expect(throws: SqlCipherError.passphraseLooksLikeRawKey) {
             try Database(path: path, key: .passphrase("x'" + String(repeating: "cd", count: 48) + "'", salt: salt))
         }
-        #expect(literal.map { "\($0)" }?.contains("DatabaseKey.rawKey(_:salt:)") == true, "\(String(describing: literal))")
+        #expect(literal.map { "\($0)" }?.contains("DatabaseKey.rawKey(key, salt: salt)") == true, "\(String(describing: literal))")
         // A SQLCipher 3 file stores its salt: the upgrade takes the passphrase alone.
         let upgrade = #expect(throws: SqlCipherError.self) {
             try Database.upgradeFromSqlCipher3(path: path, key: .passphrase(passphrase, salt: salt))
