@@ -24,7 +24,7 @@ public protocol DatabaseAccess: AnyObject, Sendable {
     var library: SqlCipherLibrary { get }
     /// Whether the database was opened with a key.
     var isEncrypted: Bool { get }
-    /// The journal mode the file is in.
+    /// The journal mode the file was in when it was opened (a pool's is always ``JournalMode/wal``).
     var journalMode: JournalMode { get }
     /// The cipher settings the database was opened with.
     var cipherSettings: CipherSettings { get }

@@ -17,6 +17,9 @@ enum StatementGuardKind: UInt8 {
     case attach
     /// `VACUUM … INTO ?`: the target is only known once it is bound.
     case vacuumInto
+    /// `PRAGMA journal_mode = …` by the caller's SQL: the connection may leave WAL mode, after
+    /// which its file must be checked before each transaction (``MovedFileCheck/checksBeforeEachStatement``).
+    case journalModeChange
 }
 
 /// The statement gate of one connection: the state of the SQL guards, and the authorizer's
@@ -188,6 +191,10 @@ extension SQLiteConnection {
         case .transactionControl: try refuseTransactionControl(statement)
         case .attach: try attachWillRun(statement)
         case .vacuumInto: try vacuumIntoWillRun(statement)
+        case .journalModeChange:
+            // Whatever the new mode, from now on: one `stat` per transaction, against a rollback
+            // journal's pager opening the `-wal` of a file made at the path since (MovedFileCheck).
+            movedFileCheck.checksBeforeEachStatement = true
         }
         try refuseStatementsAfterRollback(statement)
         if !statement.isReadOnly {
@@ -237,6 +244,14 @@ extension SQLiteConnection {
                 return deny
             }
             let scope = gate.scope
+            if let second, !scope.isPackage, strcasecmp(first, "journal_mode") == 0 {
+                // A pool's readers read beside its writer only in WAL mode, which it proved at open.
+                if scope.isPooled, strcasecmp(second, "wal") != 0 {
+                    gate.refused = .pragma(name: String(cString: first), value: String(cString: second))
+                    return deny
+                }
+                gate.kind = .journalModeChange
+            }
             if second != nil, isPerConnectionPragma(first) {
                 if scope.refusesPerConnectionPragmas {
                     gate.refused = .perConnectionPragma(name: String(cString: first))

@@ -28,7 +28,10 @@ public actor Database {
     public nonisolated let library: SqlCipherLibrary
     /// Whether the database was opened with a key. False for ``init(unencryptedPath:journalMode:readOnly:configuration:)``.
     public nonisolated let isEncrypted: Bool
-    /// The journal mode the file is in. An in-memory database reports ``JournalMode/rollback``.
+    /// The journal mode the file was in when this database opened it. An in-memory database reports
+    /// ``JournalMode/rollback``. A later `PRAGMA journal_mode = …` run as SQL changes the file's mode
+    /// but not this value (read the pragma for the mode now); the database checks its file before
+    /// each transaction from then on, as it does in rollback mode.
     public nonisolated let journalMode: JournalMode
     /// The cipher settings the database was opened with.
     public nonisolated let cipherSettings: CipherSettings

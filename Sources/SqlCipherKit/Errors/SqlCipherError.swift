@@ -145,7 +145,9 @@ public enum SqlCipherError: Error, Sendable, Equatable {
     /// derivation, the HMAC, the salt, the page size of an encrypted database, the plaintext header
     /// or SQLCipher's process-wide defaults, and those that would write SQL or diagnostics to a
     /// file (`cipher_profile`, `cipher_log`): <doc:RawSQLGuards> lists every `cipher_*` pragma and
-    /// what is allowed. `value` is the value given, empty when the pragma was only named.
+    /// what is allowed. On a ``DatabasePool`` it also refuses `PRAGMA journal_mode` set to anything
+    /// but `WAL`, the mode a pool's readers need. `value` is the value given, empty when the pragma
+    /// was only named.
     case unsafePragma(name: String, value: String, sql: String)
     /// The statement calls a SQLCipher function that copies data between databases outside the
     /// package's verified conversions (`sqlcipher_export`). Nothing was run.
@@ -382,6 +384,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "one malformed entry and no key opens the file again, losing every row. The statement was not run. "
                 + "Change the schema with CREATE, ALTER and DROP (or migrations); reading the pragma and turning it off "
                 + "are allowed."
+        case let .unsafePragma(name, value, sql) where name.lowercased() == "journal_mode":
+            return "\(Self.quoted(sql)) sets PRAGMA journal_mode = \(value) on a DatabasePool, whose readers run beside its "
+                + "writer only in WAL mode; the statement was not run. To change the file's journal mode, close the pool, "
+                + "open the file with Database(path:key:journalMode:) and run the statement there (the mode is stored in "
+                + "the file), then use that Database; reading PRAGMA journal_mode, or setting it to WAL, is allowed."
         case let .unsafePragma(name, value, sql):
             return CipherPragmaRule.refusalDescription(name: name, value: value, sql: sql)
         case let .perConnectionPragma(name, sql):

@@ -493,12 +493,19 @@ import Testing
     /// old file and deleted it, so the new file lost the other process's commits. A rollback-mode
     /// connection now asks whether its file is still at its path before each statement that
     /// begins a transaction, and refuses with the "replaced or moved" error; the new file keeps
-    /// every commit.
-    @Test func aConnectionLeftOnARemovedFileLeavesTheNewFilesWALAlone() async throws {
+    /// every commit. So does a connection opened in WAL mode and switched to a rollback journal by
+    /// its own `PRAGMA journal_mode` (it was not asked: the question was decided at open).
+    @Test(arguments: ["opened in rollback mode", "switched by SQL", "switched to MEMORY by SQL"])
+    func aConnectionLeftOnARemovedFileLeavesTheNewFilesWALAlone(mode: String) async throws {
         let folder = TemporaryDirectory()
         let path = folder.path("app.db")
         let key = rawKey(94)
-        let stale = try Database(path: path, rawKey: key, journalMode: .rollback)
+        let stale = try Database(path: path, rawKey: key, journalMode: mode == "opened in rollback mode" ? .rollback : .wal)
+        if mode != "opened in rollback mode" {
+            let target = mode.contains("MEMORY") ? "memory" : "delete"
+            let switched = try await stale.query("PRAGMA journal_mode = \(target.uppercased())")
+            try #require(switched.first?.get(0, as: String.self) == target)
+        }
         try await stale.execute("CREATE TABLE t(v TEXT)")
         try await stale.execute("INSERT INTO t VALUES ('old')")
         try runChild("/bin/rm", ["-f", path, path + "-journal"])

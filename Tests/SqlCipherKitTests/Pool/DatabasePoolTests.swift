@@ -210,6 +210,34 @@ struct DatabasePoolTests {
         await pool.close()
     }
 
+    /// A pool's readers read beside its writer only in WAL mode, which the pool proves at open;
+    /// `PRAGMA journal_mode = DELETE` as raw SQL took its writer (and the file) out of it, and the
+    /// pool went on as if nothing had changed. Every mode but WAL is refused on every connection
+    /// of a pool, however it is spelled; reading the mode and setting WAL stay allowed.
+    @Test func aPoolRefusesToLeaveWALMode() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("pool.db")
+        let pool = try DatabasePool(path: path, rawKey: rawKey())
+        try await pool.execute("CREATE TABLE t(x)")
+        for statement in ["PRAGMA journal_mode = DELETE", "pragma JOURNAL_MODE='memory'", "PRAGMA main.journal_mode = off",
+                          "PRAGMA journal_mode(truncate)", "PRAGMA journal_mode = persist"] {
+            await #expect(performing: { try await pool.execute(statement) }, throws: { error in
+                guard case SqlCipherError.unsafePragma(let name, _, _) = error else { return false }
+                return name.lowercased() == "journal_mode" && "\(error)".contains("Database(path:key:journalMode:)")
+            })
+            await #expect(throws: SqlCipherError.self) { try await pool.transaction { conn in try conn.execute(statement) } }
+            await #expect(throws: SqlCipherError.self) { try await pool.read { conn in _ = try conn.query(statement) } }
+        }
+        #expect(try await pool.query("PRAGMA journal_mode")[0].get(0, as: String.self) == "wal")
+        #expect(try await pool.query("PRAGMA journal_mode = WAL")[0].get(0, as: String.self) == "wal")
+        try await pool.execute("INSERT INTO t VALUES (1)")
+        #expect(try await pool.read { conn in try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) } == 1)
+        await pool.close()
+        let reopened = try DatabasePool(path: path, rawKey: rawKey())
+        #expect(reopened.journalMode == .wal)
+        await reopened.close()
+    }
+
     @Test func aWrongKeyIsRefused() async throws {
         let dir = TemporaryDirectory()
         let pool = try await makePool(dir, rows: 1)
