@@ -192,7 +192,9 @@ struct Exporter {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if case SqlCipherError.conversionFailed = error { throw error }
             throw SqlCipherError.conversionFailed(
-                source: sourcePath, target: target, reason: "\(error)" + (Self.missingExtensionHint(error, registration: registration) ?? ""))
+                source: sourcePath, target: target, reason: "\(error)" + (Self.missingExtensionHint(
+                    error, registration: registration,
+                    pageCopyPossible: key != nil && source.statementGate.isEncrypted) ?? ""))
         }
         return reporter
     }
@@ -220,7 +222,12 @@ struct Exporter {
     /// its own): `sqlcipher_export` re-runs every `CREATE` statement, and SQLite resolves them
     /// then. A database opens and reads without them; only statements that use them fail.
     /// `registration` is where to register it (``registration``); nil for the source database.
-    static func missingExtensionHint(_ error: any Error, registration: String? = nil) -> String? {
+    ///
+    /// `pageCopyPossible` when the source is encrypted and so is the copy: only then is
+    /// `backup(to:key:)`, which copies pages without running the schema, a way around a virtual
+    /// table's module (it refuses a plaintext source, and writes the source's encryption).
+    static func missingExtensionHint(_ error: any Error, registration: String? = nil,
+                                     pageCopyPossible: Bool = false) -> String? {
         guard case let SqlCipherError.sqlite(_, _, message, _) = error else { return nil }
         if message.contains("no such collation sequence") || message.contains("no such function") {
             return ": the schema uses a collation or function that the program which made the file registers. "
@@ -228,8 +235,8 @@ struct Exporter {
         }
         if message.contains("no such module") {
             return ": the schema has a virtual table whose module the program which made the file provides, and "
-                + "SqlCipherKit cannot register one. Drop that table first if it can be rebuilt, or copy the pages with "
-                + "backup(to:key:), which does not run the schema"
+                + "SqlCipherKit cannot register one. Drop that table first if it can be rebuilt"
+                + (pageCopyPossible ? ", or copy the pages with backup(to:key:), which does not run the schema" : "")
         }
         return nil
     }

@@ -145,6 +145,52 @@ import Testing
         await copy.close()
     }
 
+    /// A schema with a virtual table whose module only the program that made the file provides
+    /// (here forged with the CLI): every copy carries the table's schema row without running it,
+    /// so the copy succeeds and the program that has the module reads the copy as it read the file.
+    @Test func copiesKeepAVirtualTableOfAModuleThisProcessLacks() async throws {
+        let dir = TemporaryDirectory()
+        let plain = dir.path("plain.db"), encrypted = dir.path("encrypted.db")
+        let key = rawKey(61)
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        func forge(_ path: String, _ first: [String]) throws {
+            let lines = first + [isSQLCipher4() ? ".dbconfig defensive off" : "", "CREATE TABLE t(x);", "INSERT INTO t VALUES (1);",
+                                 "PRAGMA writable_schema = ON;",
+                                 "INSERT INTO sqlite_master VALUES('table', 'v', 'v', 0, 'CREATE VIRTUAL TABLE v USING nosuchmodule(a)');"]
+            let result = try runChild(cli, ["-batch", "-bail", path], input: Data(lines.joined(separator: "\n").utf8))
+            try #require(result.status == 0, "\(result.stderr)")
+        }
+        try forge(plain, [])
+        try forge(encrypted, [SqlcipherCLI.keyPragma(rawKey: key) + ";"])
+        let plainSource = try Database(unencryptedPath: plain)
+        try Database.encrypt(plaintextAt: plain, to: dir.path("a.db"), key: .rawKey(key))
+        try await plainSource.export(to: dir.path("b.db"), key: .rawKey(key))
+        await plainSource.close()
+        let source = try Database(path: encrypted, rawKey: key)
+        try await source.exportDecrypted(to: dir.path("c.db"))
+        try await source.export(to: dir.path("d.db"), key: .rawKey(key))
+        await source.close()
+        for name in ["a.db", "b.db", "c.db", "d.db"] {
+            let copy = name == "c.db" ? try Database(unencryptedPath: dir.path(name)) : try Database(path: dir.path(name), rawKey: key)
+            #expect(try await copy.query("SELECT x FROM t")[0].get(0, as: Int.self) == 1, "\(name)")
+            let schema = try await copy.query("SELECT sql FROM sqlite_master WHERE name = 'v'").first?.get(0, as: String.self)
+            #expect(schema?.contains("nosuchmodule") == true, "\(name): \(String(describing: schema))")
+            await copy.close()
+        }
+    }
+
+    /// The advice for a copy that failed on a virtual table's module named `backup(to:key:)`
+    /// whatever the copy; a backup refuses a plaintext source and writes the source's encryption,
+    /// so it is named only where it works, an encrypted copy of an encrypted database.
+    @Test func theMissingModuleAdviceNamesBackupOnlyWhereItWorks() {
+        let failure = SqlCipherError.sqlite(code: 1, extendedCode: 1, message: "no such module: nosuchmodule", sql: nil)
+        for possible in [false, true] {
+            let hint = Exporter.missingExtensionHint(failure, pageCopyPossible: possible) ?? ""
+            #expect(hint.contains("Drop that table first"), "\(hint)")
+            #expect(hint.contains("backup(to:key:)") == possible, "\(hint)")
+        }
+    }
+
     @Test func encryptCopiesTablesWhoseChildComesBeforeTheParent() async throws {
         // The child table is created (and so exported) first; foreign keys are on by default.
         let dir = TemporaryDirectory()
