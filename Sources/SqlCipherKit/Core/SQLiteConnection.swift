@@ -202,7 +202,7 @@ final class SQLiteConnection {
         // Before the key is proven the opening tells damage from a wrong key itself
         // (DatabaseOpener.failedRead), and reads nothing more until it has.
         if extended == Self.sqliteCorrupt, message == SQLiteMessageAdvice.bareDamage, keyProven || !statementGate.isEncrypted {
-            message += SQLiteMessageAdvice.damaged(finding: damageFinding())
+            message += SQLiteMessageAdvice.damaged(finding: damageFinding(), encrypted: statementGate.isEncrypted)
         }
         // SQLCipher 4.7+ answers every statement with SQLITE_NOMEM once a page failed to decrypt on
         // this connection: name the causes and the way out instead of a bare "out of memory".

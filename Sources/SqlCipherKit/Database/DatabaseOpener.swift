@@ -662,7 +662,7 @@ enum DatabaseOpener {
             guard case let .sqlite(_, extended, _, sql) = error, extended == SQLiteConnection.sqliteCorrupt,
                   message == SQLiteMessageAdvice.bareDamage
             else { return error.redactingSQL() }
-            let advice = SQLiteMessageAdvice.damaged(finding: connection.damageFinding())
+            let advice = SQLiteMessageAdvice.damaged(finding: connection.damageFinding(), encrypted: encrypted)
             return SqlCipherError.sqlite(code: code, extendedCode: extended, message: message + advice, sql: sql)
                 .redactingSQL()
         }

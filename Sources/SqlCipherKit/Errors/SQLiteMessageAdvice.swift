@@ -147,8 +147,10 @@ enum SQLiteMessageAdvice {
     /// proven: a page decrypted yet failed SQLite's checks, or did not decrypt (SQLCipher reports
     /// a page whose HMAC fails the same way), or lies past the file's end. `finding` is what the
     /// file's size says (``truncation(fileSize:pageSize:pageCount:walHoldsPages:)``), if anything.
-    static func damaged(finding: String?) -> String {
-        ": " + (finding.map { $0 + ". " } ?? "the file is damaged: a page failed its checks (its HMAC, or SQLite's own). ")
+    /// `encrypted` false for a plaintext file, whose pages have no HMAC to fail.
+    static func damaged(finding: String?, encrypted: Bool = true) -> String {
+        let checks = encrypted ? "its HMAC, or SQLite's own" : "SQLite's own"
+        return ": " + (finding.map { $0 + ". " } ?? "the file is damaged: a page failed its checks (\(checks)). ")
             + "The usual causes are a copy that stopped early or was taken while a writer was inside a "
             + "transaction (without its -wal or -journal), a full disk, or bytes overwritten by another program. This "
             + "statement did not take effect. Run verifyIntegrity() or sqlcipher-doctor verify to list the damaged "

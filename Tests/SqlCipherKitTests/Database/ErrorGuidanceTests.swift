@@ -250,11 +250,12 @@ import Testing
     /// file cut short (at a page boundary, or inside a page) now says so, with its size and the
     /// pages its header counts; a page damaged in place gets the causes and the remedy, whether the
     /// damage shows at the opening or at a later read.
-    @Test(arguments: ["cut at a page", "cut inside a page", "damaged page", "cut plaintext"])
+    /// A plaintext file's advice named an HMAC, which its pages do not have.
+    @Test(arguments: ["cut at a page", "cut inside a page", "damaged page", "cut plaintext", "damaged plaintext page"])
     func aDamagedFileSaysWhatItsSizeShows(_ damage: String) async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("damaged.db")
-        let encrypted = damage != "cut plaintext"
+        let encrypted = !damage.contains("plaintext")
         let key = rawKey(74)
         do {
             let db = encrypted ? try Database(path: path, rawKey: key, journalMode: .rollback)
@@ -275,6 +276,10 @@ import Testing
             try handle.truncate(atOffset: UInt64((pages / 2) * pageSize + 100))
         case "damaged page":
             try handle.seek(toOffset: UInt64((pages / 2) * pageSize + 200))
+            handle.write(Data(repeating: 0x5A, count: 64))
+        case "damaged plaintext page":
+            // The b-tree page header and cell pointers: no HMAC, SQLite's own checks find it.
+            try handle.seek(toOffset: UInt64((pages / 2) * pageSize))
             handle.write(Data(repeating: 0x5A, count: 64))
         default:
             try handle.truncate(atOffset: UInt64((pages / 2) * pageSize))
@@ -305,7 +310,9 @@ import Testing
         #expect(message.contains("verifyIntegrity()") && message.contains("restore the file from a backup"), "\(message)")
         switch damage {
         case "damaged page":
-            #expect(message.contains("a page failed its checks") && !message.contains("cut short"), "\(message)")
+            #expect(message.contains("a page failed its checks (its HMAC") && !message.contains("cut short"), "\(message)")
+        case "damaged plaintext page":
+            #expect(message.contains("a page failed its checks (SQLite's own)") && !message.contains("HMAC"), "\(message)")
         case "cut plaintext":
             #expect(message.contains("cut short: it holds \((pages / 2) * pageSize) bytes (\(pages / 2) pages of "
                 + "\(pageSize) bytes), and its header counts \(pages) pages"), "\(message)")
