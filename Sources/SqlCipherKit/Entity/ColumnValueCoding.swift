@@ -45,7 +45,7 @@ enum ColumnValueCoding {
             var container = encoder.singleValueContainer()
             try container.encode(DatabaseDateFormat.string(from: date))
         }
-        let data = try encoder.encode(value)
+        let data = UnorderedCollections.canonical(try encoder.encode(value), of: value)
         if holdsBareNaN(data) { throw DecimalNotANumber() }
         return String(decoding: data, as: UTF8.self)
     }

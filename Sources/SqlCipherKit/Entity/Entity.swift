@@ -31,7 +31,7 @@ import Foundation
 /// | `enum` with a raw value | the raw value |
 /// | `Optional` | NULL for nil; a double optional holding `.some(nil)` is refused on save |
 /// | any ``DatabaseValueConvertible`` | its ``DatabaseValueConvertible/databaseValue`` |
-/// | any other `Codable` (struct, array, dictionary) | JSON text, keys sorted, dates as above |
+/// | any other `Codable` (struct, array, dictionary, set) | JSON text, keys sorted, a `Set`'s elements in the order of their JSON text, dates as above |
 ///
 /// The primary key is the property at ``primaryKey``, stored in the column ``primaryKeyColumn``
 /// (`"id"` unless the entity says otherwise). Its type is either

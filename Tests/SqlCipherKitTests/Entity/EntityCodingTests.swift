@@ -105,6 +105,69 @@ import Testing
         #expect(year[0]["y"] == .text("2023"))
     }
 
+    /// A `Set`, and a dictionary whose keys JSON cannot name (an enum key), encoded in the order of
+    /// their hash table, which Swift seeds in every process and which the table's capacity changes
+    /// within one: equal values were different JSON texts, so `DISTINCT`, `GROUP BY`, a comparison
+    /// with a stored value or a unique index on the column went wrong. Their arrays are now in one
+    /// order, the order of their elements' (or keys') JSON text, wherever they sit in the value,
+    /// and every number keeps its digits.
+    @Test func unorderedCollectionsAreStoredInOneOrder() async throws {
+        enum Shade: String, Codable, Sendable { case red, green, blue, cyan, magenta, yellow, black, white }
+        struct Inner: Codable, Hashable, Sendable {
+            var marks: Set<Int>
+            var big: UInt64
+        }
+        struct Palette: Entity, Equatable {
+            static let tableName = TableName("palettes")
+            static let primaryKey: WritableKeyPath<Palette, Int?> & Sendable = \.id
+            var id: Int?
+            var tags: Set<String>
+            var weights: [Shade: Int]
+            var nested: [Inner]
+            var sets: Set<Set<Int>>
+            var plain: [String: Set<String>]
+        }
+        // Equal values built with different capacities: their hash tables, so their orders, differ.
+        let words = (0..<40).map { "w\($0) \"q\" \\ / ] , [ é" } + ["", "{", "}"]
+        var roomy = Set<String>(minimumCapacity: 4096)
+        roomy.formUnion(words)
+        let tight = Set(words)
+        try #require(Array(roomy) != Array(tight), "the two sets iterate alike: the test would prove nothing")
+        var roomyWeights = [Shade: Int](minimumCapacity: 4096)
+        var tightWeights: [Shade: Int] = [:]
+        for (offset, shade) in [Shade.red, .green, .blue, .cyan, .magenta, .yellow, .black, .white].enumerated() {
+            roomyWeights[shade] = offset * 7
+            tightWeights[shade] = offset * 7
+        }
+        var roomyMarks = Set<Int>(minimumCapacity: 4096)
+        roomyMarks.formUnion(0..<50)
+        let first = Palette(id: nil, tags: roomy, weights: roomyWeights,
+                            nested: [Inner(marks: roomyMarks, big: UInt64.max)], sets: [roomyMarks, [1, 2, 3]],
+                            plain: ["k": roomy])
+        let second = Palette(id: nil, tags: tight, weights: tightWeights,
+                             nested: [Inner(marks: Set(0..<50), big: UInt64.max)], sets: [[3, 2, 1], Set(0..<50)],
+                             plain: ["k": tight])
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("CREATE TABLE palettes(id INTEGER PRIMARY KEY, tags, weights, nested, sets, plain)")
+        let saved = try await db.save([first, second])
+        for column in ["tags", "weights", "nested", "sets", "plain"] {
+            let distinct = try await db.query("SELECT count(DISTINCT \(column)) FROM palettes")[0].get(0, as: Int.self)
+            #expect(distinct == 1, "\(column) was stored as two texts")
+        }
+        let row = try #require(try await db.query("SELECT tags, nested, weights FROM palettes WHERE id = ?", saved[0].id).first)
+        let tags = try #require(row.get("tags", as: String.self))
+        let stored = try JSONDecoder().decode([String].self, from: Data(tags.utf8))
+        let texts = try stored.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        #expect(texts == texts.sorted(), "the set's elements are not in the order of their text")
+        #expect(try #require(row.get("nested", as: String.self)).contains("18446744073709551615"))
+        let weights = try #require(row.get("weights", as: String.self))
+        #expect(weights == #"["black",42,"blue",14,"cyan",21,"green",7,"magenta",28,"red",0,"white",49,"yellow",35]"#)
+        // Every value reads back as it was saved.
+        #expect(try await db.fetch(Palette.self, orderBy: col("id")) == saved)
+        #expect(saved[0].tags == saved[1].tags && saved[0].weights == saved[1].weights)
+    }
+
     /// A URL property was stored as the JSON string `Codable` gives it (`"https:\/\/…"`), so
     /// `col("link") == url` and another tool's `WHERE link = 'https://…'` found nothing. It is the
     /// address as text now, compared as such; a row written the old way still reads back.
