@@ -91,7 +91,12 @@ enum DatabaseOpener {
         if isNew && !inMemory, let reason = DatabasePath.companionNameReason(path) {
             throw SqlCipherError.cannotOpen(path: path, reason: reason)
         }
-        if !inMemory && !readOnly { try refuseNameWithoutRoom(path, isNew: isNew) }
+        if !inMemory && !readOnly {
+            try refuseNameWithoutRoom(path, isNew: isNew)
+            // A conversion judges the names of the file it converts itself (its own backup link
+            // is one of them: InPlaceEncryption).
+            if conversion == nil { try refuseOtherNames(path) }
+        }
         do {
             if let claim, !FileManager.default.fileExists(atPath: path) {
                 try claim.createIfMissing(permissions: permissions)
@@ -384,6 +389,25 @@ enum DatabaseOpener {
                 path: path, reason: "\(companion) is \(kind), not a regular file: SQLite would wait on it forever or "
                     + "fail on it. Remove it (a database's -wal, -shm and -journal are always regular files)")
         }
+    }
+
+    /// Refuses, before SQLite opens it for writing, a file that has other names (hard links).
+    /// SQLite keeps the `-wal`, `-shm` and `-journal` beside the name a connection opened, so a
+    /// connection opened by another name uses others: it neither sees this one's commits nor
+    /// honours its hot journal, and a checkpoint by either writes over the other's pages
+    /// (https://sqlite.org/howtocorrupt.html#_multiple_links_to_the_same_file). SQLite only logs a
+    /// warning. A symbolic link is no such case: every opening resolves the path first
+    /// (``DatabasePath/resolve(_:)``). An in-place conversion would also replace this name only,
+    /// leaving the plaintext under the others. A read-only opening writes nothing and is allowed.
+    private static func refuseOtherNames(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: "the file has \(info.st_nlink) names (hard links), and SQLite keeps the -wal and -journal "
+                + "beside the name it was opened by: a connection opened by another name would not see this one's "
+                + "commits, and a checkpoint by either would write over the other's pages. Keep one name (remove the "
+                + "others; `find <mount point> -samefile <path>` lists them) or give this one its own copy with cp; "
+                + "to read it as it is, open it with readOnly: true. Nothing was read or changed")
     }
 
     /// Refuses, before SQLite opens the file for writing, a name the file system takes with no

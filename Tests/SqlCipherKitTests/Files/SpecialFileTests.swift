@@ -288,3 +288,60 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
         Issue.record("\(label): \(error)", sourceLocation: sourceLocation)
     }
 }
+
+/// A database file with other names (hard links): SQLite keeps the `-wal` and `-journal` beside
+/// the name a connection opened, so two names meant two WALs for one file, each connection blind
+/// to the other's commits, and a checkpoint by either writing over the other's pages; SQLite only
+/// logs a warning. A symbolic link is resolved, so it is no such case. Every opening that may
+/// write refuses such a file, as an in-place conversion does (it would replace one name and leave
+/// the plaintext under the other); a read-only opening reads it.
+@Suite struct HardLinkedFileTests {
+    static func refusesHardLinks(_ error: any Error) -> Bool {
+        guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+        return reason.contains("2 names (hard links)") && reason.contains("readOnly: true")
+    }
+
+    @Test func aFileWithTwoNamesIsOpenedForReadingOnly() async throws {
+        let dir = TemporaryDirectory()
+        let first = dir.path("a.db"), second = dir.path("b.db")
+        let key = rawKey(71)
+        let db = try Database(path: first, rawKey: key)
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES ('kept')")
+        await db.close()
+        #expect(link(first, second) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: first))
+        for name in [first, second] {
+            #expect(performing: { try Database(path: name, rawKey: key) }, throws: Self.refusesHardLinks)
+            #expect(performing: { try DatabasePool(path: name, rawKey: key) }, throws: Self.refusesHardLinks)
+            let reader = try Database(path: name, rawKey: key, readOnly: true)
+            #expect(try await reader.query("SELECT x FROM t")[0].get(0, as: String.self) == "kept")
+            await reader.close()
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == before)
+        // One name again: it opens, and its rows are all there.
+        #expect(unlink(second) == 0)
+        let again = try Database(path: first, rawKey: key)
+        try await again.execute("INSERT INTO t VALUES ('after')")
+        #expect(try await again.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+        await again.close()
+    }
+
+    @Test func anInPlaceConversionLeavesNoPlaintextUnderAnotherName() async throws {
+        let dir = TemporaryDirectory()
+        let first = dir.path("plain.db"), second = dir.path("other-name.db")
+        let plain = try Database(unencryptedPath: first)
+        try await plain.execute("CREATE TABLE t(x)")
+        try await plain.execute("INSERT INTO t VALUES ('secret row')")
+        await plain.close()
+        #expect(link(first, second) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: first))
+        #expect(performing: { _ = try Database.encryptInPlace(path: first, key: .rawKey(rawKey(72))) }, throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("2 names (hard links)") && reason.contains("plaintext readable under the others")
+        })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["other-name.db", "plain.db"])
+    }
+}
