@@ -303,6 +303,7 @@ extension SQLiteConnection {
             for file in operands.file.map(Self.attachedFilePaths) ?? [] {
                 try DatabaseOpener.refuseSpecialCompanions(of: file)
                 try DatabaseOpener.refuseForeignCompanions(of: file)
+                try DatabaseOpener.refuseOtherNames(file, attaching: true)
                 if let resolved = try? DatabasePath.resolve(file), resolved != file {
                     try DatabaseOpener.refuseSpecialCompanions(of: resolved)
                     try DatabaseOpener.refuseForeignCompanions(of: resolved)

@@ -399,7 +399,8 @@ enum DatabaseOpener {
     /// warning. A symbolic link is no such case: every opening resolves the path first
     /// (``DatabasePath/resolve(_:)``). An in-place conversion would also replace this name only,
     /// leaving the plaintext under the others. A read-only opening writes nothing and is allowed.
-    private static func refuseOtherNames(_ path: String) throws {
+    /// A user's `ATTACH` is checked here too (SQLiteConnection+Guards.swift).
+    static func refuseOtherNames(_ path: String, attaching: Bool = false) throws {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
         throw SqlCipherError.cannotOpen(
@@ -407,7 +408,8 @@ enum DatabaseOpener {
                 + "beside the name it was opened by: a connection opened by another name would not see this one's "
                 + "commits, and a checkpoint by either would write over the other's pages. Keep one name (remove the "
                 + "others; `find <mount point> -samefile <path>` lists them) or give this one its own copy with cp; "
-                + "to read it as it is, open it with readOnly: true. Nothing was read or changed")
+                + (attaching ? "to read it as it is, attach a copy. " : "to read it as it is, open it with readOnly: true. ")
+                + "Nothing was read or changed")
     }
 
     /// Refuses, before SQLite opens the file for writing, a name the file system takes with no

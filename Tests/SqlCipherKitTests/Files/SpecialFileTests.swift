@@ -301,7 +301,7 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
         return reason.contains("2 names (hard links)") && reason.contains("readOnly: true")
     }
 
-    @Test func aFileWithTwoNamesIsOpenedForReadingOnly() async throws {
+    @Test func aFileWithTwoNamesIsOpenedForReadingOnlyAndNeverAttached() async throws {
         let dir = TemporaryDirectory()
         let first = dir.path("a.db"), second = dir.path("b.db")
         let key = rawKey(71)
@@ -318,6 +318,16 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
             #expect(try await reader.query("SELECT x FROM t")[0].get(0, as: String.self) == "kept")
             await reader.close()
         }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == before)
+        // Nor is it attached by another database, by either name.
+        let other = try Database(path: dir.path("other.db"), rawKey: key)
+        for name in [first, second] {
+            await #expect(performing: { try await other.execute("ATTACH ? AS linked", name) }, throws: { error in
+                guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+                return reason.contains("2 names (hard links)") && reason.contains("attach a copy")
+            })
+        }
+        await other.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == before)
         // One name again: it opens, and its rows are all there.
         #expect(unlink(second) == 0)
