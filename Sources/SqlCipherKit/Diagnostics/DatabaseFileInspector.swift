@@ -84,9 +84,17 @@ public enum DatabaseFileInspector {
             }
             return inspectUnreadableHeader(path, descriptor: descriptor, first: first, size: size, companions: companions)
         }
-        guard let inspected else {
+        guard var inspected else {
             return make(path, .notADatabase, "cannot be read (\(String(cString: strerror(errno)))), so it cannot be "
                 + "identified; run as a user who can read it", size: size, companions: companions)
+        }
+        if info.st_nlink > 1 {
+            // What every writable opening refuses (DatabaseOpener.refuseOtherNames), said up front.
+            inspected = make(path, inspected.kind, inspected.detail + "; the file has \(info.st_nlink) names (hard links), so "
+                + "SqlCipherKit opens it only with readOnly: true (each name would get its own -wal and -journal)",
+                size: inspected.size, pageSize: inspected.pageSize, journal: inspected.journalMode,
+                reserved: inspected.reservedBytes, pageCount: inspected.pageCount, assumedPageSize: inspected.assumedPageSize,
+                ambiguous: inspected.pageCountIsAmbiguous, companions: inspected.companionFiles)
         }
         return inspected
     }

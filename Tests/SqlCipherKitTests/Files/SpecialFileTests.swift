@@ -311,6 +311,8 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
         await db.close()
         #expect(link(first, second) == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: first))
+        let inspection = DatabaseFileInspector.inspect(second)
+        #expect(inspection.kind == .encrypted && inspection.detail.contains("2 names (hard links)"), "\(inspection.detail)")
         for name in [first, second] {
             #expect(performing: { try Database(path: name, rawKey: key) }, throws: Self.refusesHardLinks)
             #expect(performing: { try DatabasePool(path: name, rawKey: key) }, throws: Self.refusesHardLinks)
