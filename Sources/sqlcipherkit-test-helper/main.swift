@@ -42,6 +42,7 @@ let helperCommands: [HelperCommand] = [
     attachLiteralNameCommand,
     liveQueryWithoutDescriptorsCommand,
     poolReadFaultCommand,
+    migrateHoldCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -14,7 +14,9 @@ extension DatabaseAccess {
     /// attempted, earlier ones stay applied. Calling `migrate` again applies nothing.
     ///
     /// - Throws: ``SqlCipherError/unknownAppliedMigrations(ids:)`` when the database records ids the
-    ///   list does not contain (a database migrated by a newer program), before changing anything;
+    ///   list does not contain (a database migrated by a newer program), before changing anything,
+    ///   or, when another program records one while this call runs, before its next migration
+    ///   (those it applied before stay applied);
     ///   ``SqlCipherError/foreignKeyViolation(table:rowid:parent:)`` when the check before the
     ///   commit finds one; ``SqlCipherError/migrationFailed(id:reason:)`` for any other failure
     ///   (a table rebuild in a migration that does not declare ``ForeignKeyChecks/deferred``
@@ -38,7 +40,8 @@ extension DatabaseAccess {
     /// - Throws: ``SqlCipherError/unknownMigration(id:)`` when `id` is not in the list or not applied;
     ///   ``SqlCipherError/migrationNotReversible(id:)`` for a migration without `down`;
     ///   ``SqlCipherError/foreignKeyViolation(table:rowid:parent:)``;
-    ///   ``SqlCipherError/migrationFailed(id:reason:)``; ``SqlCipherError/unknownAppliedMigrations(ids:)``.
+    ///   ``SqlCipherError/migrationFailed(id:reason:)``; ``SqlCipherError/unknownAppliedMigrations(ids:)``,
+    ///   also when another program records such an id while the rollback runs, before its next step.
     public func rollback(to id: String, using migrations: [any Migration]) async throws {
         try await _withConnection(.write) { try $0.core.rollback(to: id, using: migrations) }
     }

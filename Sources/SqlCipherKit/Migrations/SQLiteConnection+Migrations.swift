@@ -111,7 +111,7 @@ extension SQLiteConnection {
         guard unknown.isEmpty else { throw SqlCipherError.unknownAppliedMigrations(ids: unknown) }
         let done = Set(applied)
         for migration in migrations where !done.contains(migration.id) {
-            try run(migration, .up, forceTableRebuild: forceTableRebuild)
+            try run(migration, .up, known: known, forceTableRebuild: forceTableRebuild)
         }
     }
 
@@ -127,7 +127,7 @@ extension SQLiteConnection {
             throw SqlCipherError.unknownMigration(id: id)
         }
         for migration in migrations[target...].reversed() where done.contains(migration.id) {
-            try run(migration, .down, forceTableRebuild: forceTableRebuild)
+            try run(migration, .down, known: known, forceTableRebuild: forceTableRebuild)
         }
     }
 
@@ -160,23 +160,23 @@ extension SQLiteConnection {
     /// A failure is ``SqlCipherError/migrationFailed(id:reason:)``, but for a failed check
     /// (``SqlCipherError/foreignKeyViolation(table:rowid:parent:)``) and a missing `down`
     /// (``SqlCipherError/migrationNotReversible(id:)``), which keep their own type.
-    private func run(_ migration: any Migration, _ direction: MigrationRunner.Direction,
+    private func run(_ migration: any Migration, _ direction: MigrationRunner.Direction, known: Set<String>,
                      forceTableRebuild: Bool) throws {
         do {
             let enforced = try foreignKeysEnabled()
             switch migration.foreignKeyChecks {
             case .immediate:
-                try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: enforced)
+                try attempt(migration, direction, known: known, forceTableRebuild: forceTableRebuild, checkForeignKeys: enforced)
             case .deferred where enforced:
                 try withForeignKeysOff {
-                    try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: true)
+                    try attempt(migration, direction, known: known, forceTableRebuild: forceTableRebuild, checkForeignKeys: true)
                 }
             case .deferred:
-                try attempt(migration, direction, forceTableRebuild: forceTableRebuild, checkForeignKeys: false)
+                try attempt(migration, direction, known: known, forceTableRebuild: forceTableRebuild, checkForeignKeys: false)
             }
         } catch let error as SqlCipherError {
             switch error {
-            case .migrationNotReversible, .migrationFailed, .foreignKeyViolation:
+            case .migrationNotReversible, .migrationFailed, .foreignKeyViolation, .unknownAppliedMigrations:
                 throw error
             case let .perConnectionPragma(name, _):
                 throw SqlCipherError.migrationFailed(
@@ -205,7 +205,7 @@ extension SQLiteConnection {
         return try body()
     }
 
-    private func attempt(_ migration: any Migration, _ direction: MigrationRunner.Direction,
+    private func attempt(_ migration: any Migration, _ direction: MigrationRunner.Direction, known: Set<String>,
                          forceTableRebuild: Bool, checkForeignKeys: Bool) throws {
         let context = MigrationContext(core: self, migrationID: migration.id, forceTableRebuild: forceTableRebuild)
         defer { context.invalidate() }
@@ -217,9 +217,20 @@ extension SQLiteConnection {
                 // time) may have applied, or rolled back, this one since. Read again under the
                 // lock, and leave a step already taken alone: run again, it failed with "table …
                 // already exists" or a missing column, where the file was already migrated.
-                let recorded = try asInternal {
-                    try scalar(#"SELECT count(*) FROM "main"."_migrations" WHERE "id" = ?"#, [.text(migration.id)])
-                } != .integer(0)
+                //
+                // The same holds for a migration another program recorded meanwhile, one this list
+                // does not have (another version of the program, or another branch, migrating at
+                // the same moment): refused here as it is before the first step, rather than
+                // applying this list's migrations over a schema this program does not know (both
+                // calls succeeded, and the file then opened with neither list), or rolling back
+                // the ones it was built on.
+                let recordedIDs = try asInternal {
+                    try query(#"SELECT "id" FROM "main"."_migrations" ORDER BY rowid"#).compactMap { $0.get(0, as: String.self) }
+                }
+                var unknown: [String] = []
+                for id in recordedIDs where !known.contains(id) && !unknown.contains(id) { unknown.append(id) }
+                guard unknown.isEmpty else { throw SqlCipherError.unknownAppliedMigrations(ids: unknown) }
+                let recorded = recordedIDs.contains(migration.id)
                 guard recorded == (direction == .down) else { return }
                 try scope.with(.migration) {
                     switch direction {

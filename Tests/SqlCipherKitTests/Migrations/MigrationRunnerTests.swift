@@ -407,6 +407,56 @@ final class ContextBox: @unchecked Sendable {
         await holder.close()
     }
 
+    /// Two programs with different lists migrate one file at once (two versions of an app, or two
+    /// branches): another process (the helper's `migrate-hold`) records a migration this list does
+    /// not have while this call waits for the write lock, having read the applied list before. The
+    /// call applied its own next migration over the other's (both succeeded, and the file then
+    /// opened with neither list), or rolled its migrations back from under the other's. It now
+    /// finds the unknown record under the lock and throws `unknownAppliedMigrations`, as it does
+    /// when the record was there before it started, with nothing of its own step applied.
+    @Test(arguments: ["migrate", "rollback"], [JournalMode.wal, .rollback])
+    func aMigrationOfAnotherListRecordedMeanwhileStopsThisOne(action: String, mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db"), go = dir.path("go")
+        let key = rawKey(78)
+        let ours = ["001-a", "002-ours"].map { id in
+            StepMigration(id, up: { try $0.execute("CREATE TABLE \"t_\(id)\"(x)") },
+                          down: { try $0.execute("DROP TABLE \"t_\(id)\"") })
+        }
+        // migrate: 001-a is applied and 002-ours pending; the other program applies 002-theirs.
+        // rollback: both are applied, and a newer program applies 003-theirs on top of 002-ours.
+        let seed = try Database(path: path, rawKey: key, journalMode: mode)
+        try await seed.migrate(action == "migrate" ? [ours[0]] : ours)
+        await seed.close()
+        let theirs = action == "migrate" ? "001-a,002-theirs" : "001-a,002-ours,003-theirs"
+        let held = action == "migrate" ? "002-theirs" : "003-theirs"
+        let other = try KillableChild(helperArguments: ["migrate-hold", path, "raw:" + hex(key), theirs, held, go])
+        try #require(other.waitForLine(startingWith: "holding") != nil, "\(other.lines) \(other.standardError)")
+        // Long: only a hang exceeds it (the call waits for the other's lock until the handshake).
+        var configuration = DatabaseConfiguration()
+        configuration.busyTimeout = .seconds(120)
+        let db = try Database(path: path, rawKey: key, configuration: configuration)
+        let listRead = DispatchSemaphore(value: 0)
+        try await db.trace { event in
+            if event.isInternal && event.sql.contains(#"FROM "main"."_migrations" ORDER BY rowid"#) { listRead.signal() }
+        }
+        let run = Task {
+            if action == "migrate" { try await db.migrate(ours) } else { try await db.rollback(to: "002-ours", using: ours) }
+        }
+        let read = try await offThePool { listRead.wait(timeout: .now() + 60) == .success }
+        try #require(read, "the call did not read its list")
+        #expect(FileManager.default.createFile(atPath: go, contents: nil))
+        #expect(other.waitForExit() == 0 && other.lines.last == "done", "\(other.lines) \(other.standardError)")
+        await #expect(throws: SqlCipherError.unknownAppliedMigrations(ids: [held])) { try await run.value }
+        let expected = action == "migrate" ? ["001-a", "002-theirs"] : ["001-a", "002-ours", "003-theirs"]
+        #expect(try await db.appliedMigrations() == expected)
+        let tables = try await db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 't\\_%' ESCAPE '\\'")
+            .compactMap { $0.get(0, as: String.self) }.sorted()
+        #expect(tables == expected.map { "t_" + $0 }, "the tables match the records")
+        #expect(try await db.verifyIntegrity().isOK)
+        await db.close()
+    }
+
     /// Two processes (the helper's `migrate-run`, a `Database` and a `DatabasePool`) apply the same
     /// five migrations to one file at once: both succeed, whoever applies which, and the file holds
     /// each migration once.
