@@ -192,7 +192,10 @@ final class SQLiteConnection {
             // the package's own transactions take it first (BEGIN IMMEDIATE), and a statement in
             // autocommit mode, or a COMMIT (which SQLite counts as read-only), waits for it.
             let deferred = extended == Self.sqliteBusySnapshot || (writes && isInTransaction)
-            message += deferred ? SQLiteMessageAdvice.busyInDeferredTransaction : SQLiteMessageAdvice.busy
+            message += deferred ? SQLiteMessageAdvice.busyInDeferredTransaction
+                // A file in WAL mode: its connections keep a -wal beside it (a rollback one has none).
+                : SQLiteMessageAdvice.leavesWAL(sql) && access(path + "-wal", F_OK) == 0
+                ? SQLiteMessageAdvice.busyLeavingWAL : SQLiteMessageAdvice.busy
         }
         // After the opening (which tells a wrong key from damage itself, DatabaseOpener.failedRead):
         // page 1 of a file this connection has read stopped decrypting.

@@ -74,6 +74,34 @@ enum SQLiteMessageAdvice {
         + "writing, inside a long transaction, or keeps the file in exclusive locking mode. This statement did not "
         + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
 
+    /// `SQLITE_BUSY` for `PRAGMA journal_mode` set to anything but `WAL` on a file in WAL mode.
+    /// SQLite takes a file out of WAL mode only while no other connection has it open (each keeps
+    /// a shared lock on the file for as long as it is open, idle or not), and fails at once
+    /// otherwise, without calling the busy handler: ``busy``'s "raise busyTimeout" changed
+    /// nothing, and a connection that is merely open, another process's `DatabasePool` for one, is
+    /// what stands in the way.
+    static let busyLeavingWAL = ": the file is in WAL mode, and SQLite takes a file out of it only while no other "
+        + "connection, in this process or another, has it open (each keeps a lock on the file for as long as it is "
+        + "open, idle or not, a DatabasePool's too); it refuses at once otherwise, whatever the busy timeout. The "
+        + "journal mode was not changed. Close every other connection to the file, then run the statement again"
+
+    /// Whether `sql` is `PRAGMA [main.]journal_mode = <mode>` (or `(<mode>)`) with a mode other
+    /// than `WAL`: the statement ``busyLeavingWAL`` explains.
+    static func leavesWAL(_ sql: String?) -> Bool {
+        guard let sql, let all = SQLTokenizer.tokenize(sql) else { return false }
+        let tokens = Array(all.drop(while: { $0.isSymbol(";") }))
+        guard tokens.count >= 4, tokens[0].isKeyword("PRAGMA") else { return false }
+        var name = 1
+        if tokens[2].isSymbol(".") {
+            guard tokens[1].names("main") else { return false }
+            name = 3
+        }
+        guard tokens.count > name + 2, tokens[name].names("journal_mode"),
+              tokens[name + 1].isSymbol("=") || tokens[name + 1].isSymbol("(") else { return false }
+        let value = tokens[name + 2].identifier ?? tokens[name + 2].text
+        return value.lowercased() != "wal"
+    }
+
     /// `SQLITE_BUSY` for a write inside a transaction that began without the write lock (a
     /// deferred one: a hand-written `BEGIN` or `SAVEPOINT`). Once such a transaction has read, SQLite does not wait for the write lock at all,
     /// whatever the busy timeout (waiting could deadlock two connections that both read), and
@@ -91,7 +119,7 @@ enum SQLiteMessageAdvice {
     /// which ``SQLRedaction/message(_:of:)`` keeps when it masks what SQLite echoed of a statement
     /// that may hold a key.
     static var suffixes: [String] {
-        [busy, busyInDeferredTransaction, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
+        [busy, busyInDeferredTransaction, busyLeavingWAL, keyChanged, databaseMoved, tooManyVariables, pageOneDecryptsYetNotADatabase,
          ResourceExhaustion.diskFull, ": " + ResourceExhaustion.outOfDescriptors, codecErrorSticks, extensionLoading,
          detachInTransaction, attachInTransaction]
     }

@@ -112,6 +112,51 @@ import Testing
     /// `load_extension()` failed with SQLite's bare "not authorized", which names neither the cause
     /// (the package never enables extension loading) nor what to use instead; called directly, from
     /// a view, from a trigger, on an encrypted and a plaintext database (found by the fuzzing pass).
+    /// `PRAGMA journal_mode = DELETE` (or any mode but WAL) on a WAL file that another connection
+    /// has open, here another process's `DatabasePool` (the helper's `pool-read`), fails at once:
+    /// SQLite leaves WAL mode only while no other connection has the file open, and does not wait.
+    /// The message said that a lock was held longer than the busy timeout and to raise it, which
+    /// changes nothing; it now says what stands in the way. The other process's reads go on
+    /// untouched. In rollback mode, where nothing of this holds, a busy file keeps the usual advice.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func leavingWALBesideAnotherProcesssConnectionSaysWhatStandsInTheWay(_ mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db"), stop = dir.path("stop")
+        let key = rawKey(75)
+        var configuration = DatabaseConfiguration()
+        configuration.busyTimeout = .milliseconds(100)
+        let db = try Database(path: path, rawKey: key, journalMode: mode, configuration: configuration)
+        try await db.execute("CREATE TABLE t(body)")
+        try await db.execute("INSERT INTO t VALUES ('abc')")
+        let other = mode == .wal
+            ? try KillableChild(helperArguments: ["pool-read", path, "raw:" + hex(key), stop])
+            : try KillableChild(helperArguments: ["hold-lock", path, "raw:" + hex(key), "exclusive"])
+        try #require(other.waitForLine(startingWith: mode == .wal ? "reading" : "held") != nil,
+                     "\(other.lines) \(other.standardError)")
+        for sql in ["PRAGMA journal_mode = DELETE", "PRAGMA main.journal_mode = 'memory'", "PRAGMA journal_mode(OFF)"] {
+            do {
+                let answer = try await db.query(sql)
+                #expect(mode == .rollback, "\(sql) left WAL beside another process's pool: \(answer)")
+            } catch let error as SqlCipherError {
+                guard case .sqlite(5, _, _, _) = error else {
+                    Issue.record("\(sql): \(error)")
+                    continue
+                }
+                let leavingWAL = error.description.contains("takes a file out of it only while no other connection")
+                #expect(leavingWAL == (mode == .wal), "\(sql): \(error)")
+                #expect(error.description.contains("raise busyTimeout") == (mode == .rollback), "\(sql): \(error)")
+            }
+        }
+        if mode == .wal {
+            _ = FileManager.default.createFile(atPath: stop, contents: nil)
+            #expect(other.waitForExit() == 0 && other.lines.last?.contains("errors 0") == true, "\(other.lines)")
+            #expect(try await db.query("PRAGMA journal_mode")[0].get(0, as: String.self) == "wal")
+        } else {
+            other.killAndCollect()
+        }
+        await db.close()
+    }
+
     @Test func aRefusedLoadExtensionSaysWhyAndWhatToUse() async throws {
         let dir = TemporaryDirectory()
         for db in [try Database(path: dir.path("a.db"), rawKey: rawKey(), cipher: fastCipher),
