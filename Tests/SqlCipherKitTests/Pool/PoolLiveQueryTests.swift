@@ -205,6 +205,34 @@ struct PoolLiveQueryTests {
         await reopened.close()
     }
 
+    /// Another process changes the observed file's key (the helper's `rekey-loop`): the watch can
+    /// no longer read the file's version (`SQLITE_NOTADB`), counts that as a change, and the
+    /// observation's next fetch ends it with the typed "changed the key" error, rather than the
+    /// observation waiting for ever or showing rows of a file it can no longer read. In rollback
+    /// mode too (a `Database`), where the version comes from the file's header.
+    @Test(arguments: [("database", JournalMode.wal), ("database", .rollback), ("pool", .wal)])
+    func anObservationEndsWithTheKeyChangeOfAnotherProcess(kind: String, mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("rekeyed.db")
+        let key = rawKey(5), newKey = rawKey(6)
+        let setup = try Database(path: path, rawKey: key, journalMode: mode)
+        try await setup.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        await setup.close()
+        let db: any DatabaseAccess = kind == "pool" ? try DatabasePool(path: path, rawKey: key) : try Database(path: path, rawKey: key)
+        let reader = LiveReader(db.values(of: productCount))
+        #expect(try await reader.next() == 0)
+        let result = try runHelper(["rekey-loop", path, "raw:" + hex(key), "raw:" + hex(newKey), "1"])
+        try #require(result.status == 0, "\(result.stdout) \(result.stderr)")
+        await #expect(performing: { _ = try await reader.next(guardTime: .seconds(30)) }, throws: { error in
+            "\(error)".contains("changed the key (rekey)")
+        })
+        if let pool = db as? DatabasePool { await pool.close() }
+        if let single = db as? Database { await single.close() }
+        let reopened = try Database(path: path, rawKey: newKey)
+        #expect(try await reopened.query("SELECT count(*) FROM products")[0].get(0, as: Int.self) == 0)
+        await reopened.close()
+    }
+
     @Test func theWatchRunsOnlyWhileSomethingIsObserved() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("watch.db"), rawKey: rawKey(5))
