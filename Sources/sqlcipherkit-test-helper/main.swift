@@ -43,6 +43,7 @@ let helperCommands: [HelperCommand] = [
     liveQueryWithoutDescriptorsCommand,
     poolReadFaultCommand,
     migrateHoldCommand,
+    writeOnceCommand,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

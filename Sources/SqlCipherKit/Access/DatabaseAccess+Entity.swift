@@ -12,8 +12,9 @@ extension DatabaseAccess {
     /// `INTEGER PRIMARY KEY`). A set key updates that row, or inserts it when it does not exist.
     /// The update happens in place: on SQLite 3.24+ with `INSERT … ON CONFLICT(key) DO UPDATE`
     /// (https://sqlite.org/lang_upsert.html), on older SQLite with an `UPDATE` followed by an
-    /// `INSERT` when no row matched. Neither deletes the row, so delete triggers and foreign-key
-    /// cascades never run (unlike `INSERT OR REPLACE`).
+    /// `INSERT` when no row matched, both holding the write lock from the first, so that another
+    /// connection's insert of the row cannot come between them. Neither deletes the row, so delete
+    /// triggers and foreign-key cascades never run (unlike `INSERT OR REPLACE`).
     /// - Throws: ``SqlCipherError/encodingFailed(entity:reason:)`` for an entity that cannot be
     ///   stored (for example a nil `String` key), and SQLite's constraint errors.
     @discardableResult
@@ -31,7 +32,8 @@ extension DatabaseAccess {
     /// // orange.id == red.id: the row was updated, not duplicated
     /// ```
     ///
-    /// "Insert or update by name" without a fetch first. In one savepoint, a `SELECT` finds the
+    /// "Insert or update by name" without a fetch first. In one transaction that holds the write
+    /// lock from the start (a savepoint inside an open transaction), a `SELECT` finds the
     /// key of the row whose `columns` hold the entity's values; the entity, with that key, is then
     /// saved as ``save(_:)-(T)`` saves it (in place, never deleting the row). With no such row it
     /// is inserted. This works on every supported SQLite, including SQLCipher 3.4.1's 3.15, which
@@ -52,8 +54,9 @@ extension DatabaseAccess {
 
     /// Saves every entity, atomically: when one fails, none is saved. Returns the saved copies.
     ///
-    /// Runs in a savepoint, so inside ``transaction(_:)`` (through ``Connection/save(_:)-([T])``) it
-    /// undoes only its own work when it fails.
+    /// Runs in `BEGIN IMMEDIATE … COMMIT`, or in a savepoint inside an open transaction, so inside
+    /// ``transaction(_:)`` (through ``Connection/save(_:)-([T])``) it undoes only its own work when
+    /// it fails.
     @discardableResult
     public func save<T: Entity>(_ entities: [T]) async throws -> [T] {
         try await _withConnection(.write) { try $0.core.save(entities) }

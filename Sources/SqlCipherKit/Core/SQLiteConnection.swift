@@ -559,6 +559,15 @@ final class SQLiteConnection {
         }
     }
 
+    /// Runs `body` holding the write lock from its first statement: inside `BEGIN IMMEDIATE …
+    /// COMMIT` when no transaction is open, as it is inside one (whose lock is the caller's
+    /// business: the package's own transactions begin immediate). For work whose later statements
+    /// are decided by what an earlier one found (an update or a lookup, then an insert): in
+    /// autocommit mode, or a deferred savepoint, another connection could write in between.
+    func holdingTheWriteLock<T>(_ body: () throws -> T) throws -> T {
+        isInTransaction ? try body() : try inTransaction(body)
+    }
+
     /// Runs `body` inside a savepoint; a throw rolls back only the savepoint's work
     /// (https://sqlite.org/lang_savepoint.html).
     /// With `readOnly`, the body may only read (``runBody(readOnly:_:)``): one consistent view of

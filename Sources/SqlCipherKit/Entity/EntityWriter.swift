@@ -171,24 +171,32 @@ struct EntityWriter<T: Entity> {
             // mutating call may not happen while `self` is borrowed for `run`.
             let statement = try prepared(.upsert, parameters: count)
             try run(statement, values, skippingKey: nil)
-        } else if sql.update != nil {
-            let statement = try prepared(.update, parameters: count)
-            try run(statement, values, skippingKey: keyIndex, thenKey: key)
-            if connection.changes == 0 {
-                let insert = try prepared(.insertWithKey, parameters: count)
-                try run(insert, values, skippingKey: nil)
-            }
-        } else {
-            let statement = try prepared(.exists, parameters: 1)
-            let found: Bool
-            do {
-                defer { statement.reset() }
-                try statement.bind(key, at: 1)
-                found = try statement.step()
-            }
-            if !found {
-                let insert = try prepared(.insertWithKey, parameters: count)
-                try run(insert, values, skippingKey: nil)
+            return entity
+        }
+        // Two statements, the insert decided by the first: another connection (another process)
+        // that inserted the row between them made the insert fail with "UNIQUE constraint
+        // failed", where the row was to be updated. They run holding the write lock from the
+        // first (``SQLiteConnection/holdingTheWriteLock(_:)``).
+        try connection.holdingTheWriteLock {
+            if sql.update != nil {
+                let statement = try prepared(.update, parameters: count)
+                try run(statement, values, skippingKey: keyIndex, thenKey: key)
+                if connection.changes == 0 {
+                    let insert = try prepared(.insertWithKey, parameters: count)
+                    try run(insert, values, skippingKey: nil)
+                }
+            } else {
+                let statement = try prepared(.exists, parameters: 1)
+                let found: Bool
+                do {
+                    defer { statement.reset() }
+                    try statement.bind(key, at: 1)
+                    found = try statement.step()
+                }
+                if !found {
+                    let insert = try prepared(.insertWithKey, parameters: count)
+                    try run(insert, values, skippingKey: nil)
+                }
             }
         }
         return entity
@@ -196,7 +204,8 @@ struct EntityWriter<T: Entity> {
 
     /// Saves `entity` as the row whose `columns` hold the entity's values, when there is one: that
     /// row's key is put into the entity, which ``save(_:)`` then writes over the row. With no such
-    /// row, ``save(_:)`` as it is. Run in a savepoint, so that no other write comes between.
+    /// row, ``save(_:)`` as it is. Run holding the write lock from the lookup on
+    /// (``SQLiteConnection/holdingTheWriteLock(_:)``), so that no other write comes between.
     ///
     /// The lookup is a plain `SELECT`, so it works on SQLite 3.15 (SQLCipher 3.4.1), which has no
     /// `ON CONFLICT … DO UPDATE`; and it uses `=`, so a NULL matches no row, as in a UNIQUE index.

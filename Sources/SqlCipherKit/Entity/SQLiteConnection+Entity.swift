@@ -57,23 +57,29 @@ extension SQLiteConnection {
         rowIDKeyTables.keys.insert(cacheKey)
     }
 
-    /// Saves `entity` over the row whose `columns` hold its values, or as a new row; in a savepoint.
+    /// Saves `entity` over the row whose `columns` hold its values, or as a new row; in a savepoint
+    /// inside an open transaction, else in `BEGIN IMMEDIATE … COMMIT`: its lookup is a read, and in
+    /// a deferred savepoint another connection's insert of a matching row could come between the
+    /// lookup and the write (the write then failed with "UNIQUE constraint failed", or "database is
+    /// locked" in WAL mode).
     @discardableResult
     func save<T: Entity>(_ entity: T, onConflict columns: [String]) throws -> T {
-        try inSavepoint {
+        try inTransaction {
             var writer = EntityWriter<T>(connection: self, strategy: .automatic)
             defer { writer.finish() }
             return try writer.save(entity, matching: columns)
         }
     }
 
-    /// Saves every entity in one savepoint: all or none. Nests inside an open transaction.
+    /// Saves every entity in one transaction: all or none. Nests inside an open transaction (as a
+    /// savepoint); outside one it begins with the write lock (`BEGIN IMMEDIATE`), so that a save
+    /// that looks its row up first meets no other connection's insert before its own.
     ///
     /// One ``EntityWriter`` serves the whole batch, so each statement is prepared once and every
     /// entity is bound by position.
     @discardableResult
     func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy = .automatic) throws -> [T] {
-        try inSavepoint {
+        try inTransaction {
             var writer = EntityWriter<T>(connection: self, strategy: strategy)
             defer { writer.finish() }
             var saved: [T] = []

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import SqlCipherKit
 
@@ -257,6 +258,58 @@ import Testing
             }
         }
         #expect(try await db.count(Product.self) == 2)
+    }
+
+    /// A save that reads or updates before it inserts, met by another process's insert of the
+    /// same row in between (the helper's `write-once`, run from the trace of the save's first
+    /// statement): the update path (`updateThenInsert`, SQLite before 3.24 and SQLCipher 3.4.1), a
+    /// key-only entity's lookup, `save(_:onConflict:)`'s lookup and a batch's. The save's insert
+    /// then failed with "UNIQUE constraint failed" (or, in WAL mode, inside a savepoint, with
+    /// "database is locked" and the advice to use `transaction { }`), where the row was to be
+    /// updated. Each such save now holds the write lock from its first statement (`BEGIN
+    /// IMMEDIATE` outside a transaction): the other process's write waits, the save succeeds.
+    @Test(arguments: ["update", "key only", "onConflict", "batch"], [JournalMode.wal, .rollback])
+    func aSaveThatAnotherProcessWritesBetweenItsStatementsStillSaves(way: String, mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("shared.db")
+        let key = rawKey(31)
+        let db = try Database(path: path, rawKey: key, journalMode: mode)
+        try await db.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL)")
+        try await db.execute("CREATE TABLE key_only(id INTEGER PRIMARY KEY)")
+        try await db.execute("CREATE TABLE products(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, price REAL NOT NULL)")
+        let theirs = switch way {
+        case "update": "INSERT INTO items VALUES (7, 'theirs', 1)"
+        case "onConflict": "INSERT INTO products(name, price) VALUES ('widget', 1)"
+        default: "INSERT INTO key_only VALUES (7)"
+        }
+        let armed = Mutex(true)
+        let other = Mutex<String?>(nil)
+        let helper = productPath("sqlcipherkit-test-helper")
+        try await db.trace { event in
+            // Once, after the save's first statement of its own.
+            guard !event.isInternal, armed.withLock({ wasArmed in defer { wasArmed = false }; return wasArmed }) else { return }
+            let result = try? runChild(helper, ["write-once", path, "raw:" + hex(key), "100", theirs])
+            other.withLock { $0 = result.map { $0.stdout + $0.stderr } ?? "did not run" }
+        }
+        switch way {
+        case "update": try await db.save(Item(id: 7, name: "mine", price: 2), strategy: .updateThenInsert)
+        case "key only": try await db.save(KeyOnly(id: 7))
+        case "onConflict": try await db.save(Product(id: nil, name: "widget", price: 2), onConflict: "name")
+        default: try await db.save([KeyOnly(id: 7), KeyOnly(id: 8)])
+        }
+        let said = other.withLock { $0 } ?? "nothing"
+        // It waited for the save's lock and gave up (its busy timeout is short), or, after a save
+        // of one statement (an UPSERT), found the row there.
+        #expect(said.contains("database is locked") || said.contains("UNIQUE constraint failed"), "\(said)")
+        switch way {
+        case "update":
+            #expect(try await db.fetch(Item.self) == [Item(id: 7, name: "mine", price: 2)])
+        case "onConflict":
+            #expect(try await db.fetch(Product.self).map { [$0.name: $0.price] } == [["widget": 2]])
+        default:
+            #expect(try await db.fetch(KeyOnly.self).map(\.id) == (way == "batch" ? [7, 8] : [7]))
+        }
+        await db.close()
     }
 
     @Test func connectionEntityMethods() async throws {
