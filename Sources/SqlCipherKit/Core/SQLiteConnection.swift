@@ -563,9 +563,18 @@ final class SQLiteConnection {
     /// COMMIT` when no transaction is open, as it is inside one (whose lock is the caller's
     /// business: the package's own transactions begin immediate). For work whose later statements
     /// are decided by what an earlier one found (an update or a lookup, then an insert): in
-    /// autocommit mode, or a deferred savepoint, another connection could write in between.
+    /// autocommit mode, or a deferred savepoint, another connection could write in between. A
+    /// read-only connection takes no write lock: its first write is refused as it would be anyway,
+    /// naming that statement.
     func holdingTheWriteLock<T>(_ body: () throws -> T) throws -> T {
-        isInTransaction ? try body() : try inTransaction(body)
+        isInTransaction || refusesWrites ? try body() : try inTransaction(body)
+    }
+
+    /// ``inTransaction(_:)`` (`BEGIN IMMEDIATE`, or a savepoint inside an open transaction), or a
+    /// savepoint on a read-only connection, which takes no write lock: for work that must be all
+    /// or nothing and whose first statement may only read (a lookup before an insert).
+    func inWriteTransaction<T>(_ body: () throws -> T) throws -> T {
+        refusesWrites ? try inSavepoint(body) : try inTransaction(body)
     }
 
     /// Runs `body` inside a savepoint; a throw rolls back only the savepoint's work

@@ -64,7 +64,7 @@ extension SQLiteConnection {
     /// locked" in WAL mode).
     @discardableResult
     func save<T: Entity>(_ entity: T, onConflict columns: [String]) throws -> T {
-        try inTransaction {
+        try inWriteTransaction {
             var writer = EntityWriter<T>(connection: self, strategy: .automatic)
             defer { writer.finish() }
             return try writer.save(entity, matching: columns)
@@ -79,7 +79,7 @@ extension SQLiteConnection {
     /// entity is bound by position.
     @discardableResult
     func save<T: Entity>(_ entities: [T], strategy: EntitySaveStrategy = .automatic) throws -> [T] {
-        try inTransaction {
+        try inWriteTransaction {
             var writer = EntityWriter<T>(connection: self, strategy: strategy)
             defer { writer.finish() }
             var saved: [T] = []
