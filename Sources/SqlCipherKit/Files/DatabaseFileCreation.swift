@@ -324,6 +324,7 @@ final class CreationClaim: Sendable {
             }
             usleep(2000)
         }
+        Self.noteHeld(path, folder: descriptor)
         state.withCheckedLock { $0.folderDescriptor = descriptor }
         foundEmpty = Self.isMissingOrEmpty(path)
         companionsBefore = Self.existing(Self.companions(of: path))
@@ -348,6 +349,13 @@ final class CreationClaim: Sendable {
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }  // releases the shared lock
+        // This process holds the folder's lock, for other files: no other process can be creating
+        // there, and this one is creating only those. Waiting would wait for itself: a new
+        // database's prepareConnection that opened another database of the folder waited the
+        // whole timeout and failed ("creating a database … for more than 30 seconds").
+        if let key = FolderKey(descriptor), let creating = heldFolders.withCheckedLock({ $0[key] }), !creating.contains(path) {
+            return
+        }
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
             let error = errno
@@ -400,10 +408,44 @@ final class CreationClaim: Sendable {
 
     /// Releases the lock (once the new database is finished, or the opening failed).
     func release() {
-        state.withCheckedLock { state in
-            guard state.folderDescriptor >= 0 else { return }
-            close(state.folderDescriptor)  // closing the only descriptor releases the flock
-            state.folderDescriptor = -1
+        let descriptor = state.withCheckedLock { state -> Int32 in
+            defer { state.folderDescriptor = -1 }
+            return state.folderDescriptor
+        }
+        guard descriptor >= 0 else { return }
+        // Forgotten first: while listed, the lock is held (``waitForCreators(of:)`` relies on it).
+        Self.noteReleased(path, folder: descriptor)
+        close(descriptor)  // closing the only descriptor releases the flock
+    }
+
+    /// A folder, by device and inode: one folder has many spellings (links, `..`).
+    private struct FolderKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init?(_ descriptor: Int32) {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    /// The folders whose creation lock this process holds, with the files it is creating in each:
+    /// listed from the moment the lock is taken until just before it is released.
+    private static let heldFolders = Mutex<[FolderKey: [String]]>([:])
+
+    private static func noteHeld(_ path: String, folder descriptor: Int32) {
+        guard let key = FolderKey(descriptor) else { return }
+        heldFolders.withCheckedLock { $0[key, default: []].append(path) }
+    }
+
+    private static func noteReleased(_ path: String, folder descriptor: Int32) {
+        guard let key = FolderKey(descriptor) else { return }
+        heldFolders.withCheckedLock { held in
+            guard var paths = held[key], let index = paths.firstIndex(of: path) else { return }
+            paths.remove(at: index)
+            held[key] = paths.isEmpty ? nil : paths
         }
     }
 

@@ -194,4 +194,40 @@ import Testing
             #expect(acknowledged.allSatisfy(stored.contains), "round \(round): lost \(acknowledged.filter { !stored.contains($0) })")
         }
     }
+
+    /// A new database's `prepareConnection` that opens another, existing database of the same
+    /// folder (read-write, read-only, or through a pool) waited for the creation lock its own
+    /// opening held: the whole 30 seconds, then "another connection has been creating a database
+    /// in … for more than 30 seconds". The process knows which files it is creating while it holds
+    /// a folder's lock (no other process can create there then): an opener of another file of the
+    /// folder no longer waits for itself. A second opener of the file being created still waits
+    /// (`twoPoolsOfOneProcessCreatingOneDatabaseKeepEveryAcknowledgedRow`).
+    @Test(arguments: ["database", "read-only", "pool"])
+    func aNewDatabasesPrepareConnectionOpensAnotherOfItsFolder(kind: String) async throws {
+        let folder = TemporaryDirectory()
+        let existing = folder.path("existing.db"), new = folder.path("new.db")
+        let seed = try Database(path: existing, rawKey: rawKey(3))
+        try await seed.execute("CREATE TABLE t(v)")
+        await seed.close()
+        let siblings = Mutex(0)
+        var configuration = DatabaseConfiguration()
+        configuration.prepareConnection = { _ in
+            switch kind {
+            case "read-only": _ = try Database(path: existing, rawKey: rawKey(3), readOnly: true)
+            case "pool": _ = try DatabasePool(path: existing, rawKey: rawKey(3))
+            default: _ = try Database(path: existing, rawKey: rawKey(3))
+            }
+            siblings.withLock { $0 += 1 }
+        }
+        let start = ContinuousClock.now
+        let created = try Database(path: new, rawKey: rawKey(4), configuration: configuration)
+        // Far below the creation lock's timeout (30 seconds), which only a wait for itself reached.
+        #expect(ContinuousClock.now - start < .seconds(15))
+        #expect(siblings.withLock { $0 } == 1)
+        try await created.execute("CREATE TABLE n(v)")
+        await created.close()
+        let reopened = try Database(path: new, rawKey: rawKey(4))
+        #expect(try await reopened.query("SELECT count(*) FROM n")[0].get(0, as: Int.self) == 0)
+        await reopened.close()
+    }
 }
