@@ -49,6 +49,19 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
+    /// Refuses a path that holds a NUL character, at every public entry that takes a path (an
+    /// opening, a conversion, an export, a backup, a plaintext import): C reads a path only up to
+    /// its first NUL, so `"a.db\0x"` names the file `a.db`. Checked at the openings and the copies'
+    /// targets only, it let `encryptInPlace` and `upgradeFromSqlCipher3` convert, and
+    /// `importPlaintext` read, the file named by the path's first part (found by the attack
+    /// review).
+    static func refuseNUL(_ path: String) throws {
+        guard !path.utf8.contains(0) else { throw SqlCipherError.cannotOpen(path: path, reason: nulReason) }
+    }
+
+    /// Why a path with a NUL is refused (``refuseNUL(_:)``).
+    static let nulReason = "the path contains a NUL character; remove it"
+
     /// The reason of a ``SqlCipherError/cannotOpen(path:reason:)`` for a `folder` that cannot hold
     /// the file, the same from every entry point (an opening, a creation, an export): a file where
     /// the folder or one above it should be ("create it first" sent the user to do what cannot be
