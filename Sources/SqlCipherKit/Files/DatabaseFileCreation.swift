@@ -276,6 +276,8 @@ final class CreationClaim: Sendable {
 
     /// The resolved path of the database file.
     let path: String
+    /// Its folder, whose lock this claim takes.
+    private let folder: String
     /// The folder's descriptor, holding the lock (-1 when none is held), and whether this call
     /// created the file. Behind a mutex only so that a pool can hand the claim to the writer's
     /// actor; one opening uses it at a time.
@@ -297,13 +299,14 @@ final class CreationClaim: Sendable {
     ///   be read, and when another opener holds the lock for longer than ``timeoutSeconds``.
     init(path: String) throws {
         self.path = path
+        folder = DatabasePath.folder(of: path)
         guard path != ":memory:", Self.isMissingOrEmpty(path) else {
             foundEmpty = false
             companionsBefore = []
             if path != ":memory:" { try Self.waitForCreators(of: path) }
             return
         }
-        let folder = DatabasePath.folder(of: path)
+        try Self.refuseOwnLock(folder: folder, path: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
@@ -338,6 +341,8 @@ final class CreationClaim: Sendable {
             usleep(2000)
         }
         state.withCheckedLock { $0.folderDescriptor = descriptor }
+        let folder = folder
+        Self.holders.withCheckedLock { $0[folder] = Self.currentThread }
         foundEmpty = Self.isMissingOrEmpty(path)
         companionsBefore = Self.existing(Self.companions(of: path))
         // Nothing to create any more (another opener finished meanwhile): the lock is not needed.
@@ -358,6 +363,7 @@ final class CreationClaim: Sendable {
     ///   longer than ``timeoutSeconds``.
     static func waitForCreators(of path: String) throws {
         let folder = DatabasePath.folder(of: path)
+        try refuseOwnLock(folder: folder, path: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }  // releases the shared lock
@@ -413,11 +419,40 @@ final class CreationClaim: Sendable {
 
     /// Releases the lock (once the new database is finished, or the opening failed).
     func release() {
-        state.withCheckedLock { state in
-            guard state.folderDescriptor >= 0 else { return }
+        let released = state.withCheckedLock { state -> Bool in
+            guard state.folderDescriptor >= 0 else { return false }
             close(state.folderDescriptor)  // closing the only descriptor releases the flock
             state.folderDescriptor = -1
+            return true
         }
+        if released { _ = Self.holders.withCheckedLock { $0.removeValue(forKey: folder) } }
+    }
+
+    /// The folders whose creation lock a claim of this process holds, and the thread that took
+    /// it (a `flock` is exclusive between the descriptors of one process too, so one per folder).
+    private static let holders = Mutex<[String: UInt]>([:])
+
+    /// The calling thread, as ``holders`` records it.
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
+    }
+
+    /// Refuses at once an opening that needs `folder`'s creation lock while its own thread holds
+    /// it: an opening that creates a database runs its `prepareConnection` (and the observers and
+    /// functions its statements call) with the lock held, and a database opened from there in the
+    /// same folder waited for its own thread for ``timeoutSeconds`` (30 s), then blamed "another
+    /// connection" and "a process stuck" (found by the attack review).
+    private static func refuseOwnLock(folder: String, path: String) throws {
+        guard holders.withCheckedLock({ $0[folder] }) == currentThread else { return }
+        throw SqlCipherError.cannotOpen(
+            path: path, reason: "this thread is creating a database in \(folder), and holds SqlCipherKit's creation "
+                + "lock on the folder until that opening ends, so this opening would wait for itself. It was most likely "
+                + "called from inside that opening (its DatabaseConfiguration.prepareConnection, a trace observer or an "
+                + "SQL function): open this database before or after the other one, not from inside its opening")
     }
 
     private static func isMissingOrEmpty(_ path: String) -> Bool {
