@@ -62,7 +62,7 @@ enum DatabaseOpener {
         guard !given.isEmpty else {
             throw SqlCipherError.cannotOpen(path: given, reason: "the path is empty; use \":memory:\" for an in-memory database")
         }
-        try DatabasePath.refuseNUL(given)
+        try DatabasePath.refuseUnusable(given)
         let settings = try cipher.pragmas(for: library, readOnly: readOnly)
         try setup.configuration.validate()
         let permissions = setup.configuration.filePermissions

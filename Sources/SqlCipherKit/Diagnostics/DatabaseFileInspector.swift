@@ -45,6 +45,9 @@ public enum DatabaseFileInspector {
             return make(path, .notADatabase, "cannot be examined: " + DatabasePath.nulReason + " (C reads a path only up to "
                 + "it, which names another file)", size: nil)
         }
+        if let masked = DatabasePath.keyURI(path) {
+            return make(masked, .notADatabase, "cannot be examined: " + DatabasePath.keyURIReason, size: nil)
+        }
         // Beside the file a symbolic link leads to, where SQLite (and every opening of the
         // package, which resolves the path first) keeps the -wal and -journal.
         let companions = companionFiles(of: SnapshotFiles.resolvedPath(path))

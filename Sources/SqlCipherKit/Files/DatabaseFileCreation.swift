@@ -49,18 +49,35 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
-    /// Refuses a path that holds a NUL character, at every public entry that takes a path (an
-    /// opening, a conversion, an export, a backup, a plaintext import): C reads a path only up to
-    /// its first NUL, so `"a.db\0x"` names the file `a.db`. Checked at the openings and the copies'
-    /// targets only, it let `encryptInPlace` and `upgradeFromSqlCipher3` convert, and
-    /// `importPlaintext` read, the file named by the path's first part (found by the attack
-    /// review).
-    static func refuseNUL(_ path: String) throws {
+    /// Refuses a path no file can be opened by, at every public entry that takes a path (an
+    /// opening, a conversion, an export, a backup, a plaintext import):
+    /// - a NUL character: C reads a path only up to it, so `"a.db\0x"` names the file `a.db`.
+    ///   Checked at the openings and the copies' targets only, it let `encryptInPlace` and
+    ///   `upgradeFromSqlCipher3` convert, and `importPlaintext` read, the file named by the
+    ///   path's first part (found by the attack review);
+    /// - a SQLite `file:` URI with a `key`, `hexkey` or `textkey` parameter: a path is a file name
+    ///   here, never a URI (<doc:Security>), so `file:app.db?key=secret` named a file of that
+    ///   name, created with the key in its name, and every error repeated it (found by the attack
+    ///   review). The error shows the path with the key masked.
+    static func refuseUnusable(_ path: String) throws {
         guard !path.utf8.contains(0) else { throw SqlCipherError.cannotOpen(path: path, reason: nulReason) }
+        if let masked = keyURI(path) { throw SqlCipherError.cannotOpen(path: masked, reason: keyURIReason) }
     }
 
-    /// Why a path with a NUL is refused (``refuseNUL(_:)``).
+    /// Why a path with a NUL is refused (``refuseUnusable(_:)``).
     static let nulReason = "the path contains a NUL character; remove it"
+
+    /// Why a `file:` URI with a key parameter is refused (``refuseUnusable(_:)``).
+    static let keyURIReason = "it is a SQLite file: URI with a key parameter, and SqlCipherKit takes a file path, never a "
+        + "URI, and the key separately: give the path alone (app.db) and the key as the key: argument. Nothing was "
+        + "created and the key was not used"
+
+    /// `path` with its key parameters masked when it is a `file:` URI that has one, or nil.
+    static func keyURI(_ path: String) -> String? {
+        guard path.hasPrefix("file:") else { return nil }
+        let masked = SQLRedaction.fileName(path)
+        return masked == path ? nil : masked
+    }
 
     /// The reason of a ``SqlCipherError/cannotOpen(path:reason:)`` for a `folder` that cannot hold
     /// the file, the same from every entry point (an opening, a creation, an export): a file where

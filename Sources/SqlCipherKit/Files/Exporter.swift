@@ -333,7 +333,7 @@ struct Exporter {
         guard !target.isEmpty, target != ":memory:" else {
             throw SqlCipherError.cannotOpen(path: target, reason: "an export needs a file path")
         }
-        try DatabasePath.refuseNUL(target)
+        try DatabasePath.refuseUnusable(target)
         // SQLite manages a database's companion files by name: a new file called like one would be
         // taken for another database's journal or WAL and deleted by its next write or opening.
         if let reason = DatabasePath.companionNameReason(target) {
