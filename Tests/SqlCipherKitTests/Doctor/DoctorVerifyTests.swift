@@ -438,6 +438,20 @@ import Testing
         }
     }
 
+    /// A file named as a SQLite `file:` URI with a key parameter was printed back whole by
+    /// `verify` and `inspect` (found by the attack review): it is refused, and shown masked.
+    @Test func aFileURIWithAKeyIsShownMasked() throws {
+        let uri = "file:/tmp/no-such-folder-x/x.db?key=s3cret-uri-value"
+        for arguments in [["verify", "--key-env", "K", uri], ["verify", "--json", "--key-env", "K", uri], ["inspect", uri],
+                          ["inspect", "--json", uri]] {
+            let result = try runChild(productPath("sqlcipher-doctor"), arguments,
+                                      environment: try Linking.childEnvironment(["K": "passphrase"]))
+            #expect(!result.signaled && result.status != 0, "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(!(result.stdout + result.stderr).contains("s3cret-uri-value"), "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(result.stdout.contains("key=***"), "\(arguments): \(result.stdout)")
+        }
+    }
+
     /// A key source that never ends, or holds far more than any key, was read whole into memory:
     /// `--key-stdin < /dev/zero` grew until the process trapped or the system killed it, and a
     /// `--key-file` naming a large sparse file (or a pipe from a program that keeps writing) ran
