@@ -277,7 +277,17 @@ final class Statement {
             return retried == 100 ? true : try ended(retried)
         }
         var error = connection.error(rc, sql: sql, writes: !isReadOnly)
-        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 10 || code == 14 {
+        if guardKind == .attach { connection.attachFailed() }
+        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 1,
+           message.hasPrefix("Invalid key value") {
+            // SQLCipher's words for a KEY that is neither text nor a blob (a number, a NULL bound
+            // in a way it refuses), which said nothing of what a KEY takes.
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (an ATTACH's KEY takes text, a passphrase, or a blob; bind it: "
+                    + "execute(\"ATTACH DATABASE ? AS name KEY ?\", path, key). Nothing was attached)",
+                sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 10 || code == 14 {
             // "unable to open database", its file name already masked (it may be a URI holding a
             // key; SQLite's own message is never read again here): say
             // what an ATTACH can open. A named pipe fails here (SQLite reads with pread, which a

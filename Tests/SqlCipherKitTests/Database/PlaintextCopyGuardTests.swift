@@ -129,6 +129,28 @@ import Testing
             "secret.db", "secret.db-wal", "secret.db-shm", "secret.db-journal"]))
     }
 
+    /// An ATTACH that SQLCipher itself refuses after SQLite opened (so created) the file: a `KEY` of
+    /// a number failed with a bare "Invalid key value" and left an empty file under the name
+    /// (found by the attack review). The message says what a KEY takes, and the folder is left
+    /// as it was.
+    @Test func anAttachRefusedAfterItsFileWasCreatedLeavesNoFile() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await secretDatabase(dir, marker: Self.marker())
+        for (index, key) in ["0", "1.5", "-7"].enumerated() {
+            let target = dir.path("n\(index).db")
+            let error = await #expect(throws: SqlCipherError.self) { try await db.execute("ATTACH '\(target)' AS n KEY \(key)") }
+            guard case .sqlite(_, _, let message, _)? = error else {
+                Issue.record("expected a SQLite error, got \(String(describing: error))")
+                continue
+            }
+            #expect(message.contains("Invalid key value") && message.contains("KEY takes text"), "\(message)")
+            #expect(!FileManager.default.fileExists(atPath: target))
+        }
+        #expect(try await Self.schemas(db) == ["main"])
+        #expect(Set(dir.allFileContents().map { ($0.0 as NSString).lastPathComponent }).isSubset(of: [
+            "secret.db", "secret.db-wal", "secret.db-shm", "secret.db-journal"]))
+    }
+
     /// A file that was there before the refused ATTACH (empty or not) is never removed.
     @Test func aRefusedAttachLeavesExistingFilesAlone() async throws {
         let dir = TemporaryDirectory()
