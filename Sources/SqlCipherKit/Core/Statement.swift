@@ -146,6 +146,7 @@ final class Statement {
         case .real(let double):
             rc = scb_bind_double(handle, index, double)
         case .text(var text):
+            if guardKind == .attach, text.utf8.contains(0) { try refuseNULInAttachName(at: index) }
             holdsBufferBindings = true
             rc = try text.withUTF8 { utf8 in
                 // A non-null pointer even for "" so SQLite binds an empty text, not NULL.
@@ -347,6 +348,40 @@ final class Statement {
         }
         if trace != nil { endTrace(.failed(code: rc & 0xFF)) }
         throw error
+    }
+
+    /// Refuses a text holding a NUL bound to an `ATTACH`'s file or schema name: SQLite reads those
+    /// only up to the NUL, so `ATTACH ? AS a` with `"new.db\0x"` attached (or created) `new.db`
+    /// (found by the attack review). A key may hold any byte: a parameter after the `KEY` keyword
+    /// is left alone. Runs only for such a text, so the usual binding pays one test.
+    private func refuseNULInAttachName(at index: Int32) throws {
+        guard let tokens = SQLTokenizer.tokenize(sql) else { return }
+        // Parameters numbered as SQLite numbers them: `?` the next, `?N` N, a name its first number.
+        var highest: Int32 = 0
+        var named: [String: Int32] = [:]
+        var afterKey = false
+        for token in tokens {
+            if token.isKeyword("KEY") { afterKey = true }
+            guard token.kind == .variable else { continue }
+            let number: Int32
+            if token.text == "?" {
+                number = highest + 1
+            } else if token.text.hasPrefix("?"), let given = Int32(token.text.dropFirst()) {
+                number = given
+            } else if let seen = named[token.text] {
+                number = seen
+            } else {
+                number = highest + 1
+                named[token.text] = number
+            }
+            highest = max(highest, number)
+            guard number == index else { continue }
+            if afterKey { return }
+            throw SqlCipherError.invalidQuery(
+                reason: "the value bound to parameter \(index) of this ATTACH, its file or schema name, holds a NUL "
+                    + "character, and SQLite reads a name only up to it, so another file (or schema) would be "
+                    + "attached; remove the NUL. Nothing was attached")
+        }
     }
 
     /// Steps with the statement recorded as the one running, for SQL functions that may only be

@@ -151,6 +151,36 @@ import Testing
             "secret.db", "secret.db-wal", "secret.db-shm", "secret.db-journal"]))
     }
 
+    /// A NUL in a bound file or schema name of an ATTACH: SQLite reads the name only up to it, so
+    /// `ATTACH ? AS a` with `"n.db\0x"` attached (and created) `n.db` (found by the attack review).
+    /// It is refused before anything is attached; a key may hold any byte and still attaches.
+    @Test func aNulInABoundAttachNameIsRefusedAndAKeyMayHoldOne() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await secretDatabase(dir, marker: Self.marker())
+        let file = dir.path("n.db")
+        for (sql, arguments) in [("ATTACH ? AS a", [file + "\0x"]), ("ATTACH DATABASE ?1 AS ?2 KEY ?3", [file, "s\0x", "k"]),
+                                 ("ATTACH :file AS a KEY 'k'", [file + "\0x"])] as [(String, [String])] {
+            let error = await #expect(throws: SqlCipherError.self) {
+                try await db.execute(sql, arguments: StatementArguments(arguments))
+            }
+            guard case .invalidQuery(let reason)? = error else {
+                Issue.record("\(sql): expected invalidQuery, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("NUL") && reason.contains("Nothing was attached"), "\(reason)")
+            #expect(!FileManager.default.fileExists(atPath: file))
+            #expect(try await Self.schemas(db) == ["main"])
+        }
+        // A key with a NUL is a key of those bytes: attached, and not opened by the part before it.
+        try await db.execute("ATTACH ? AS a KEY ?", file, "pass\0word")
+        try await db.execute("CREATE TABLE a.t(x); INSERT INTO a.t VALUES (1)")
+        try await db.execute("DETACH a")
+        try await db.execute("ATTACH :file AS b KEY :key", arguments: [":file": file, ":key": "pass\0word"])
+        #expect(try await db.query("SELECT x FROM b.t").count == 1)
+        try await db.execute("DETACH b")
+        await #expect(throws: SqlCipherError.self) { try await db.execute("ATTACH ? AS c KEY ?", file, "pass") }
+    }
+
     /// A file that was there before the refused ATTACH (empty or not) is never removed.
     @Test func aRefusedAttachLeavesExistingFilesAlone() async throws {
         let dir = TemporaryDirectory()
