@@ -146,7 +146,7 @@ final class Statement {
         case .real(let double):
             rc = scb_bind_double(handle, index, double)
         case .text(var text):
-            if guardKind == .attach, text.utf8.contains(0) { try refuseNULInAttachName(at: index) }
+            if guardKind == .attach || guardKind == .vacuumInto, text.utf8.contains(0) { try refuseNULInFileName(at: index) }
             holdsBufferBindings = true
             rc = try text.withUTF8 { utf8 in
                 // A non-null pointer even for "" so SQLite binds an empty text, not NULL.
@@ -350,11 +350,17 @@ final class Statement {
         throw error
     }
 
-    /// Refuses a text holding a NUL bound to an `ATTACH`'s file or schema name: SQLite reads those
-    /// only up to the NUL, so `ATTACH ? AS a` with `"new.db\0x"` attached (or created) `new.db`
-    /// (found by the attack review). A key may hold any byte: a parameter after the `KEY` keyword
-    /// is left alone. Runs only for such a text, so the usual binding pays one test.
-    private func refuseNULInAttachName(at index: Int32) throws {
+    /// Refuses a text holding a NUL bound to an `ATTACH`'s file or schema name, or to a `VACUUM
+    /// INTO`'s file: SQLite reads those only up to the NUL, so `ATTACH ? AS a` with `"new.db\0x"`
+    /// attached (or created) `new.db`, and `VACUUM INTO ?` wrote its copy there (found by the
+    /// attack review). A key may hold any byte: a parameter after the `KEY` keyword is left alone.
+    /// Runs only for such a text, so the usual binding pays one test.
+    private func refuseNULInFileName(at index: Int32) throws {
+        guard guardKind == .attach else {
+            throw SqlCipherError.invalidQuery(
+                reason: "the file name bound to this VACUUM INTO holds a NUL character, and SQLite reads a file name only "
+                    + "up to it, so the copy would be written under another name; remove the NUL. Nothing was written")
+        }
         guard let tokens = SQLTokenizer.tokenize(sql) else { return }
         // Parameters numbered as SQLite numbers them: `?` the next, `?N` N, a name its first number.
         var highest: Int32 = 0

@@ -152,8 +152,9 @@ import Testing
     }
 
     /// A NUL in a bound file or schema name of an ATTACH: SQLite reads the name only up to it, so
-    /// `ATTACH ? AS a` with `"n.db\0x"` attached (and created) `n.db` (found by the attack review).
-    /// It is refused before anything is attached; a key may hold any byte and still attaches.
+    /// `ATTACH ? AS a` with `"n.db\0x"` attached (and created) `n.db`, and `VACUUM INTO ?` wrote its
+    /// copy there (found by the attack review). Both are refused before anything is attached or
+    /// written; a key may hold any byte and still attaches.
     @Test func aNulInABoundAttachNameIsRefusedAndAKeyMayHoldOne() async throws {
         let dir = TemporaryDirectory()
         let db = try await secretDatabase(dir, marker: Self.marker())
@@ -179,6 +180,18 @@ import Testing
         #expect(try await db.query("SELECT x FROM b.t").count == 1)
         try await db.execute("DETACH b")
         await #expect(throws: SqlCipherError.self) { try await db.execute("ATTACH ? AS c KEY ?", file, "pass") }
+        // VACUUM INTO (SQLite 3.27+, allowed on a plaintext database) wrote its copy under the name's first part.
+        guard isSQLCipher4() else { return }
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let error = await #expect(throws: SqlCipherError.self) { try await plain.execute("VACUUM INTO ?", dir.path("v.db") + "\0x") }
+        guard case .invalidQuery(let reason)? = error else {
+            Issue.record("expected invalidQuery, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("NUL") && !FileManager.default.fileExists(atPath: dir.path("v.db")), "\(reason)")
+        try await plain.execute("VACUUM INTO ?", dir.path("v.db"))
+        #expect(FileHeader(path: dir.path("v.db"))?.looksPlaintextSQLite == true)
     }
 
     /// A file that was there before the refused ATTACH (empty or not) is never removed.
