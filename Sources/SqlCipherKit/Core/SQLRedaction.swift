@@ -166,12 +166,17 @@ enum SQLRedaction {
     /// word glued to a keyword that decides the redaction (`ATTACHé`, `éKEY`). SQLite refuses such
     /// text, or the package does (a NUL), and the error shows it; only its keywords and punctuation
     /// are shown then. A name outside ASCII (`prénom`) or a Unicode space inside a string does not
-    /// count: such statements are shown, and cached, as written.
+    /// count: such statements are shown, and cached, as written. A head word outside ASCII (a
+    /// look-alike of `PRAGMA` or `ATTACH`, never valid SQL) counts.
     private static func isDisguised(_ body: ArraySlice<SQLTokenizer.Token>, original: [UInt8], readable: String) -> Bool {
         guard let first = body.first, let last = body.last else { return false }
         let span = original[first.start..<last.end]
         guard mayHoldKey(span) else { return false }
         if span.contains(where: { $0 < 32 && ($0 < 9 || $0 > 13) || $0 == 0x7F }) { return true }
+        // A head word outside ASCII, which no statement has: a look-alike of a keyword
+        // (`PRАGMA key = …` or `АTTACH …` with a Cyrillic `А`), which SQLite refuses and echoes
+        // (found by the attack review).
+        if first.kind == .word && first.text.utf8.contains(where: { $0 >= 0x80 }) { return true }
         if body.contains(where: { $0.kind == .word && isGluedToKeyword($0.text) }) { return true }
         // A character blanked outside every literal and quoted name: between two tokens, or where
         // the tokens of the original text would have run together.
