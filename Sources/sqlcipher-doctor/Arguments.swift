@@ -75,10 +75,10 @@ enum ArgumentParser {
                 if spec.takesFiles {
                     parsed.files.append(argument)
                 } else if command == .report {
-                    throw usage("unknown command '\(argument)' (the commands are "
+                    throw usage("unknown command \(shown(argument, at: index)) (the commands are "
                         + Command.allCases.filter { $0 != .report }.map(\.rawValue).joined(separator: " and ") + ")")
                 } else {
-                    throw usage("unexpected argument '\(argument)'")
+                    throw usage("unexpected argument \(shown(argument, at: index))")
                 }
                 continue
             }
@@ -115,10 +115,29 @@ enum ArgumentParser {
                     ? "--library has no effect on inspect, which reads files without SQLCipher"
                     : "\(name) is an option of \(owner == .report ? "the report (no command)" : owner.rawValue), not of \(command.rawValue)")
             } else {
-                throw usage("unknown option '\(argument.split(separator: "=", maxSplits: 1).first ?? "")'")
+                throw usage("unknown option \(shown(name, at: index))")
             }
         }
         return parsed
+    }
+
+    /// An argument the parser does not know, as a usage error may repeat it: quoted when it is
+    /// spelled like a command word or a long option (`frobnicate`, `--bogus`: lower-case ASCII
+    /// letters and `-`), and otherwise by its position only. A key typed on the command line is
+    /// refused wherever it stands, and a message must not print it back: glued to a short option as
+    /// other tools take it (`-pS3cret`, `-k'my passphrase'`), or standing where a command belongs,
+    /// it was repeated in full (found by the attack review).
+    static func shown(_ argument: String, at position: Int) -> String {
+        let bytes = Array(argument.utf8)
+        let body = bytes.drop { $0 == UInt8(ascii: "-") }
+        let dashes = bytes.count - body.count
+        let spelledLikeAWord = body.allSatisfy { $0 == UInt8(ascii: "-") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+        // One dash before several letters is a short option with a value glued to it.
+        if !body.isEmpty, body.count <= 40, spelledLikeAWord, dashes != 1 || body.count == 1 {
+            return "'\(argument)'"
+        }
+        return "(argument \(position), not repeated here in case it is a key: give a key with --key-env NAME, "
+            + "--key-file PATH or --key-stdin)"
     }
 
     /// The command word and its position: the first argument that is neither an option nor the

@@ -59,6 +59,7 @@ extension SQLiteConnection {
         guard gate.readOnlySchema == nil else {
             throw SqlCipherError.invalidQuery(reason: "a plaintext database is already attached as \(gate.readOnlySchema ?? "")")
         }
+        try DatabasePath.refuseUnusable(path)
         guard let header = FileHeader(path: path), header.fileSize > 0 else { throw Exporter.noSource(path) }
         guard header.looksPlaintextSQLite else {
             throw SqlCipherError.notPlaintextDatabase(path: path)

@@ -242,6 +242,9 @@ struct CipherPragmaRule: Sendable {
 
     /// The description of ``SqlCipherError/unsafePragma(name:value:sql:)`` for a pragma of this table.
     static func refusalDescription(name: String, value: String, sql: String) -> String {
+        // Redacted again, for an error made by hand (the package's own already are).
+        let sql = SQLRedaction.text(of: sql)
+        let value = SQLRedaction.pragmaValue(name: name, value: value)
         guard let rule = rule(named: name) else {
             return "`\(sql)` uses PRAGMA \(name), which SqlCipherKit does not know; pragmas of SQLCipher that it does "
                 + "not know are refused rather than guessed at, so the statement was not run. SqlCipherKit's "

@@ -11,7 +11,10 @@ import Foundation
 ///   assembled with `||`), so every literal of the statement is replaced;
 /// - `VACUUM INTO 'file:...?key=...'`: every literal is replaced;
 /// - a `PRAGMA` of the key family, with or without a schema, `=` or `(...)`: its value is replaced;
-/// - any other statement: a string literal that contains `key=` in any case.
+///   so is the value of `cipher_salt` and of a pragma whose name is no ASCII (a look-alike of `key`);
+/// - any other statement: a string literal that contains `key=` in any case, the operands of a
+///   `KEY` clause (a mistyped or misplaced `ATTACH`) and the value of a key pragma named after the
+///   statement's head (a `;` left out).
 ///
 /// The decision is made on tokens, never by searching for a key's value (a short key would mask
 /// unrelated words of a message): the WHOLE text is tokenized, so every statement of a script
@@ -82,8 +85,27 @@ enum SQLRedaction {
                 // A word glued to a character SQLite reads as part of a name (`ATTACHé`): SQLite
                 // refuses the text and echoes it; only keywords and punctuation are shown.
                 let disguised = isDisguised(body, original: original, readable: readable)
-                for token in body {
-                    if disguised ? !isShownInDisguise(token) : token.kind == .string && containsKeyParameter(token.text) {
+                // A `KEY` clause or a key pragma inside a statement whose head says otherwise: an
+                // `ATTACH` mistyped (`ATACH`, a look-alike letter such as a Cyrillic `А`), one after
+                // a missing `;` (`SELECT 1 ATTACH …`, `WITH … ATTACH …`) or in a trigger's body,
+                // `SELECT 1 PRAGMA key = '…'`. SQLite refuses such text and the error showed it
+                // with the key (found by the attack review). The operands of the `KEY`, and
+                // everything after the pragma's name, are masked.
+                let pragmaName = disguised ? nil : embeddedKeyPragmaName(body, head: head)
+                var keyClause = false
+                for index in body.indices {
+                    let token = body[index]
+                    if let name = pragmaName, index > name {
+                        if index == name + 1 && !token.isSymbol(";") {
+                            output += ["=", mask]
+                            redacted = true
+                        }
+                        if index == body.endIndex - 1 && token.isSymbol(";") { output.append(";") }
+                        continue
+                    }
+                    if !disguised && !keyClause { keyClause = startsKeyClause(body, at: index) }
+                    if disguised ? !isShownInDisguise(token)
+                        : keyClause ? isKeyOperand(token) : token.kind == .string && containsKeyParameter(token.text) {
                         output.append(mask)
                         redacted = true
                     } else {
@@ -144,12 +166,17 @@ enum SQLRedaction {
     /// word glued to a keyword that decides the redaction (`ATTACHé`, `éKEY`). SQLite refuses such
     /// text, or the package does (a NUL), and the error shows it; only its keywords and punctuation
     /// are shown then. A name outside ASCII (`prénom`) or a Unicode space inside a string does not
-    /// count: such statements are shown, and cached, as written.
+    /// count: such statements are shown, and cached, as written. A head word outside ASCII (a
+    /// look-alike of `PRAGMA` or `ATTACH`, never valid SQL) counts.
     private static func isDisguised(_ body: ArraySlice<SQLTokenizer.Token>, original: [UInt8], readable: String) -> Bool {
         guard let first = body.first, let last = body.last else { return false }
         let span = original[first.start..<last.end]
         guard mayHoldKey(span) else { return false }
         if span.contains(where: { $0 < 32 && ($0 < 9 || $0 > 13) || $0 == 0x7F }) { return true }
+        // A head word outside ASCII, which no statement has: a look-alike of a keyword
+        // (`PRАGMA key = …` or `АTTACH …` with a Cyrillic `А`), which SQLite refuses and echoes
+        // (found by the attack review).
+        if first.kind == .word && first.text.utf8.contains(where: { $0 >= 0x80 }) { return true }
         if body.contains(where: { $0.kind == .word && isGluedToKeyword($0.text) }) { return true }
         // A character blanked outside every literal and quoted name: between two tokens, or where
         // the tokens of the original text would have run together.
@@ -276,7 +303,7 @@ enum SQLRedaction {
     /// The value of `PRAGMA name = value` as it may be shown: masked for the key family.
     static func pragmaValue(name: String, value: String) -> String {
         let bare = name.split(separator: ".").last.map(String.init) ?? name
-        guard CipherPragmaRule.keyPragmas.contains(FunctionKey.fold(bare)), !value.isEmpty else { return value }
+        guard hidesValue(ofPragma: bare), !value.isEmpty else { return value }
         return "***"
     }
 
@@ -284,7 +311,8 @@ enum SQLRedaction {
 
     private enum Kind { case attach, vacuum, keyPragma, other }
 
-    /// Whether `sql` mentions `key`, `attach` or `vacuum` in any case: only such text is tokenized.
+    /// Whether `sql` mentions `key`, `attach`, `vacuum` or `salt` in any case, or `pragma` beside a
+    /// character outside ASCII: only such text is tokenized.
     static func mayHoldKey(_ sql: String) -> Bool {
         // Straight over the bytes when the string has them in one piece (a native string always
         // does): the statement cache asks this of every statement it keeps, and the string's own
@@ -298,10 +326,17 @@ enum SQLRedaction {
         // A rolling window of the last eight bytes, folded to lower case, and the eight before.
         var window: UInt64 = 0
         var older: UInt64 = 0
+        // A `PRAGMA` in text with a character outside ASCII may name a look-alike of `key`
+        // (hidesValue(ofPragma:)).
+        var pragma = false
+        var outsideASCII = false
         while let byte = utf8.next() {
             // What a reader does not see inside a word is left out: `ATTA<NUL>CH` and
             // `k<U+200B>ey` mention a key to the reader (isDisguised).
-            if isHidden(byte) { continue }
+            if isHidden(byte) {
+                if byte >= 0x80 { outsideASCII = true }
+                continue
+            }
             let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
             older = (older << 8) | (window >> 56)
             window = (window << 8) | UInt64(folded)
@@ -315,8 +350,10 @@ enum SQLRedaction {
             if window & 0xFFFF_FFFF_FFFF == 0x6174_7461_6368 || window & 0xFFFF_FFFF_FFFF == 0x7661_6375_756D {
                 return true  // "attach", "vacuum"
             }
+            if window & 0xFFFF_FFFF == 0x7361_6C74 { return true }  // "salt": `PRAGMA cipher_salt = …`
+            if window & 0xFFFF_FFFF_FFFF == 0x7072_6167_6D61 { pragma = true }
         }
-        return false
+        return pragma && outsideASCII
     }
 
     /// The token ranges of the pieces of a script, each ending after a `;`, so that every `;`
@@ -352,8 +389,7 @@ enum SQLRedaction {
         if head.isKeyword("VACUUM") { return (index, .vacuum) }
         if head.isKeyword("PRAGMA") {
             let nameIndex = pragmaNameIndex(body, head: index)
-            if nameIndex < body.endIndex, let name = body[nameIndex].identifier,
-               CipherPragmaRule.keyPragmas.contains(FunctionKey.fold(name)) {
+            if nameIndex < body.endIndex, let name = body[nameIndex].identifier, hidesValue(ofPragma: name) {
                 return (index, .keyPragma)
             }
         }
@@ -368,6 +404,50 @@ enum SQLRedaction {
 
     private static func isLiteral(_ token: SQLTokenizer.Token) -> Bool {
         token.kind == .string || token.kind == .blob || token.kind == .number
+    }
+
+    /// Whether a pragma of this name has a value that is never shown: the key family, the salt
+    /// (`cipher_salt`, which a file with a plaintext header does not store, and which its owner
+    /// keeps like a key), and a name with a character outside ASCII, which no pragma has: a
+    /// look-alike of `key` (`PRAGMA kеy = '…'` with a Cyrillic `е`), which SQLite ignores as an
+    /// unknown pragma, so the statement ran and its trace event showed the key.
+    static func hidesValue(ofPragma name: String) -> Bool {
+        let folded = FunctionKey.fold(name)
+        return CipherPragmaRule.keyPragmas.contains(folded) || folded == "cipher_salt"
+            || name.utf8.contains(where: { $0 >= 0x80 })
+    }
+
+    /// The index of the name of a pragma whose value is hidden (``hidesValue(ofPragma:)``) that
+    /// a statement names after its head (`SELECT 1 PRAGMA key = '…'`, a `;` left out), or nil.
+    private static func embeddedKeyPragmaName(_ body: ArraySlice<SQLTokenizer.Token>, head: Int) -> Int? {
+        for index in body.indices where index > head && body[index].isKeyword("PRAGMA") {
+            let name = pragmaNameIndex(body, head: index)
+            if name < body.endIndex, let identifier = body[name].identifier, hidesValue(ofPragma: identifier) {
+                return name
+            }
+        }
+        return nil
+    }
+
+    /// Whether the token at `index` starts the operands of a `KEY` clause in a statement that is
+    /// no `ATTACH` to its head: it follows `KEY` and is a literal or a quoted name (which no `KEY`
+    /// of valid SQL other than an `ATTACH`'s is followed by), or it follows `AS name KEY`, the
+    /// words that end an `ATTACH` before its key, whatever it is (`KEY secret`, `KEY (SELECT …)`).
+    /// `PRIMARY KEY`, `FOREIGN KEY (…)` and a column named `key` start none.
+    private static func startsKeyClause(_ body: ArraySlice<SQLTokenizer.Token>, at index: Int) -> Bool {
+        guard index > body.startIndex, body[index - 1].isKeyword("KEY") else { return false }
+        if [.string, .blob, .number, .quotedIdentifier].contains(body[index].kind) { return true }
+        return index - 3 >= body.startIndex && body[index - 3].isKeyword("AS") && !body[index].isSymbol(";")
+    }
+
+    /// What of a `KEY` clause's operands is masked: literals, quoted names and words that are no
+    /// keywords; keywords and punctuation are shown.
+    private static func isKeyOperand(_ token: SQLTokenizer.Token) -> Bool {
+        switch token.kind {
+        case .string, .blob, .number, .quotedIdentifier: return true
+        case .word: return !SQLTokenizer.keywords.contains(token.text.uppercased())
+        case .variable, .symbol: return false
+        }
     }
 
     private static func containsKeyParameter(_ literal: String) -> Bool {

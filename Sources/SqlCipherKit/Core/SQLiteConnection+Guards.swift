@@ -289,6 +289,7 @@ extension SQLiteConnection {
     /// - Throws: ``SqlCipherError/cannotOpen(path:reason:)``; ``SqlCipherError/invalidQuery(reason:)``
     ///   for an `ATTACH` whose file is named by an expression.
     func attachWillRun(_ statement: Statement) throws {
+        statementGate.attachFiles = []
         if !scope.isPackage, let text = scb_expanded_sql(statement.handle) {
             defer { scb_free_expanded_sql(text) }
             let operands = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
@@ -329,6 +330,7 @@ extension SQLiteConnection {
                         + "bind it: execute(\"ATTACH DATABASE ? AS name KEY ?\", path, key), or write it as a string "
                         + "literal. Nothing was attached")
             }
+            statementGate.attachFiles = operands.file.map(Self.attachedFilePaths) ?? []
             let encrypted = operands.hasKeyClause ? !operands.keyIsEmpty : statementGate.isEncrypted
             let hotJournal = operands.file.map(Self.attachedFilePaths)?.lazy.compactMap { file in
                 ReadOnlyOpening.liveJournalPageSize(file + "-journal").map { (file, $0) }
@@ -439,6 +441,7 @@ extension SQLiteConnection {
         let gate = statementGate
         let started = gate.attachStarted
         gate.attachStarted = nil
+        gate.attachFiles = []
         guard !scope.isPackage else { return }
         var attached: [(schema: String, file: String)] = []
         guard rows("PRAGMA database_list", columns: [0, 1, 2], { values in
@@ -484,6 +487,20 @@ extension SQLiteConnection {
             }
             throw SqlCipherError.unsafeAttach(schema: schema, path: file, encrypted: encrypted, sql: statement.sql).redactingSQL()
         }
+    }
+
+    /// The end of a user's `ATTACH` that failed: SQLite creates a missing file when it opens it, and
+    /// some failures come after that (a `KEY` of a number, "Invalid key value"), which left an
+    /// empty file under the name (found by the attack review). That file is removed again, as
+    /// after a refusal of ``attachDidRun(_:)``.
+    func attachFailed() {
+        let gate = statementGate
+        let started = gate.attachStarted
+        let files = gate.attachFiles
+        gate.attachStarted = nil
+        gate.attachFiles = []
+        guard let started, !scope.isPackage else { return }
+        for file in files { Self.removeIfCreatedEmpty(file, since: started) }
     }
 
     /// Removes `path` when it is an empty regular file whose inode changed at or after `since`:

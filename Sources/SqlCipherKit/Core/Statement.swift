@@ -146,6 +146,7 @@ final class Statement {
         case .real(let double):
             rc = scb_bind_double(handle, index, double)
         case .text(var text):
+            if guardKind == .attach || guardKind == .vacuumInto, text.utf8.contains(0) { try refuseNULInFileName(at: index) }
             holdsBufferBindings = true
             rc = try text.withUTF8 { utf8 in
                 // A non-null pointer even for "" so SQLite binds an empty text, not NULL.
@@ -277,7 +278,17 @@ final class Statement {
             return retried == 100 ? true : try ended(retried)
         }
         var error = connection.error(rc, sql: sql, writes: !isReadOnly)
-        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 10 || code == 14 {
+        if guardKind == .attach { connection.attachFailed() }
+        if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 1,
+           message.hasPrefix("Invalid key value") {
+            // SQLCipher's words for a KEY that is neither text nor a blob (a number, a NULL bound
+            // in a way it refuses), which said nothing of what a KEY takes.
+            error = .sqlite(
+                code: code, extendedCode: extended,
+                message: message + " (an ATTACH's KEY takes text, a passphrase, or a blob; bind it: "
+                    + "execute(\"ATTACH DATABASE ? AS name KEY ?\", path, key). Nothing was attached)",
+                sql: redacted)
+        } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 10 || code == 14 {
             // "unable to open database", its file name already masked (it may be a URI holding a
             // key; SQLite's own message is never read again here): say
             // what an ATTACH can open. A named pipe fails here (SQLite reads with pread, which a
@@ -337,6 +348,46 @@ final class Statement {
         }
         if trace != nil { endTrace(.failed(code: rc & 0xFF)) }
         throw error
+    }
+
+    /// Refuses a text holding a NUL bound to an `ATTACH`'s file or schema name, or to a `VACUUM
+    /// INTO`'s file: SQLite reads those only up to the NUL, so `ATTACH ? AS a` with `"new.db\0x"`
+    /// attached (or created) `new.db`, and `VACUUM INTO ?` wrote its copy there (found by the
+    /// attack review). A key may hold any byte: a parameter after the `KEY` keyword is left alone.
+    /// Runs only for such a text, so the usual binding pays one test.
+    private func refuseNULInFileName(at index: Int32) throws {
+        guard guardKind == .attach else {
+            throw SqlCipherError.invalidQuery(
+                reason: "the file name bound to this VACUUM INTO holds a NUL character, and SQLite reads a file name only "
+                    + "up to it, so the copy would be written under another name; remove the NUL. Nothing was written")
+        }
+        guard let tokens = SQLTokenizer.tokenize(sql) else { return }
+        // Parameters numbered as SQLite numbers them: `?` the next, `?N` N, a name its first number.
+        var highest: Int32 = 0
+        var named: [String: Int32] = [:]
+        var afterKey = false
+        for token in tokens {
+            if token.isKeyword("KEY") { afterKey = true }
+            guard token.kind == .variable else { continue }
+            let number: Int32
+            if token.text == "?" {
+                number = highest + 1
+            } else if token.text.hasPrefix("?"), let given = Int32(token.text.dropFirst()) {
+                number = given
+            } else if let seen = named[token.text] {
+                number = seen
+            } else {
+                number = highest + 1
+                named[token.text] = number
+            }
+            highest = max(highest, number)
+            guard number == index else { continue }
+            if afterKey { return }
+            throw SqlCipherError.invalidQuery(
+                reason: "the value bound to parameter \(index) of this ATTACH, its file or schema name, holds a NUL "
+                    + "character, and SQLite reads a name only up to it, so another file (or schema) would be "
+                    + "attached; remove the NUL. Nothing was attached")
+        }
     }
 
     /// Steps with the statement recorded as the one running, for SQL functions that may only be

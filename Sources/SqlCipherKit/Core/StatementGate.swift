@@ -60,6 +60,9 @@ final class StatementGate {
     /// When the user's `ATTACH` running now started, on the clock the kernel stamps files with
     /// (`CLOCK_REALTIME_COARSE`): a refused attachment removes the empty file it created.
     var attachStarted: timespec?
+    /// The files the user's `ATTACH` running now names (``SQLiteConnection/attachedFilePaths(_:)``):
+    /// one that SQLite created before the statement failed is removed again.
+    var attachFiles: [String] = []
     /// A database that ``SQLiteConnection/attachDidRun(_:)`` could not detach again; while it is
     /// set, every statement is refused.
     var unsafeAttachment: (schema: String, path: String, encrypted: Bool)?

@@ -62,10 +62,7 @@ enum DatabaseOpener {
         guard !given.isEmpty else {
             throw SqlCipherError.cannotOpen(path: given, reason: "the path is empty; use \":memory:\" for an in-memory database")
         }
-        // C sees a path only up to its first NUL: "a\0b.db" would open (or create) "a".
-        guard !given.utf8.contains(0) else {
-            throw SqlCipherError.cannotOpen(path: given, reason: "the path contains a NUL character; remove it")
-        }
+        try DatabasePath.refuseUnusable(given)
         let settings = try cipher.pragmas(for: library, readOnly: readOnly)
         try setup.configuration.validate()
         let permissions = setup.configuration.filePermissions

@@ -40,6 +40,14 @@ public enum DatabaseFileInspector {
 
     /// Inspects the file at `path`. Never throws: an unreadable file is reported as such.
     public static func inspect(_ path: String) -> DatabaseFileInspection {
+        // C reads a path only up to a NUL: the file found would be another one's.
+        guard !path.utf8.contains(0) else {
+            return make(path, .notADatabase, "cannot be examined: " + DatabasePath.nulReason + " (C reads a path only up to "
+                + "it, which names another file)", size: nil)
+        }
+        if let masked = DatabasePath.keyURI(path) {
+            return make(masked, .notADatabase, "cannot be examined: " + DatabasePath.keyURIReason, size: nil)
+        }
         // Beside the file a symbolic link leads to, where SQLite (and every opening of the
         // package, which resolves the path first) keeps the -wal and -journal.
         let companions = companionFiles(of: SnapshotFiles.resolvedPath(path))

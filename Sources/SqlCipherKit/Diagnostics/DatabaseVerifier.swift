@@ -105,7 +105,8 @@ package enum DatabaseVerifier {
     package static func verify(_ path: String, key: DatabaseKey, salt: Data? = nil, candidates: [SettingsCandidate],
                                library: SqlCipherLibrary,
                                progress: (@Sendable (DatabaseProgress) -> Void)? = nil) -> DatabaseVerification {
-        var run = VerificationRun(path: path, target: SnapshotFiles.resolvedPath(path),
+        // A `file:` URI with a key is refused by the inspection, and shown with the key masked.
+        var run = VerificationRun(path: DatabasePath.keyURI(path) ?? path, target: SnapshotFiles.resolvedPath(path),
                                   inspection: DatabaseFileInspector.inspect(path), library: library)
         run.progress = progress
         run.verify(key: key, salt: salt, candidates: candidates)

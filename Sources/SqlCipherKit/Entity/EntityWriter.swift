@@ -303,9 +303,32 @@ struct EntityWriter<T: Entity> {
                     + "\(columns.joined(separator: ", "))); declare `static let primaryKeyColumn = \"…\"` "
                     + "with the coding key of the primaryKey property")
         }
+        try refuseRowidAliases(columns, keyIndex: keyIndex)
         sql = try EntitySaveSQL(table: T.tableName.name, columns: columns, keyIndex: keyIndex)
         statements = Array(repeating: nil, count: Kind.allCases.count)
         layoutVersion = currentLayoutVersion
+    }
+
+    /// Refuses a column other than the key named `rowid`, `oid` or `_rowid_` (any case) that the
+    /// table lacks: SQLite then takes the name for the row's key, so a property coded so (an
+    /// `oid: Int`) was written into the key, moving the row to another id or replacing another
+    /// row, and a `Double` one failed with a bare "datatype mismatch" (found by the attack review).
+    /// Costs nothing unless such a name is encoded; a table that does not exist is left to SQLite.
+    private func refuseRowidAliases(_ columns: [String], keyIndex: Int) throws {
+        for (index, column) in columns.enumerated() where index != keyIndex
+            && ["rowid", "oid", "_rowid_"].contains(FunctionKey.fold(column)) {
+            var tableColumns: [String] = []
+            let table = SQLRenderer.quotedName(T.tableName.name)
+            guard connection.rows("PRAGMA table_info(\(table))", columns: [1], { values in
+                if case .text(let name) = values[0] { tableColumns.append(FunctionKey.fold(name)) }
+            }), !tableColumns.isEmpty, !tableColumns.contains(FunctionKey.fold(column)) else { continue }
+            throw SqlCipherError.encodingFailed(
+                entity: encoder.entityName,
+                reason: "it encodes a column named \"\(column)\", which table \(T.tableName.name) does not have, and SQLite "
+                    + "reads rowid, oid and _rowid_ as the row's key when no column is so named: the save would write "
+                    + "this value into the key of the row (or fail with \"datatype mismatch\"). Give the property "
+                    + "another coding key, or add the column to the table. Nothing was saved")
+        }
     }
 
     /// The statement of `kind`, prepared (through the connection's cache) on first use.

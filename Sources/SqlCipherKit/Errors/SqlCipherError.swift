@@ -404,6 +404,7 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "Database.encrypt(plaintextAt:to:key:) to encrypt a plaintext file, and "
                 + "Database.upgradeFromSqlCipher3(path:key:) to move a SQLCipher 3 file to SQLCipher 4."
         case let .unsafeAttach(schema, path, encrypted, sql):
+            let path = SQLRedaction.fileName(path)
             if encrypted {
                 return "\(Self.quoted(sql)) attached the encrypted database \(path) as \(schema) to a plaintext Database, "
                     + "where its rows could be copied in the clear; it was detached again. Open the encrypted file with "
@@ -549,7 +550,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
     /// SQL text in backquotes, as every description shows it: cut after
     /// ``descriptionSQLLimit`` characters, so that an error about a statement of thousands of
     /// parameters or a long script stays a readable line (the error's `sql` keeps it whole).
+    /// Redacted again (``SQLRedaction``): the package makes its errors from redacted text, but an
+    /// error made by hand (`SqlCipherError.sqlite(…, sql: "ATTACH … KEY '…'")`, in a test or a
+    /// wrapper) printed its key (found by the attack review).
     static func quoted(_ sql: String) -> String {
+        let sql = SQLRedaction.text(of: sql)
         guard sql.count > descriptionSQLLimit else { return "`\(sql)`" }
         let shown = sql.prefix(descriptionSQLLimit)
         return "`\(shown)…` (\(sql.count - descriptionSQLLimit) more characters)"

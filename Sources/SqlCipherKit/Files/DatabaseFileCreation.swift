@@ -49,6 +49,36 @@ enum DatabasePath {
     /// The most links followed, as Linux's own limit (`MAXSYMLINKS`).
     static let maximumLinks = 40
 
+    /// Refuses a path no file can be opened by, at every public entry that takes a path (an
+    /// opening, a conversion, an export, a backup, a plaintext import):
+    /// - a NUL character: C reads a path only up to it, so `"a.db\0x"` names the file `a.db`.
+    ///   Checked at the openings and the copies' targets only, it let `encryptInPlace` and
+    ///   `upgradeFromSqlCipher3` convert, and `importPlaintext` read, the file named by the
+    ///   path's first part (found by the attack review);
+    /// - a SQLite `file:` URI with a `key`, `hexkey` or `textkey` parameter: a path is a file name
+    ///   here, never a URI (<doc:Security>), so `file:app.db?key=secret` named a file of that
+    ///   name, created with the key in its name, and every error repeated it (found by the attack
+    ///   review). The error shows the path with the key masked.
+    static func refuseUnusable(_ path: String) throws {
+        guard !path.utf8.contains(0) else { throw SqlCipherError.cannotOpen(path: path, reason: nulReason) }
+        if let masked = keyURI(path) { throw SqlCipherError.cannotOpen(path: masked, reason: keyURIReason) }
+    }
+
+    /// Why a path with a NUL is refused (``refuseUnusable(_:)``).
+    static let nulReason = "the path contains a NUL character; remove it"
+
+    /// Why a `file:` URI with a key parameter is refused (``refuseUnusable(_:)``).
+    static let keyURIReason = "it is a SQLite file: URI with a key parameter, and SqlCipherKit takes a file path, never a "
+        + "URI, and the key separately: give the path alone (app.db) and the key as the key: argument. Nothing was "
+        + "created and the key was not used"
+
+    /// `path` with its key parameters masked when it is a `file:` URI that has one, or nil.
+    static func keyURI(_ path: String) -> String? {
+        guard path.hasPrefix("file:") else { return nil }
+        let masked = SQLRedaction.fileName(path)
+        return masked == path ? nil : masked
+    }
+
     /// The reason of a ``SqlCipherError/cannotOpen(path:reason:)`` for a `folder` that cannot hold
     /// the file, the same from every entry point (an opening, a creation, an export): a file where
     /// the folder or one above it should be ("create it first" sent the user to do what cannot be
@@ -263,6 +293,8 @@ final class CreationClaim: Sendable {
 
     /// The resolved path of the database file.
     let path: String
+    /// Its folder, whose lock this claim takes.
+    private let folder: String
     /// The folder's descriptor, holding the lock (-1 when none is held), and whether this call
     /// created the file. Behind a mutex only so that a pool can hand the claim to the writer's
     /// actor; one opening uses it at a time.
@@ -284,14 +316,18 @@ final class CreationClaim: Sendable {
     ///   be read, and when another opener holds the lock for longer than ``timeoutSeconds``.
     init(path: String) throws {
         self.path = path
+        folder = DatabasePath.folder(of: path)
         guard path != ":memory:", Self.isMissingOrEmpty(path) else {
             foundEmpty = false
             companionsBefore = []
             if path != ":memory:" { try Self.waitForCreators(of: path) }
             return
         }
-        let folder = DatabasePath.folder(of: path)
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0, Self.holding(descriptor)?.thread == Self.currentThread {
+            close(descriptor)
+            throw Self.waitForItself(folder: folder, path: path)
+        }
         guard descriptor >= 0 else {
             let error = errno
             if error == ENOENT || error == ENOTDIR {
@@ -349,12 +385,15 @@ final class CreationClaim: Sendable {
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }  // releases the shared lock
-        // This process holds the folder's lock, for other files: no other process can be creating
-        // there, and this one is creating only those. Waiting would wait for itself: a new
-        // database's prepareConnection that opened another database of the folder waited the
-        // whole timeout and failed ("creating a database … for more than 30 seconds").
-        if let key = FolderKey(descriptor), let creating = heldFolders.withCheckedLock({ $0[key] }), !creating.contains(path) {
-            return
+        if let holding = holding(descriptor) {
+            // This process holds the folder's lock, for another file: no other process can be
+            // creating there, and this one is not creating this file. Waiting would wait for
+            // itself: a new database's prepareConnection that opened another database of the
+            // folder waited the whole timeout and failed ("creating a database … for more than
+            // 30 seconds").
+            if holding.path != path { return }
+            // This very file, being created by this thread: an opening from inside its own opening.
+            if holding.thread == currentThread { throw waitForItself(folder: folder, path: path) }
         }
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
@@ -414,7 +453,7 @@ final class CreationClaim: Sendable {
         }
         guard descriptor >= 0 else { return }
         // Forgotten first: while listed, the lock is held (``waitForCreators(of:)`` relies on it).
-        Self.noteReleased(path, folder: descriptor)
+        Self.noteReleased(folder: descriptor)
         close(descriptor)  // closing the only descriptor releases the flock
     }
 
@@ -431,22 +470,56 @@ final class CreationClaim: Sendable {
         }
     }
 
-    /// The folders whose creation lock this process holds, with the files it is creating in each:
-    /// listed from the moment the lock is taken until just before it is released.
-    private static let heldFolders = Mutex<[FolderKey: [String]]>([:])
+    /// Which file of a folder this process is creating, and on which thread: the claim that holds
+    /// the folder's lock (a `flock` is exclusive between the descriptors of one process too, so
+    /// there is one per folder).
+    private struct Holding {
+        let path: String
+        let thread: UInt
+    }
+
+    /// The folders whose creation lock this process holds: listed from the moment the lock is
+    /// taken until just before it is released.
+    private static let heldFolders = Mutex<[FolderKey: Holding]>([:])
 
     private static func noteHeld(_ path: String, folder descriptor: Int32) {
         guard let key = FolderKey(descriptor) else { return }
-        heldFolders.withCheckedLock { $0[key, default: []].append(path) }
+        let holding = Holding(path: path, thread: currentThread)
+        heldFolders.withCheckedLock { $0[key] = holding }
     }
 
-    private static func noteReleased(_ path: String, folder descriptor: Int32) {
+    private static func noteReleased(folder descriptor: Int32) {
         guard let key = FolderKey(descriptor) else { return }
-        heldFolders.withCheckedLock { held in
-            guard var paths = held[key], let index = paths.firstIndex(of: path) else { return }
-            paths.remove(at: index)
-            held[key] = paths.isEmpty ? nil : paths
-        }
+        _ = heldFolders.withCheckedLock { $0.removeValue(forKey: key) }
+    }
+
+    /// The claim of this process that holds the lock of the folder open at `descriptor`, if any.
+    private static func holding(_ descriptor: Int32) -> Holding? {
+        guard let key = FolderKey(descriptor) else { return nil }
+        return heldFolders.withCheckedLock { $0[key] }
+    }
+
+    /// The calling thread, as ``Holding`` records it.
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
+    }
+
+    /// The refusal of an opening that needs `folder`'s creation lock (to create a file, or to
+    /// open the very file being created) while its own thread holds it: an opening that creates a
+    /// database runs its `prepareConnection` (and the observers and functions its statements
+    /// call) with the lock held, and a database opened from there waited for its own thread for
+    /// ``timeoutSeconds`` (30 s), then blamed "another connection" and "a process stuck" (found
+    /// by the attack review).
+    private static func waitForItself(folder: String, path: String) -> SqlCipherError {
+        SqlCipherError.cannotOpen(
+            path: path, reason: "this thread is creating a database in \(folder), and holds SqlCipherKit's creation "
+                + "lock on the folder until that opening ends, so this opening would wait for itself. It was most likely "
+                + "called from inside that opening (its DatabaseConfiguration.prepareConnection, a trace observer or an "
+                + "SQL function): open this database before or after the other one, not from inside its opening")
     }
 
     private static func isMissingOrEmpty(_ path: String) -> Bool {

@@ -340,10 +340,7 @@ struct Exporter {
         guard !target.isEmpty, target != ":memory:" else {
             throw SqlCipherError.cannotOpen(path: target, reason: "an export needs a file path")
         }
-        // C sees a path only up to its first NUL: "new.db\0x" wrote the copy under another name.
-        guard !target.utf8.contains(0) else {
-            throw SqlCipherError.cannotOpen(path: target, reason: "the path contains a NUL character; remove it")
-        }
+        try DatabasePath.refuseUnusable(target)
         // SQLite manages a database's companion files by name: a new file called like one would be
         // taken for another database's journal or WAL and deleted by its next write or opening.
         if let reason = DatabasePath.companionNameReason(target) {

@@ -13,6 +13,7 @@ enum InPlaceEncryption {
     /// Encrypts the plaintext file at `path` where it is; returns the backup's path when one was kept.
     static func run(path: String, key: DatabaseKey, cipher: CipherSettings, keepBackup: Bool,
                     progress: (@Sendable (DatabaseProgress) -> Void)?) throws -> String? {
+        try DatabasePath.refuseUnusable(path)
         let material = try key.resolved(for: cipher, library: SqlCipherLibrary.shared).material()
         // Through a symbolic link, the file to encrypt is its target: renaming the new file over
         // the link would leave the plaintext target on disk and the link gone.

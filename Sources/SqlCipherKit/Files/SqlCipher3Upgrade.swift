@@ -31,6 +31,7 @@ enum SqlCipher3Upgrade {
 
     /// Upgrades the SQLCipher 3 file at `path` to SQLCipher 4's format, in place.
     static func run(path: String, key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
+        try DatabasePath.refuseUnusable(path)
         let library = try SqlCipherLibrary.shared
         try library.require("Upgrading a SQLCipher 3 file (PRAGMA cipher_migrate)", cipher: 4)
         let material = try key.material()

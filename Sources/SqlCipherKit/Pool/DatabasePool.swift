@@ -158,7 +158,8 @@ public final class DatabasePool: DatabaseAccess {
             return
         }
         let library = try SqlCipherLibrary.shared
-        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:"), !path.utf8.contains(0) else {
+        try DatabasePath.refuseUnusable(path)
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:") else {
             try self.init(path: path, secret: key.copy(), cipher: cipher,
                           maximumReaderCount: maximumReaderCount, configuration: configuration)
             return
@@ -209,6 +210,7 @@ public final class DatabasePool: DatabaseAccess {
         let key = secret.map(PoolKey.init)
         let relay = self.relay
         let extensions = ConnectionExtensions()
+        try DatabasePath.refuseUnusable(path)
         let resolved = try DatabasePath.resolve(path)
         let setup = ConnectionSetup(role: .writer, pooled: true, extensions: extensions, configuration: configuration,
                                     relay: relay)

@@ -45,12 +45,12 @@ final class ActiveTrace {
         var detailed: TraceEvent?
         for tracer in tracers {
             if tracer.options.includeArguments, let arguments {
-                let event = detailed ?? TraceEvent(sql: sql, arguments: arguments, duration: duration,
+                let event = detailed ?? TraceEvent(redactedSQL: sql, arguments: arguments, duration: duration,
                                                    connection: role, isInternal: isInternal, outcome: outcome)
                 detailed = event
                 tracer.receive(event)
             } else {
-                let event = plain ?? TraceEvent(sql: sql, arguments: nil, duration: duration, connection: role,
+                let event = plain ?? TraceEvent(redactedSQL: sql, arguments: nil, duration: duration, connection: role,
                                                 isInternal: isInternal, outcome: outcome)
                 plain = event
                 tracer.receive(event)

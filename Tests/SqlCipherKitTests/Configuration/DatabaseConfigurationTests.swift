@@ -241,6 +241,53 @@ struct DatabaseConfigurationTests {
         await pool.close()
     }
 
+    /// A preparation that opens a database in the folder of a database being created: the
+    /// creation holds the folder's lock until its opening ends, so the inner opening waited 30
+    /// seconds for its own thread and then blamed "another connection" and "a process stuck"
+    /// (found by the attack review). It now fails at once, saying why, for a `Database`, a pool
+    /// and the same path; the folder is free again afterwards.
+    @Test func anOpeningFromInsideTheCreationOfADatabaseInItsFolderFailsAtOnce() async throws {
+        let dir = TemporaryDirectory()
+        let inner = Mutex<[String]>([])
+        func configuration(opening path: String) -> DatabaseConfiguration {
+            var configuration = DatabaseConfiguration()
+            configuration.prepareConnection = { _ in
+                do {
+                    _ = try Database(path: path, key: "k", cipher: fastCipher)
+                } catch {
+                    inner.withLock { $0.append("\(error)") }
+                    throw error
+                }
+            }
+            return configuration
+        }
+        func expectWaitForItself(_ label: String, _ error: (any Error)?) {
+            guard case SqlCipherError.cannotOpen(_, let reason)? = error else {
+                Issue.record("\(label): expected cannotOpen, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("would wait for itself") && reason.contains("prepareConnection")
+                    && !reason.contains("another connection"), "\(label): \(reason)")
+        }
+        let sibling = dir.path("sibling.db")
+        expectWaitForItself("Database", #expect(throws: SqlCipherError.self) {
+            try Database(path: dir.path("outer.db"), key: "k", cipher: fastCipher, configuration: configuration(opening: sibling))
+        })
+        expectWaitForItself("DatabasePool", #expect(throws: SqlCipherError.self) {
+            try DatabasePool(path: dir.path("pool.db"), key: "k", cipher: fastCipher, configuration: configuration(opening: sibling))
+        })
+        let same = dir.path("same.db")
+        expectWaitForItself("the same path", #expect(throws: SqlCipherError.self) {
+            try Database(path: same, key: "k", cipher: fastCipher, configuration: configuration(opening: same))
+        })
+        #expect(inner.withLock { $0.count } == 3)
+        // The lock went with the failed openings: the folder takes new databases again.
+        let db = try Database(path: sibling, key: "k", cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        #expect(!FileManager.default.fileExists(atPath: dir.path("outer.db")))
+    }
+
     @Test func aReadOnlyDatabaseIsPreparedAndStaysReadOnly() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("ro.db")

@@ -171,8 +171,9 @@ import Testing
             return
         }
         #expect(refusedName.lowercased() == name, "\(sql)")
-        if CipherPragmaRule.keyPragmas.contains(name) {
-            // The error keeps only the redacted text, and no value (SqlCipherKit.docc/RawSQLGuards.md).
+        if SQLRedaction.hidesValue(ofPragma: name) {
+            // The error keeps only the redacted text, and no value (SqlCipherKit.docc/RawSQLGuards.md):
+            // the key family, and the salt of cipher_salt.
             #expect(refusedSQL == SQLRedaction.text(of: sql))
             #expect(refusedSQL != sql && refusedSQL.contains("'***'"), "\(refusedSQL)")
             #expect(refusedValue == "***")

@@ -129,6 +129,71 @@ import Testing
             "secret.db", "secret.db-wal", "secret.db-shm", "secret.db-journal"]))
     }
 
+    /// An ATTACH that SQLCipher itself refuses after SQLite opened (so created) the file: a `KEY` of
+    /// a number failed with a bare "Invalid key value" and left an empty file under the name
+    /// (found by the attack review). The message says what a KEY takes, and the folder is left
+    /// as it was.
+    @Test func anAttachRefusedAfterItsFileWasCreatedLeavesNoFile() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await secretDatabase(dir, marker: Self.marker())
+        for (index, key) in ["0", "1.5", "-7"].enumerated() {
+            let target = dir.path("n\(index).db")
+            let error = await #expect(throws: SqlCipherError.self) { try await db.execute("ATTACH '\(target)' AS n KEY \(key)") }
+            guard case .sqlite(_, _, let message, _)? = error else {
+                Issue.record("expected a SQLite error, got \(String(describing: error))")
+                continue
+            }
+            #expect(message.contains("Invalid key value") && message.contains("KEY takes text"), "\(message)")
+            #expect(!FileManager.default.fileExists(atPath: target))
+        }
+        #expect(try await Self.schemas(db) == ["main"])
+        #expect(Set(dir.allFileContents().map { ($0.0 as NSString).lastPathComponent }).isSubset(of: [
+            "secret.db", "secret.db-wal", "secret.db-shm", "secret.db-journal"]))
+    }
+
+    /// A NUL in a bound file or schema name of an ATTACH: SQLite reads the name only up to it, so
+    /// `ATTACH ? AS a` with `"n.db\0x"` attached (and created) `n.db`, and `VACUUM INTO ?` wrote its
+    /// copy there (found by the attack review). Both are refused before anything is attached or
+    /// written; a key may hold any byte and still attaches.
+    @Test func aNulInABoundAttachNameIsRefusedAndAKeyMayHoldOne() async throws {
+        let dir = TemporaryDirectory()
+        let db = try await secretDatabase(dir, marker: Self.marker())
+        let file = dir.path("n.db")
+        for (sql, arguments) in [("ATTACH ? AS a", [file + "\0x"]), ("ATTACH DATABASE ?1 AS ?2 KEY ?3", [file, "s\0x", "k"]),
+                                 ("ATTACH :file AS a KEY 'k'", [file + "\0x"])] as [(String, [String])] {
+            let error = await #expect(throws: SqlCipherError.self) {
+                try await db.execute(sql, arguments: StatementArguments(arguments))
+            }
+            guard case .invalidQuery(let reason)? = error else {
+                Issue.record("\(sql): expected invalidQuery, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("NUL") && reason.contains("Nothing was attached"), "\(reason)")
+            #expect(!FileManager.default.fileExists(atPath: file))
+            #expect(try await Self.schemas(db) == ["main"])
+        }
+        // A key with a NUL is a key of those bytes: attached, and not opened by the part before it.
+        try await db.execute("ATTACH ? AS a KEY ?", file, "pass\0word")
+        try await db.execute("CREATE TABLE a.t(x); INSERT INTO a.t VALUES (1)")
+        try await db.execute("DETACH a")
+        try await db.execute("ATTACH :file AS b KEY :key", arguments: [":file": file, ":key": "pass\0word"])
+        #expect(try await db.query("SELECT x FROM b.t").count == 1)
+        try await db.execute("DETACH b")
+        await #expect(throws: SqlCipherError.self) { try await db.execute("ATTACH ? AS c KEY ?", file, "pass") }
+        // VACUUM INTO (SQLite 3.27+, allowed on a plaintext database) wrote its copy under the name's first part.
+        guard isSQLCipher4() else { return }
+        let plain = try Database(unencryptedPath: dir.path("plain.db"))
+        try await plain.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let error = await #expect(throws: SqlCipherError.self) { try await plain.execute("VACUUM INTO ?", dir.path("v.db") + "\0x") }
+        guard case .invalidQuery(let reason)? = error else {
+            Issue.record("expected invalidQuery, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("NUL") && !FileManager.default.fileExists(atPath: dir.path("v.db")), "\(reason)")
+        try await plain.execute("VACUUM INTO ?", dir.path("v.db"))
+        #expect(FileHeader(path: dir.path("v.db"))?.looksPlaintextSQLite == true)
+    }
+
     /// A file that was there before the refused ATTACH (empty or not) is never removed.
     @Test func aRefusedAttachLeavesExistingFilesAlone() async throws {
         let dir = TemporaryDirectory()

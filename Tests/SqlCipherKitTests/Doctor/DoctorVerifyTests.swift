@@ -419,6 +419,39 @@ import Testing
         #expect(!result.stderr.contains("s3cret-value"), "the refusal must not repeat the key")
     }
 
+    /// An argument the doctor does not know was repeated in full: a key glued to a short option as
+    /// other tools take it (`-pS3cret`, `-k'…'`), or typed where a command belongs, was printed
+    /// back (found by the attack review). Such arguments are named by their position; words and
+    /// long options spelled like options are still repeated.
+    @Test(arguments: [["verify", "-pS3cret-value", "some.db"], ["verify", "--key-env", "K", "--S3cret-value=x", "f.db"],
+                      ["-kS3cret-value"], ["S3cret-value"], ["--json", "my s3cret-value"], ["inspect", "-ps3cret-value", "f.db"]])
+    func unknownArgumentsThatMayBeKeysAreNotRepeated(arguments: [String]) throws {
+        let result = try runChild(productPath("sqlcipher-doctor"), arguments, environment: try Linking.childEnvironment())
+        #expect(!result.signaled && result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("sqlcipher-doctor: "))
+        #expect(!result.stderr.lowercased().contains("s3cret"), "the usage error repeats the key: \(result.stderr)")
+        #expect(result.stderr.contains("not repeated here in case it is a key"), "\(result.stderr)")
+        for (shown, word) in [(["verify", "--bogus", "f.db"], "'--bogus'"), (["frobnicate"], "'frobnicate'"), (["-x"], "'-x'")] {
+            let other = try runChild(productPath("sqlcipher-doctor"), shown, environment: try Linking.childEnvironment())
+            #expect(other.status == 2 && other.stderr.contains(word), "\(other.stderr)")
+        }
+    }
+
+    /// A file named as a SQLite `file:` URI with a key parameter was printed back whole by
+    /// `verify` and `inspect` (found by the attack review): it is refused, and shown masked.
+    @Test func aFileURIWithAKeyIsShownMasked() throws {
+        let uri = "file:/tmp/no-such-folder-x/x.db?key=s3cret-uri-value"
+        for arguments in [["verify", "--key-env", "K", uri], ["verify", "--json", "--key-env", "K", uri], ["inspect", uri],
+                          ["inspect", "--json", uri]] {
+            let result = try runChild(productPath("sqlcipher-doctor"), arguments,
+                                      environment: try Linking.childEnvironment(["K": "passphrase"]))
+            #expect(!result.signaled && result.status != 0, "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(!(result.stdout + result.stderr).contains("s3cret-uri-value"), "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(result.stdout.contains("key=***"), "\(arguments): \(result.stdout)")
+        }
+    }
+
     /// A key source that never ends, or holds far more than any key, was read whole into memory:
     /// `--key-stdin < /dev/zero` grew until the process trapped or the system killed it, and a
     /// `--key-file` naming a large sparse file (or a pipe from a program that keeps writing) ran

@@ -200,6 +200,53 @@ import Testing
         #expect(try await db.query("SELECT rowid, text FROM lines WHERE rowid = 2")[0]["text"] == .text("b"))
     }
 
+    /// A property coded `oid`, `rowid` or `_rowid_` on a table without such a column: SQLite took the
+    /// name for the row's key, so the save moved the row to the property's value (replacing
+    /// nothing only by luck; an update overwrote the key) and a `Double` one failed with a bare
+    /// "datatype mismatch" (found by the attack review). It is refused before anything is
+    /// written; a table that has the column saves it as any other.
+    @Test(arguments: [EntitySaveStrategy.automatic, .updateThenInsert, .upsert])
+    func aPropertyCodedAsARowIDAliasIsRefusedUnlessTheTableHasThatColumn(strategy: EntitySaveStrategy) async throws {
+        struct Document: Entity {
+            static let tableName = TableName("documents")
+            static let primaryKey: WritableKeyPath<Document, Int?> & Sendable = \.id
+            var id: Int?
+            var oid: Int
+            var title: String
+        }
+        struct Sample: Entity {
+            static let tableName = TableName("samples")
+            static let primaryKey: WritableKeyPath<Sample, Int?> & Sendable = \.id
+            var id: Int?
+            var weight: Double
+            enum CodingKeys: String, CodingKey { case id, weight = "_ROWID_" }
+        }
+        if strategy == .upsert && !isSQLCipher4() { return }
+        let dir = TemporaryDirectory()
+        let db = try builderTestDatabase(dir)
+        try await db.execute("""
+            CREATE TABLE documents(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+            CREATE TABLE samples(id INTEGER PRIMARY KEY, note TEXT);
+            INSERT INTO documents(id, title) VALUES (7, 'kept')
+            """)
+        for entity in [Document(id: nil, oid: 7, title: "new"), Document(id: 1, oid: 7, title: "new")] {
+            let error = await #expect(throws: SqlCipherError.self) { try await db.save(entity, strategy: strategy) }
+            guard case .encodingFailed(_, let reason)? = error else {
+                Issue.record("expected encodingFailed, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("\"oid\"") && reason.contains("documents") && reason.contains("coding key"), "\(reason)")
+        }
+        await #expect(throws: SqlCipherError.self) { try await db.save([Sample(id: nil, weight: 1.5)]) }
+        #expect(try await db.query("SELECT id, title FROM documents").map { $0["title"] } == [.text("kept")])
+        #expect(try await db.builderScalarInt("SELECT count(*) FROM samples") == 0)
+        // With the column, the property is a column like any other.
+        try await db.execute("ALTER TABLE documents ADD COLUMN oid INTEGER")
+        let saved = try await db.save(Document(id: nil, oid: 7, title: "new"), strategy: strategy)
+        #expect(saved.id == 8)
+        #expect(try await db.query("SELECT oid FROM documents WHERE id = 8")[0]["oid"] == .integer(7))
+    }
+
     /// The check is remembered per table until the schema changes: a table recreated with the key
     /// as the rowid is accepted at once, and one recreated without it refused again.
     @Test func theRowIDKeyCheckFollowsSchemaChanges() async throws {

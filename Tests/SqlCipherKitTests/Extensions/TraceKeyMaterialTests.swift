@@ -87,4 +87,32 @@ import Testing
     func otherTextIsShownAsWritten(_ sql: String) {
         #expect(SQLRedaction.text(of: sql) == sql)
     }
+
+    /// An event made with the public initialiser (for tests of code that consumes events) kept the
+    /// SQL and the arguments as given, so `print(event)` of `PRAGMA key = '…'` or of an `ATTACH`
+    /// with its bound key showed the key (found by the attack review): it is redacted as the
+    /// package's own events are.
+    @Test func eventsMadeByHandHoldNoKey() {
+        let passphrase = "hand-made-event-G7"
+        let made = [
+            TraceEvent(sql: "PRAGMA key = '\(passphrase)'", arguments: nil, duration: .zero, connection: .writer,
+                       isInternal: false, outcome: .completed),
+            TraceEvent(sql: "ATTACH ? AS a KEY ?", arguments: [.text("a.db"), .text(passphrase)], duration: .zero,
+                       connection: .reader, isInternal: false, outcome: .failed(code: 1)),
+            TraceEvent(sql: "VACUUM INTO ?", arguments: [.text("file:b.db?key=\(passphrase)")], duration: .zero,
+                       connection: .writer, isInternal: true, outcome: .completed),
+        ]
+        #expect(made[0].sql == "PRAGMA key = '***'")
+        #expect(made[1].arguments == nil && made[2].arguments == nil)
+        #expect(keyLeaks(in: made, passphrases: [passphrase], rawKeys: []) == [])
+        for event in made {
+            var dumped = ""
+            dump(event, to: &dumped)
+            #expect(!dumped.contains(passphrase) && !"\(event)".contains(passphrase), "\(dumped)")
+        }
+        // Other events keep their text and arguments.
+        let plain = TraceEvent(sql: "SELECT * FROM t WHERE x = ?", arguments: [.integer(1)], duration: .zero,
+                               connection: .writer, isInternal: false, outcome: .stoppedEarly)
+        #expect(plain.sql == "SELECT * FROM t WHERE x = ?" && plain.arguments == [.integer(1)])
+    }
 }

@@ -320,6 +320,102 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder.path("a.db")) == "b.db")
     }
 
+    /// A path holding a NUL names, to C, the file of its first part: `encryptInPlace` encrypted
+    /// `plain.db` when given `"plain.db\0x"`, `upgradeFromSqlCipher3` upgraded the file before the
+    /// NUL, `importPlaintext` read it and the inspector described it (found by the attack
+    /// review). Every entry that takes a path refuses it, and that file is left as it was.
+    @Test func aPathWithANulIsRefusedByEveryEntryAndNamesNoOtherFile() async throws {
+        let folder = TemporaryDirectory()
+        let plain = folder.path("plain.db"), encrypted = folder.path("enc.db")
+        let plaintext = try Database(unencryptedPath: plain)
+        try await plaintext.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        await plaintext.close()
+        let db = try Database(path: encrypted, key: "k", cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        let before = try folder.snapshot()
+        func refused(_ label: String, _ error: (any Error)?) {
+            guard case SqlCipherError.cannotOpen(_, let reason)? = error else {
+                Issue.record("\(label): expected cannotOpen, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("NUL"), "\(label): \(reason)")
+        }
+        refused("encryptInPlace", #expect(throws: SqlCipherError.self) {
+            try Database.encryptInPlace(path: plain + "\0x", key: "k", cipher: fastCipher)
+        })
+        refused("encrypt", #expect(throws: SqlCipherError.self) {
+            try Database.encrypt(plaintextAt: plain + "\0x", to: folder.path("e2.db"), key: "k", cipher: fastCipher)
+        })
+        refused("upgradeFromSqlCipher3", #expect(throws: SqlCipherError.self) {
+            try Database.upgradeFromSqlCipher3(path: encrypted + "\0x", key: "k")
+        })
+        refused("importPlaintext", await #expect(throws: SqlCipherError.self) {
+            try await db.importPlaintext(from: plain + "\0x") { conn in try conn.query("SELECT x FROM plain.t").count }
+        })
+        refused("Database", #expect(throws: SqlCipherError.self) { try Database(path: encrypted + "\0x", key: "k") })
+        refused("DatabasePool", #expect(throws: SqlCipherError.self) { try DatabasePool(path: encrypted + "\0x", key: "k") })
+        refused("export", await #expect(throws: SqlCipherError.self) { try await db.export(to: plain + "\0x", key: "k") })
+        refused("backup", await #expect(throws: SqlCipherError.self) { try await db.backup(to: plain + "\0x", key: "k") })
+        let inspection = DatabaseFileInspector.inspect(plain + "\0x")
+        #expect(inspection.kind == .notADatabase && inspection.detail.contains("NUL"), "\(inspection)")
+        await db.close()
+        let after = try folder.snapshot()
+        // Nothing was made (closing the database removes its -wal and -shm), and plain.db is as it was.
+        #expect(Set(after.keys).isSubset(of: before.keys), "\(after.keys.sorted())")
+        #expect(after["plain.db"]?.0 == before["plain.db"]?.0)
+        #expect(FileHeader(path: plain)?.looksPlaintextSQLite == true)
+    }
+
+    /// A SQLite `file:` URI with a key parameter, as SQLCipher's documentation writes them: a path
+    /// is a file name here, so `file:app.db?key=secret` named (and created) a file with the key in
+    /// its name, and every error repeated the key (found by the attack review). Every entry
+    /// refuses it, shows it with the key masked, and creates nothing.
+    @Test func aFileURIWithAKeyIsRefusedByEveryEntryWithTheKeyMasked() async throws {
+        let folder = TemporaryDirectory()
+        let secret = "uri-secret-H8"
+        let plain = folder.path("plain.db")
+        let plaintext = try Database(unencryptedPath: plain)
+        try await plaintext.execute("CREATE TABLE t(x)")
+        await plaintext.close()
+        let db = try Database(path: folder.path("enc.db"), key: "k", cipher: fastCipher)
+        try await db.execute("CREATE TABLE t(x)")
+        let workingFolder = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)
+        func uri(_ name: String, _ parameter: String = "key") -> String { "file:\(folder.path(name))?mode=rwc&\(parameter)=\(secret)" }
+        func refused(_ label: String, _ error: (any Error)?) {
+            guard case SqlCipherError.cannotOpen(let path, let reason)? = error else {
+                Issue.record("\(label): expected cannotOpen, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("URI") && path.contains("=***"), "\(label): \(path): \(reason)")
+            #expect(!"\(error!)".contains(secret) && !String(reflecting: error!).contains(secret), "\(label)")
+        }
+        refused("Database", #expect(throws: SqlCipherError.self) { try Database(path: uri("a.db"), key: "k") })
+        refused("unencrypted", #expect(throws: SqlCipherError.self) { try Database(unencryptedPath: uri("b.db", "hexkey")) })
+        refused("DatabasePool", #expect(throws: SqlCipherError.self) { try DatabasePool(path: uri("c.db"), key: "k") })
+        refused("DatabasePool raw", #expect(throws: SqlCipherError.self) { try DatabasePool(path: uri("d.db", "textkey"), rawKey: rawKey()) })
+        refused("export", await #expect(throws: SqlCipherError.self) { try await db.export(to: uri("e.db"), key: "k") })
+        refused("backup", await #expect(throws: SqlCipherError.self) { try await db.backup(to: uri("f.db"), key: "k") })
+        refused("exportDecrypted", await #expect(throws: SqlCipherError.self) { try await db.exportDecrypted(to: uri("g.db")) })
+        refused("importPlaintext", await #expect(throws: SqlCipherError.self) {
+            try await db.importPlaintext(from: "file:\(plain)?key=\(secret)") { conn in try conn.query("SELECT 1").count }
+        })
+        refused("encrypt", #expect(throws: SqlCipherError.self) {
+            try Database.encrypt(plaintextAt: plain, to: uri("h.db"), key: "k", cipher: fastCipher)
+        })
+        refused("encryptInPlace", #expect(throws: SqlCipherError.self) {
+            try Database.encryptInPlace(path: "file:\(plain)?key=\(secret)", key: "k", cipher: fastCipher)
+        })
+        refused("upgradeFromSqlCipher3", #expect(throws: SqlCipherError.self) {
+            try Database.upgradeFromSqlCipher3(path: uri("i.db"), key: "k")
+        })
+        let inspection = DatabaseFileInspector.inspect(uri("j.db"))
+        #expect(inspection.kind == .notADatabase && !"\(inspection)".contains(secret), "\(inspection)")
+        await db.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["enc.db", "plain.db"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath) == workingFolder)
+        #expect(FileHeader(path: plain)?.looksPlaintextSQLite == true)
+    }
+
     /// A path whose folder, or a folder above it, is a file: every opening and copy said "the
     /// folder does not exist; create it first", which cannot be done while the file is there.
     @Test func aFolderThatIsAFileIsNamedAsSuch() async throws {
