@@ -400,6 +400,10 @@ enum DatabaseOpener {
     static func refuseOtherNames(_ path: String, attaching: Bool = false) throws {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        // A copy whose writer died between giving it the target's name and removing its hidden
+        // one (HiddenCopy.publish) is complete: the hidden name is the package's own leftover.
+        HiddenCopy.removeDeadCopies(besides: path)
+        guard stat(path, &info) == 0, info.st_nlink > 1 else { return }
         throw SqlCipherError.cannotOpen(
             path: path, reason: "the file has \(info.st_nlink) names (hard links), and SQLite keeps the -wal and -journal "
                 + "beside the name it was opened by: a connection opened by another name would not see this one's "

@@ -97,6 +97,18 @@ enum HiddenCopy {
         }
     }
 
+    /// The kinds of copy written under a hidden name: hot backups and exports (the encrypted copies
+    /// of `encrypt(plaintextAt:to:key:)` among them).
+    static let kinds = ["backup", "export"]
+
+    /// Removes what dead writers of every kind left beside `target` (``removeDead(besides:kind:)``).
+    /// A writer killed between the two steps of ``publish(_:as:fail:)`` left its complete copy with
+    /// two names, the target's and the hidden one, which every writable opening of the target
+    /// refuses (DatabaseOpener.refuseOtherNames); that opening calls this first.
+    static func removeDeadCopies(besides target: String) {
+        for kind in kinds { removeDead(besides: target, kind: kind) }
+    }
+
     /// Gives the complete, verified copy at `file` the name `target`: syncs it, links it there
     /// (which fails, rather than replaces, when a file appeared there meanwhile), removes the
     /// hidden name and syncs the folder.

@@ -339,6 +339,35 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
         await again.close()
     }
 
+    /// A backup or export whose process died between giving the copy the target's name and
+    /// removing its hidden one left the complete copy with two names (found by
+    /// `ProcessLifetimeTests.exitInTheMiddleOfWork`, an exit during an export): the hidden name is
+    /// the package's own leftover, which the opening removes when its writer is proven dead (no
+    /// one holds its `flock`); a live writer's is left, and the opening refused.
+    @Test(arguments: ["export", "backup"])
+    func aCopysDeadHiddenNameIsRemovedByTheOpening(kind: String) async throws {
+        let dir = TemporaryDirectory()
+        let target = dir.path("copy.db")
+        let key = rawKey(73)
+        let db = try Database(path: target, rawKey: key)
+        try await db.execute("CREATE TABLE t(x)")
+        await db.close()
+        let hidden = dir.path(".copy.db.\(kind)-\(UUID().uuidString)")
+        #expect(link(target, hidden) == 0)
+        // A live writer: its flock is held.
+        let writer = open(hidden, O_RDONLY)
+        #expect(writer >= 0 && flock(writer, LOCK_EX | LOCK_NB) == 0)
+        #expect(performing: { try Database(path: target, rawKey: key) }, throws: Self.refusesHardLinks)
+        #expect(FileManager.default.fileExists(atPath: hidden))
+        // Dead: the lock went with its process.
+        close(writer)
+        let reopened = try Database(path: target, rawKey: key)
+        try await reopened.execute("INSERT INTO t VALUES (1)")
+        await reopened.close()
+        #expect(!FileManager.default.fileExists(atPath: hidden))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["copy.db"])
+    }
+
     @Test func anInPlaceConversionLeavesNoPlaintextUnderAnotherName() async throws {
         let dir = TemporaryDirectory()
         let first = dir.path("plain.db"), second = dir.path("other-name.db")
