@@ -404,9 +404,17 @@ enum DatabaseOpener {
         // one (HiddenCopy.publish) is complete: the hidden name is the package's own leftover.
         HiddenCopy.removeDeadCopies(besides: path)
         guard stat(path, &info) == 0, info.st_nlink > 1 else { return }
+        // The other names in the same folder (where a backup link of a conversion is), to name them.
+        let folder = DatabasePath.folder(of: path), own = DatabasePath.lastComponent(of: path)
+        let beside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted().filter { name in
+            var other = stat()
+            return name != own && lstat(DatabasePath.joined(folder, name), &other) == 0
+                && other.st_dev == info.st_dev && other.st_ino == info.st_ino
+        }
+        let named = beside.isEmpty ? "" : " (in this folder: " + beside.prefix(5).joined(separator: ", ") + ")"
         throw SqlCipherError.cannotOpen(
-            path: path, reason: "the file has \(info.st_nlink) names (hard links), and SQLite keeps the -wal and -journal "
-                + "beside the name it was opened by: a connection opened by another name would not see this one's "
+            path: path, reason: "the file has \(info.st_nlink) names (hard links)\(named), and SQLite keeps the -wal and "
+                + "-journal beside the name it was opened by: a connection opened by another name would not see this one's "
                 + "commits, and a checkpoint by either would write over the other's pages. Keep one name (remove the "
                 + "others; `find <mount point> -samefile <path>` lists them) or give this one its own copy with cp; "
                 + (attaching ? "to read it as it is, attach a copy. " : "to read it as it is, open it with readOnly: true. ")

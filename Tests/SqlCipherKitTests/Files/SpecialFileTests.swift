@@ -298,7 +298,7 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
 @Suite struct HardLinkedFileTests {
     static func refusesHardLinks(_ error: any Error) -> Bool {
         guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
-        return reason.contains("2 names (hard links)") && reason.contains("readOnly: true")
+        return reason.contains("2 names (hard links) (in this folder: ") && reason.contains("readOnly: true")
     }
 
     @Test func aFileWithTwoNamesIsOpenedForReadingOnlyAndNeverAttached() async throws {
