@@ -255,6 +255,14 @@ extension SQLiteConnection {
                 }
                 gate.kind = .journalModeChange
             }
+            if let second, scope.isPooled, !scope.isPackage, strcasecmp(first, "locking_mode") == 0,
+               strcasecmp(second, "exclusive") == 0 {
+                // The writer would keep its lock on the file from its first write on, and every
+                // reader's read would fail with "database is locked" (found by the review: the
+                // per-connection refusal sent it to prepareConnection, where it was run).
+                gate.refused = .pragma(name: String(cString: first), value: String(cString: second))
+                return deny
+            }
             if second != nil, isPerConnectionPragma(first) {
                 if scope.refusesPerConnectionPragmas {
                     gate.refused = .perConnectionPragma(name: String(cString: first))
