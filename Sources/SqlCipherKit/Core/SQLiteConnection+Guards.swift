@@ -305,9 +305,11 @@ extension SQLiteConnection {
                 try DatabaseOpener.refuseSpecialCompanions(of: file)
                 try DatabaseOpener.refuseForeignCompanions(of: file)
                 try DatabaseOpener.refuseOtherNames(file, attaching: true)
+                try DatabaseOpener.refuseLinkedCompanions(of: file, attaching: true)
                 if let resolved = try? DatabasePath.resolve(file), resolved != file {
                     try DatabaseOpener.refuseSpecialCompanions(of: resolved)
                     try DatabaseOpener.refuseForeignCompanions(of: resolved)
+                    try DatabaseOpener.refuseLinkedCompanions(of: resolved, attaching: true)
                 }
             }
             // SQLCipher hands a `file:` URI's `textkey=` to sqlite3_key_v2 with the length -1: 4.6.1

@@ -264,6 +264,14 @@ extension SQLiteConnection {
                 // connection outside its set-up, a migration's body).
                 gate.bypassed = true
             }
+            if let second, scope.isPooled, !scope.isPackage, strcasecmp(first, "locking_mode") == 0,
+               strcasecmp(second, "exclusive") == 0 {
+                // Where the per-connection refusal sends it, a pool's prepareConnection: the writer
+                // would keep its lock on the file from its first write on, and every reader's read
+                // would fail with "database is locked" (found by the review: it was run there).
+                gate.refused = .pragma(name: String(cString: first), value: String(cString: second))
+                return deny
+            }
             guard CipherPragmaRule.refuses(first, value: second, encrypted: gate.isEncrypted) else { return 0 }
             if scope.isPackage {
                 gate.bypassed = true

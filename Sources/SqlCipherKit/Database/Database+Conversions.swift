@@ -120,7 +120,9 @@ extension Database {
     /// - Throws: ``SqlCipherError/unsupported(feature:requires:loaded:)`` on SQLCipher 3;
     ///   ``SqlCipherError/keyFailed(path:reason:)`` when the key does not open the file as a
     ///   SQLCipher 3 file with that version's defaults (the reason says when the file is already in
-    ///   SQLCipher 4's format); ``SqlCipherError/conversionFailed(source:target:reason:)``.
+    ///   SQLCipher 4's format); ``SqlCipherError/conversionFailed(source:target:reason:)``, also,
+    ///   before anything changes, for a file with other names (hard links), which would keep the
+    ///   SQLCipher 3 file.
     public static func upgradeFromSqlCipher3(path: String, key: DatabaseKey,
                                              progress: (@Sendable (DatabaseProgress) -> Void)? = nil) throws {
         try SqlCipher3Upgrade.run(path: path, key: key, progress: progress)

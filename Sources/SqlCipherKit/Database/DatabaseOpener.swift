@@ -91,8 +91,9 @@ enum DatabaseOpener {
         if !inMemory && !readOnly {
             try refuseNameWithoutRoom(path, isNew: isNew)
             // A conversion judges the names of the file it converts itself (its own backup link
-            // is one of them: InPlaceEncryption).
+            // is one of them: InPlaceEncryption); its companions are judged here all the same.
             if conversion == nil { try refuseOtherNames(path) }
+            try refuseLinkedCompanions(of: path)
         }
         do {
             if let claim, !FileManager.default.fileExists(atPath: path) {
@@ -419,6 +420,31 @@ enum DatabaseOpener {
                 + "others; `find <mount point> -samefile <path>` lists them) or give this one its own copy with cp; "
                 + (attaching ? "to read it as it is, attach a copy. " : "to read it as it is, open it with readOnly: true. ")
                 + "Nothing was read or changed")
+    }
+
+    /// Refuses, before SQLite opens the file for writing, a `-wal`, `-shm` or `-journal` beside it
+    /// that has other names (hard links). SQLite makes its companions as new files and never links
+    /// them, so such a one is another file's as well, most likely another database's own (found
+    /// by the review: with another database's `-wal` linked under this one's name, the opening
+    /// went ahead, its reads failed as damage, and its checkpoint at close copied the other
+    /// database's pages into this file, damaging it for good). A read-only opening writes nothing
+    /// and is allowed, as for the file's own other names: a copy made with `cp -al` links every
+    /// file of a database, and reads alike under either name. A user's `ATTACH` is checked too
+    /// (SQLiteConnection+Guards.swift).
+    static func refuseLinkedCompanions(of path: String, attaching: Bool = false) throws {
+        for companion in CreationClaim.companions(of: path) {
+            var info = stat()
+            guard lstat(companion, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { continue }
+            let name = DatabasePath.lastComponent(of: companion)
+            throw SqlCipherError.cannotOpen(
+                path: path, reason: "\(name) beside it has \(info.st_nlink) names (hard links), and SQLite never links the "
+                    + "-wal, -shm or -journal it makes: that file is another one's as well (another database's own, or a "
+                    + "copy's), and SQLite would read its pages as this database's and write over them, and a checkpoint "
+                    + "would copy them into this file. Remove this name of it (the other names keep the file; "
+                    + "`find <mount point> -samefile \(companion)` lists them)"
+                    + (attaching ? ", or attach a copy. " : ", or open the database with readOnly: true. ")
+                    + "Nothing was read or changed")
+        }
     }
 
     /// Refuses, before SQLite opens the file for writing, a name the file system takes with no

@@ -389,6 +389,11 @@ extension SqlCipherError: CustomStringConvertible, LocalizedError {
                 + "writer only in WAL mode; the statement was not run. To change the file's journal mode, close the pool, "
                 + "open the file with Database(path:key:journalMode:) and run the statement there (the mode is stored in "
                 + "the file), then use that Database; reading PRAGMA journal_mode, or setting it to WAL, is allowed."
+        case let .unsafePragma(name, value, sql) where name.lowercased() == "locking_mode":
+            return "\(Self.quoted(sql)) sets PRAGMA locking_mode = \(value) on a DatabasePool: the connection would keep "
+                + "its lock on the file from its first write on, and every read of the pool's readers would fail with "
+                + "\"database is locked\"; the statement was not run. A pool shares its file between its connections; "
+                + "for one connection that keeps the file to itself, open a Database, and run the statement there."
         case let .unsafePragma(name, value, sql):
             return CipherPragmaRule.refusalDescription(name: name, value: value, sql: sql)
         case let .perConnectionPragma(name, sql):

@@ -1,4 +1,5 @@
 import CSqlCipherBridge
+import Foundation
 
 /// ``Database/upgradeFromSqlCipher3(path:key:progress:)``: `PRAGMA cipher_migrate`
 /// on a copy beside the file, verified with SQLCipher 4's defaults, then renamed over the original
@@ -29,6 +30,23 @@ enum SqlCipher3Upgrade {
                 + "with export(to:key:cipher:)")
     }
 
+    /// Refuses a file that has other names (hard links), as every opening that may write does
+    /// (DatabaseOpener.refuseOtherNames) and encryptInPlace does: the upgraded file is renamed over
+    /// this name only, so the others kept the SQLCipher 3 file, and a program that used one went
+    /// on writing to a copy that this name no longer showed (found by the review: the upgrade,
+    /// whose opening of the source is a conversion's, went ahead). Nothing has been changed when
+    /// this throws.
+    private static func refuseOtherNames(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        throw SqlCipherError.conversionFailed(
+            source: path, target: path,
+            reason: "the file has \(info.st_nlink) names (hard links), and the upgraded file would replace this name only: "
+                + "the others would keep the SQLCipher 3 file, and whatever is written through them would be missing "
+                + "here. Remove the other links first (`find / -samefile \(path)` lists them), or give this name its "
+                + "own copy with cp. The file was not changed")
+    }
+
     /// Upgrades the SQLCipher 3 file at `path` to SQLCipher 4's format, in place.
     static func run(path: String, key: DatabaseKey, progress: (@Sendable (DatabaseProgress) -> Void)?) throws {
         try DatabasePath.refuseUnusable(path)
@@ -52,6 +70,7 @@ enum SqlCipher3Upgrade {
         }
         let lock = try ConversionLock(path: path)
         defer { lock.release() }
+        try refuseOtherNames(path)
         // cipher_migrate writes the new file as `<copy>-migrated` (with a journal of its own)
         // before it moves it over the copy: a process killed meanwhile leaves it, and its hot
         // journal then failed the next migration with "cipher_migrate reported 26", which blamed

@@ -147,6 +147,38 @@ import Testing
         #expect(try plaintextLeft(in: [dir], "PLAIN-MARKER").isEmpty)
     }
 
+    /// `upgradeFromSqlCipher3` of a file with a second name (a hard link) went ahead (found by the
+    /// review): the upgraded file replaced the name given only, and the other kept the SQLCipher 3
+    /// file, so a program using it wrote where this name no longer looked. It is refused before
+    /// anything changes, as `encryptInPlace` and every opening that may write refuse it.
+    @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only: 3.4.1 has no cipher_migrate"))
+    func upgradeFromSqlCipher3RefusesAFileWithAnotherName() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("old.db"), other = dir.path("copy-by-link.db")
+        let old = try Database(path: path, key: "legacy", journalMode: .rollback, cipher: .sqlcipher3)
+        try await old.execute("CREATE TABLE t(x)")
+        try await old.execute("INSERT INTO t VALUES ('kept')")
+        await old.close()
+        #expect(link(path, other) == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        #expect {
+            try Database.upgradeFromSqlCipher3(path: path, key: "legacy")
+        } throws: { error in
+            guard case SqlCipherError.conversionFailed(_, _, let reason) = error else { return false }
+            return reason.contains("2 names (hard links)") && reason.contains("Remove the other links")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        // Once the other name is gone, the same call upgrades the file.
+        #expect(unlink(other) == 0)
+        try Database.upgradeFromSqlCipher3(path: path, key: "legacy")
+        let upgraded = try Database(path: path, key: "legacy")
+        #expect(try await upgraded.query("SELECT x FROM t")[0].get(0, as: String.self) == "kept")
+        await upgraded.close()
+    }
+
     /// `encryptInPlace(keepBackup: true)` killed (or cut by a power loss) between linking the
     /// backup and the rename leaves the untouched original with a second name,
     /// `<path>.plaintext-backup` (made here with link(2), as the call makes it). That leftover

@@ -368,6 +368,49 @@ private func expectRefused(label: String, refusedFor suffix: String, _ body: () 
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["copy.db"])
     }
 
+    /// Another database's `-wal` linked under this one's companion name (found by the review):
+    /// the opening went ahead (the other's frames held no page 1, which the opening proves), every
+    /// read failed as damage, and the checkpoint at close copied the other database's pages into
+    /// this file, which stayed damaged once the link was gone. A `-wal`, `-shm` or `-journal` with
+    /// other names is refused by every opening that may write and by `ATTACH`, before SQLite
+    /// opens it; both files keep every row.
+    @Test func aCompanionWithOtherNamesIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        let mine = dir.path("a.db"), theirs = dir.path("b.db")
+        let db = try Database(path: mine, rawKey: rawKey(73))
+        try await db.execute("CREATE TABLE t(x)")
+        try await db.execute("INSERT INTO t VALUES ('mine')")
+        await db.close()
+        let other = try Database(path: theirs, rawKey: rawKey(74))
+        try await other.execute("CREATE TABLE u(y)")
+        _ = try await other.query("PRAGMA wal_checkpoint(TRUNCATE)")
+        // Commits that change page 2 only: page 1, which the opening reads first, is not in the -wal.
+        for row in 0..<5 { try await other.execute("INSERT INTO u VALUES (?)", "theirs \(row)") }
+        let walSize = try FileManager.default.attributesOfItem(atPath: theirs + "-wal")[.size] as? Int ?? 0
+        try #require(walSize > 32)
+        #expect(link(theirs + "-wal", mine + "-wal") == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: mine))
+        let refusesLinkedWAL: @Sendable (any Error) -> Bool = { error in
+            guard case SqlCipherError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("a.db-wal beside it has 2 names (hard links)")
+        }
+        #expect(performing: { try Database(path: mine, rawKey: rawKey(73)) }, throws: refusesLinkedWAL)
+        #expect(performing: { try DatabasePool(path: mine, rawKey: rawKey(73)) }, throws: refusesLinkedWAL)
+        let third = try Database(path: dir.path("c.db"), rawKey: rawKey(75))
+        await #expect(performing: { try await third.execute("ATTACH ? AS a", mine) },
+                      throws: { error in refusesLinkedWAL(error) && "\(error)".contains("attach a copy") })
+        await third.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mine)) == before)
+        // The link gone, this file has its row, and the other database all of its own.
+        #expect(unlink(mine + "-wal") == 0)
+        let again = try Database(path: mine, rawKey: rawKey(73))
+        #expect(try await again.query("SELECT x FROM t").map { $0.get(0, as: String.self) } == ["mine"])
+        #expect(try await again.verifyIntegrity().isOK)
+        await again.close()
+        #expect(try await other.query("SELECT count(*) FROM u")[0].get(0, as: Int.self) == 5)
+        await other.close()
+    }
+
     @Test func anInPlaceConversionLeavesNoPlaintextUnderAnotherName() async throws {
         let dir = TemporaryDirectory()
         let first = dir.path("plain.db"), second = dir.path("other-name.db")

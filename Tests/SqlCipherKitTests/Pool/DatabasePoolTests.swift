@@ -238,6 +238,33 @@ struct DatabasePoolTests {
         await reopened.close()
     }
 
+    /// `PRAGMA locking_mode = EXCLUSIVE` in a pool's prepareConnection, where the refusal of it as
+    /// raw SQL sent it, was run (found by the review): the writer kept its lock on the file from
+    /// its first write on, and every read of the readers failed with "database is locked". It is
+    /// refused there, with what to do; `NORMAL` stays allowed in prepareConnection.
+    @Test func aPoolRefusesExclusiveLocking() async throws {
+        let dir = TemporaryDirectory()
+        let refusesExclusive: @Sendable (any Error) -> Bool = { error in
+            guard case SqlCipherError.unsafePragma(let name, _, _) = error else { return false }
+            return name.lowercased() == "locking_mode" && "\(error)".contains("database is locked")
+        }
+        for statement in ["PRAGMA locking_mode = EXCLUSIVE", "pragma main.LOCKING_MODE = 'exclusive'"] {
+            var configuration = DatabaseConfiguration()
+            configuration.prepareConnection = { conn in _ = try conn.query(statement) }
+            #expect(performing: { try DatabasePool(path: dir.path("p.db"), rawKey: rawKey(), configuration: configuration) },
+                    throws: refusesExclusive)
+        }
+        var normal = DatabaseConfiguration()
+        normal.prepareConnection = { conn in _ = try conn.query("PRAGMA locking_mode = NORMAL") }
+        let pool = try DatabasePool(path: dir.path("p.db"), rawKey: rawKey(), configuration: normal)
+        try await pool.execute("CREATE TABLE t(x)")
+        try await pool.execute("INSERT INTO t VALUES (1)")
+        // As raw SQL it is refused as every per-connection pragma is.
+        await #expect(throws: SqlCipherError.self) { try await pool.execute("PRAGMA locking_mode = EXCLUSIVE") }
+        #expect(try await pool.read { conn in try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) } == 1)
+        await pool.close()
+    }
+
     @Test func aWrongKeyIsRefused() async throws {
         let dir = TemporaryDirectory()
         let pool = try await makePool(dir, rows: 1)
