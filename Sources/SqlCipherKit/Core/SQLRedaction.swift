@@ -197,8 +197,73 @@ enum SQLRedaction {
     private static func isGluedToKeyword(_ word: String) -> Bool {
         guard word.utf8.contains(where: { $0 >= 0x80 }) else { return false }
         let pieces = word.utf8.split(whereSeparator: { $0 >= 0x80 }).map { String(decoding: $0, as: UTF8.self).uppercased() }
-        return pieces.contains { ["ATTACH", "VACUUM", "PRAGMA", "EXPLAIN", "KEY", "AS", "INTO", "DATABASE"].contains($0)
+        // And the word as a reader sees it, its look-alike letters read as Latin ones (`КEY`).
+        return (pieces + [skeleton(of: word)]).contains { ["ATTACH", "VACUUM", "PRAGMA", "EXPLAIN", "KEY", "AS", "INTO", "DATABASE"].contains($0)
             || CipherPragmaRule.keyPragmas.contains($0.lowercased()) }
+    }
+
+    /// `word` in capitals with each Greek or Cyrillic letter that looks like a Latin one replaced
+    /// by that letter (``lookAlike(_:_:)``); empty when another character outside ASCII remains.
+    private static func skeleton(of word: String) -> String {
+        var bytes: [UInt8] = []
+        let utf8 = Array(word.utf8)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte < 0x80 {
+                bytes.append(byte >= 97 && byte <= 122 ? byte - 32 : byte)
+                index += 1
+            } else if index + 1 < utf8.count, let latin = lookAlike(byte, utf8[index + 1]) {
+                bytes.append(latin - 32)
+                index += 2
+            } else {
+                return ""
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The lower-case Latin letter that the Greek or Cyrillic letter encoded as `lead`, `trail`
+    /// looks like (`К`, `к`, `Κ`, `κ` → `k`), or nil: the look-alikes of the letters of the words
+    /// the redaction decides by (Unicode's confusables, https://www.unicode.org/reports/tr39/).
+    private static func lookAlike(_ lead: UInt8, _ trail: UInt8) -> UInt8? {
+        let letter: Character? = switch (lead, trail) {
+        // Cyrillic capitals А В Е К М Н О Р С Т У Х Ѕ І Ј and small а е к м о р с т у х ѕ і ј.
+        case (0xD0, 0x90), (0xD0, 0xB0): "a"
+        case (0xD0, 0x92): "b"
+        case (0xD0, 0x95), (0xD0, 0xB5): "e"
+        case (0xD0, 0x9A), (0xD0, 0xBA): "k"
+        case (0xD0, 0x9C), (0xD0, 0xBC): "m"
+        case (0xD0, 0x9D): "h"
+        case (0xD0, 0x9E), (0xD0, 0xBE): "o"
+        case (0xD0, 0xA0), (0xD1, 0x80): "p"
+        case (0xD0, 0xA1), (0xD1, 0x81): "c"
+        case (0xD0, 0xA2), (0xD1, 0x82): "t"
+        case (0xD0, 0xA3), (0xD1, 0x83): "y"
+        case (0xD0, 0xA5), (0xD1, 0x85): "x"
+        case (0xD0, 0x85), (0xD1, 0x95): "s"
+        case (0xD0, 0x86), (0xD1, 0x96): "i"
+        case (0xD0, 0x88), (0xD1, 0x98): "j"
+        // Greek capitals Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ and small α ε ι κ ν ο ρ τ υ χ.
+        case (0xCE, 0x91), (0xCE, 0xB1): "a"
+        case (0xCE, 0x92): "b"
+        case (0xCE, 0x95), (0xCE, 0xB5): "e"
+        case (0xCE, 0x96): "z"
+        case (0xCE, 0x97): "h"
+        case (0xCE, 0x99), (0xCE, 0xB9): "i"
+        case (0xCE, 0x9A), (0xCE, 0xBA): "k"
+        case (0xCE, 0x9C): "m"
+        case (0xCE, 0x9D): "n"
+        case (0xCE, 0xBD): "v"
+        case (0xCE, 0x9F), (0xCE, 0xBF): "o"
+        case (0xCE, 0xA1), (0xCF, 0x81): "p"
+        case (0xCE, 0xA4), (0xCF, 0x84): "t"
+        case (0xCE, 0xA5): "y"
+        case (0xCF, 0x85): "u"
+        case (0xCE, 0xA7), (0xCF, 0x87): "x"
+        default: nil
+        }
+        return letter?.asciiValue
     }
 
     /// Whether a token of a disguised statement (``isDisguised(_:)``) is shown: punctuation and
@@ -330,12 +395,26 @@ enum SQLRedaction {
         // (hidesValue(ofPragma:)).
         var pragma = false
         var outsideASCII = false
-        while let byte = utf8.next() {
-            // What a reader does not see inside a word is left out: `ATTA<NUL>CH` and
-            // `k<U+200B>ey` mention a key to the reader (isDisguised).
-            if isHidden(byte) {
-                if byte >= 0x80 { outsideASCII = true }
-                continue
+        // The first byte of a two-byte Greek or Cyrillic letter, until its second arrives.
+        var lead: UInt8 = 0
+        while var byte = utf8.next() {
+            if byte >= 0x80 {
+                outsideASCII = true
+                // A Greek or Cyrillic letter that looks like a Latin one is read as that letter:
+                // `КEY` (a Cyrillic `К`) mentions a key to a reader (isDisguised).
+                if lead != 0, let latin = lookAlike(lead, byte) {
+                    lead = 0
+                    byte = latin
+                } else {
+                    // Any other character outside ASCII is left out, as below.
+                    lead = byte == 0xCE || byte == 0xCF || byte == 0xD0 || byte == 0xD1 ? byte : 0
+                    continue
+                }
+            } else {
+                lead = 0
+                // What a reader does not see inside a word is left out: `ATTA<NUL>CH` and
+                // `k<U+200B>ey` mention a key to the reader (isDisguised).
+                if isHidden(byte) { continue }
             }
             let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
             older = (older << 8) | (window >> 56)
