@@ -399,11 +399,11 @@ enum DatabaseOpener {
     /// leaving the plaintext under the others. A read-only opening writes nothing and is allowed.
     /// A user's `ATTACH` is checked here too (SQLiteConnection+Guards.swift).
     static func refuseOtherNames(_ path: String, attaching: Bool = false) throws {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        guard SnapshotFiles.nameCount(path) > 1 else { return }
         // A copy whose writer died between giving it the target's name and removing its hidden
         // one (HiddenCopy.publish) is complete: the hidden name is the package's own leftover.
         HiddenCopy.removeDeadCopies(besides: path)
+        var info = stat()
         guard stat(path, &info) == 0, info.st_nlink > 1 else { return }
         // The other names in the same folder (where a backup link of a conversion is), to name them.
         let folder = DatabasePath.folder(of: path), own = DatabasePath.lastComponent(of: path)
@@ -433,11 +433,11 @@ enum DatabaseOpener {
     /// (SQLiteConnection+Guards.swift).
     static func refuseLinkedCompanions(of path: String, attaching: Bool = false) throws {
         for companion in CreationClaim.companions(of: path) {
-            var info = stat()
-            guard lstat(companion, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { continue }
+            let names = SnapshotFiles.nameCount(companion, following: false)
+            guard names > 1 else { continue }
             let name = DatabasePath.lastComponent(of: companion)
             throw SqlCipherError.cannotOpen(
-                path: path, reason: "\(name) beside it has \(info.st_nlink) names (hard links), and SQLite never links the "
+                path: path, reason: "\(name) beside it has \(names) names (hard links), and SQLite never links the "
                     + "-wal, -shm or -journal it makes: that file is another one's as well (another database's own, or a "
                     + "copy's), and SQLite would read its pages as this database's and write over them, and a checkpoint "
                     + "would copy them into this file. Remove this name of it (the other names keep the file; "

@@ -107,11 +107,10 @@ enum InPlaceEncryption {
     /// target if the link were replaced. `allowed`, a backup this call keeps, is not counted.
     /// Nothing has been changed when this throws.
     static func refuseOtherNames(_ path: String, allowing allowed: String? = nil) throws {
-        var info = stat()
-        let names = allowed == nil ? 1 : 2
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > names else { return }
+        let names = SnapshotFiles.nameCount(path)
+        guard names > (allowed == nil ? 1 : 2) else { return }
         let backup = path + ".plaintext-backup"
-        if allowed == nil && info.st_nlink == 2 && isInterruptedBackup(backup, of: path) {
+        if allowed == nil && names == 2 && isInterruptedBackup(backup, of: path) {
             throw SqlCipherError.conversionFailed(
                 source: path, target: path,
                 reason: "its other name, \(backup), is the plaintext backup that an earlier encryptInPlace with "
@@ -120,7 +119,7 @@ enum InPlaceEncryption {
         }
         throw SqlCipherError.conversionFailed(
             source: path, target: path,
-            reason: "the file has \(info.st_nlink) names (hard links), and encrypting it under one name would leave the "
+            reason: "the file has \(names) names (hard links), and encrypting it under one name would leave the "
                 + "plaintext readable under the others. Remove the other links first (`find / -samefile \(path)` "
                 + "lists them), or make an encrypted copy with Database.encrypt(plaintextAt:to:key:) and delete "
                 + "every name of the original yourself")

@@ -57,6 +57,16 @@ enum SnapshotFiles {
         return Int(info.st_size)
     }
 
+    /// How many names (hard links) the regular file at `path` has, following a symbolic link (as
+    /// `lstat` does not) or, with `following` false, not; 1 for anything else, or nothing. The
+    /// package's one count of a file's names: the openings, `ATTACH`, and the in-place conversions
+    /// refuse a file or companion with more than theirs.
+    static func nameCount(_ path: String, following: Bool = true) -> Int {
+        var info = stat()
+        guard (following ? stat(path, &info) : lstat(path, &info)) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return 1 }
+        return Int(info.st_nlink)
+    }
+
     /// ``specialKind(_:)`` for the mode of a file already examined (`stat` or `fstat`).
     static func specialKind(mode: mode_t) -> String? {
         switch mode & S_IFMT {

@@ -37,11 +37,11 @@ enum SqlCipher3Upgrade {
     /// whose opening of the source is a conversion's, went ahead). Nothing has been changed when
     /// this throws.
     private static func refuseOtherNames(_ path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return }
+        let names = SnapshotFiles.nameCount(path)
+        guard names > 1 else { return }
         throw SqlCipherError.conversionFailed(
             source: path, target: path,
-            reason: "the file has \(info.st_nlink) names (hard links), and the upgraded file would replace this name only: "
+            reason: "the file has \(names) names (hard links), and the upgraded file would replace this name only: "
                 + "the others would keep the SQLCipher 3 file, and whatever is written through them would be missing "
                 + "here. Remove the other links first (`find / -samefile \(path)` lists them), or give this name its "
                 + "own copy with cp. The file was not changed")
