@@ -38,16 +38,23 @@ enum CrashLedger {
 /// commit is present and nothing else is half-present. With `none` for the key the file is
 /// plaintext, with `v3:RAWKEYHEX` it has SQLCipher 3's settings (the sources of an
 /// `encryptInPlace` or `upgradeFromSqlCipher3` that another process runs meanwhile).
+///
+/// With `gated`, transactions past the 10th wait each for a line on standard input (and the
+/// writer exits at its end): the parent decides when the writer commits, so a test can make it
+/// commit while another process holds the file, by a handshake instead of by chance.
 let crashWriterCommand = HelperCommand(
     name: "crash-writer",
-    usage: "crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum]: commits transactions N = meta.last+1, "
-        + "... until killed (with vacuum: a VACUUM after every 4th, announced by `vacuuming N`)"
+    usage: "crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum|gated]: commits transactions N = "
+        + "meta.last+1, ... until killed (with vacuum: a VACUUM after every 4th, announced by `vacuuming N`; with "
+        + "gated: from the 11th on, one transaction per line read from standard input, and an exit at its end)"
 ) { arguments in
-    guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "vacuum"),
+    let option = arguments.count == 4 ? arguments[3] : nil
+    guard arguments.count == 3 || option == "vacuum" || option == "gated",
           let mode = JournalMode(rawValue: arguments[1]) else {
-        throw HelperUsageError(message: "usage: crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum]")
+        throw HelperUsageError(message: "usage: crash-writer PATH wal|rollback RAWKEYHEX|v3:RAWKEYHEX|none [vacuum|gated]")
     }
-    let vacuums = arguments.count == 4
+    let vacuums = option == "vacuum"
+    let gated = option == "gated"
     let path = arguments[0]
     let version3 = arguments[2].hasPrefix("v3:")
     let key = arguments[2] == "none" ? nil : try helperBytes(fromHex: String(arguments[2].dropFirst(version3 ? 3 : 0)))
@@ -64,6 +71,10 @@ let crashWriterCommand = HelperCommand(
         var n = (try await db.query("SELECT last FROM meta").first?.get("last", as: Int64.self) ?? 0) + 1
         report("ready \(n)")
         while true {
+            if gated && n > 10 && readLine() == nil {
+                report("input closed")
+                return 0
+            }
             let current = n
             try await db.transaction { conn in
                 let payload = CrashLedger.payload(current)

@@ -11,7 +11,8 @@ import Foundation
 ///   assembled with `||`), so every literal of the statement is replaced;
 /// - `VACUUM INTO 'file:...?key=...'`: every literal is replaced;
 /// - a `PRAGMA` of the key family, with or without a schema, `=` or `(...)`: its value is replaced;
-///   so is the value of `cipher_salt` and of a pragma whose name is no ASCII (a look-alike of `key`);
+///   so is the value of `cipher_salt`, of `cipher_add_random` and of a pragma whose name is no ASCII
+///   (a look-alike of `key`);
 /// - any other statement: a string literal that contains `key=` in any case, the operands of a
 ///   `KEY` clause (a mistyped or misplaced `ATTACH`) and the value of a key pragma named after the
 ///   statement's head (a `;` left out).
@@ -430,6 +431,7 @@ enum SQLRedaction {
                 return true  // "attach", "vacuum"
             }
             if window & 0xFFFF_FFFF == 0x7361_6C74 { return true }  // "salt": `PRAGMA cipher_salt = …`
+            if window == 0x645F_7261_6E64_6F6D { return true }  // "d_random": `PRAGMA cipher_add_random = …`
             if window & 0xFFFF_FFFF_FFFF == 0x7072_6167_6D61 { pragma = true }
         }
         return pragma && outsideASCII
@@ -487,12 +489,13 @@ enum SQLRedaction {
 
     /// Whether a pragma of this name has a value that is never shown: the key family, the salt
     /// (`cipher_salt`, which a file with a plaintext header does not store, and which its owner
-    /// keeps like a key), and a name with a character outside ASCII, which no pragma has: a
+    /// keeps like a key), the entropy given to the crypto provider's random generator
+    /// (`cipher_add_random`: bytes that seed the generator of the salts and IVs), and a name with a character outside ASCII, which no pragma has: a
     /// look-alike of `key` (`PRAGMA kеy = '…'` with a Cyrillic `е`), which SQLite ignores as an
     /// unknown pragma, so the statement ran and its trace event showed the key.
     static func hidesValue(ofPragma name: String) -> Bool {
         let folded = FunctionKey.fold(name)
-        return CipherPragmaRule.keyPragmas.contains(folded) || folded == "cipher_salt"
+        return CipherPragmaRule.keyPragmas.contains(folded) || folded == "cipher_salt" || folded == "cipher_add_random"
             || name.utf8.contains(where: { $0 >= 0x80 })
     }
 

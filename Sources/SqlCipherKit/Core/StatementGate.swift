@@ -247,9 +247,13 @@ extension SQLiteConnection {
                 return deny
             }
             let scope = gate.scope
+            // Without a schema a pragma applies to every database of the connection, main too; an
+            // attached schema's journal or locking mode is no concern of the pool's readers, which
+            // read the main file only.
+            let namesMain = database.map { strcasecmp($0, "main") == 0 } ?? true
             if let second, !scope.isPackage, strcasecmp(first, "journal_mode") == 0 {
                 // A pool's readers read beside its writer only in WAL mode, which it proved at open.
-                if scope.isPooled, strcasecmp(second, "wal") != 0 {
+                if scope.isPooled, namesMain, strcasecmp(second, "wal") != 0 {
                     gate.refused = .pragma(name: String(cString: first), value: String(cString: second))
                     return deny
                 }
@@ -264,7 +268,7 @@ extension SQLiteConnection {
                 // connection outside its set-up, a migration's body).
                 gate.bypassed = true
             }
-            if let second, scope.isPooled, !scope.isPackage, strcasecmp(first, "locking_mode") == 0,
+            if let second, scope.isPooled, !scope.isPackage, namesMain, strcasecmp(first, "locking_mode") == 0,
                strcasecmp(second, "exclusive") == 0 {
                 // Where the per-connection refusal sends it, a pool's prepareConnection: the writer
                 // would keep its lock on the file from its first write on, and every reader's read

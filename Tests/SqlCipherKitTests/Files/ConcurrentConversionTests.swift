@@ -202,35 +202,87 @@ import Testing
         try await convertBesideAWriter("upgradeFromSqlCipher3")
     }
 
-    /// Eight rounds: a writer in another process commits, `conversion` runs (retried while the
-    /// writer's lock or journal refuses it), then every acknowledged commit must be in the result.
+    /// The upgrade counted the source's rows before it took the file, and verified its copy
+    /// against those counts: a commit of another process in between failed the whole upgrade
+    /// ("verification failed: table ledger has 11 rows in the new file and 10 in the source"),
+    /// found when the test above was sequenced by a handshake. Here the writer commits while the
+    /// upgrade is paused at its first progress report, before it takes the file; the counts now
+    /// come from the file under the lock, so the upgrade succeeds with that commit in it.
+    @Test(.enabled(if: isSQLCipher4(), "upgradeFromSqlCipher3 needs SQLCipher 4"))
+    func upgradeFromSqlCipher3CountsTheFileItCopies() async throws {
+        let key = rawKey(93)
+        let dir = TemporaryDirectory()
+        let path = dir.path("source.db")
+        let writer = try KillableChild(helperArguments: ["crash-writer", path, "rollback", "v3:" + hex(key), "gated"], input: true)
+        try #require(writer.waitForLine(startingWith: "committed 10") != nil, "\(writer.lines) \(writer.standardError)")
+        let upgrade = ConcurrentConversionTests.PausedConversion(pauseWhen: { true }) { progress in
+            try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(key), progress: progress)
+        }
+        try #require(upgrade.waitUntilPaused())
+        writer.send("commit")
+        try #require(writer.waitForLine(startingWith: "committed 11") != nil, "\(writer.lines) \(writer.standardError)")
+        try upgrade.resumeAndWait()
+        // Its next commit meets the replaced file.
+        writer.send("commit")
+        writer.closeInput()
+        #expect(writer.waitForExit() != 0, "the writer kept committing to the replaced file")
+        let db = try Database(path: path, rawKey: key)
+        #expect(try await db.query("SELECT last FROM meta")[0].get(0, as: Int.self) == 11)
+        #expect(try await db.verifyIntegrity().isOK)
+        await db.close()
+    }
+
+    /// Eight rounds: a writer in another process commits ten transactions and waits; `conversion`
+    /// starts, and at its first progress report the writer is let commit once more, while the
+    /// conversion holds the file (or, for the upgrade, whose first report comes just before it
+    /// takes the file, while it is about to). After the conversion the writer is let commit again.
+    /// Every commit it was told succeeded must be in the result, and its first commit after the
+    /// switch must fail.
+    ///
+    /// The writer used to commit without pause and the conversion was retried while the writer's
+    /// lock refused it: under load 20 attempts could all meet a commit. It now commits only when
+    /// told (a line on its standard input), so the conversion meets an idle writer; it is retried
+    /// only if the one commit it let in outlasted its one-second wait for the lock, once the
+    /// writer reports that commit.
     private func convertBesideAWriter(_ conversion: String) async throws {
         let key = rawKey(92)
         for round in 0..<8 {
             let dir = TemporaryDirectory()
             let path = dir.path("source.db")
             let writerKey = conversion == "encryptInPlace" ? "none" : "v3:" + hex(key)
-            let writer = try KillableChild(helperArguments: ["crash-writer", path, "rollback", writerKey])
+            let writer = try KillableChild(helperArguments: ["crash-writer", path, "rollback", writerKey, "gated"], input: true)
             try #require(writer.waitForLine(startingWith: "committed 10") != nil, "\(writer.lines) \(writer.standardError)")
+            let gate = writer.inputDescriptor
             var converted = false
             var refusals: [String] = []
-            for _ in 0..<20 where !converted {
+            for attempt in 0..<3 where !converted {
+                let letIn = OnceFlag()
+                let progress: @Sendable (DatabaseProgress) -> Void = { _ in
+                    if letIn.setFirst() { KillableChild.send("commit", to: gate) }
+                }
                 do {
                     _ = try await offThePool {
                         if conversion == "encryptInPlace" {
-                            try Database.encryptInPlace(path: path, key: .rawKey(key))
+                            try Database.encryptInPlace(path: path, key: .rawKey(key), progress: progress)
                         } else {
-                            try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(key))
+                            try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(key), progress: progress)
                         }
                     }
                     converted = true
                 } catch let error as SqlCipherError {
-                    // Refused while the writer held its lock or had a -journal: nothing changed.
+                    // Refused while the commit it let in held the file: nothing changed. Once the
+                    // writer reports that commit it is idle again.
                     guard case .conversionFailed = error else { throw error }
                     refusals.append(error.description)
+                    try #require(writer.waitForLine(startingWith: "committed \(11 + attempt)") != nil,
+                                 "round \(round): \(writer.lines.suffix(3)) \(writer.standardError)")
                 }
             }
             try #require(converted, "round \(round): \(refusals)")
+            // A writer whose commit went in before the conversion took the file is idle on the old
+            // one: its next commit must meet the replaced file. (One already failed ignores it.)
+            writer.send("commit")
+            writer.closeInput()
             // The writer's next commit meets the replaced file and fails; it prints the error and exits.
             let status = writer.waitForExit()
             #expect(status != 0, "round \(round): the writer kept committing to the replaced file")

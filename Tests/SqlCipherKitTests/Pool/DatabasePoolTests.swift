@@ -213,7 +213,8 @@ struct DatabasePoolTests {
     /// A pool's readers read beside its writer only in WAL mode, which the pool proves at open;
     /// `PRAGMA journal_mode = DELETE` as raw SQL took its writer (and the file) out of it, and the
     /// pool went on as if nothing had changed. Every mode but WAL is refused on every connection
-    /// of a pool, however it is spelled; reading the mode and setting WAL stay allowed.
+    /// of a pool, however it is spelled; reading the mode and setting WAL stay allowed, and so does
+    /// any mode of an attached schema.
     @Test func aPoolRefusesToLeaveWALMode() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("pool.db")
@@ -230,6 +231,16 @@ struct DatabasePoolTests {
         }
         #expect(try await pool.query("PRAGMA journal_mode")[0].get(0, as: String.self) == "wal")
         #expect(try await pool.query("PRAGMA journal_mode = WAL")[0].get(0, as: String.self) == "wal")
+        // An attached file's modes are its own: the readers never read it. Refused too until the
+        // review of stop 41 (the rule looked at the pragma, not at its schema).
+        try await pool.execute("ATTACH ? AS aux KEY ?", dir.path("aux.db"), "aux key")
+        // On the writer, which holds the attachment (a pool's `query` reads on a reader).
+        let mode = try await pool.transaction { conn in
+            try conn.query("PRAGMA aux.journal_mode = DELETE")[0].get(0, as: String.self)
+        }
+        #expect(mode == "delete")
+        await #expect(throws: SqlCipherError.self) { try await pool.execute("PRAGMA journal_mode = DELETE") }
+        try await pool.execute("DETACH aux")
         try await pool.execute("INSERT INTO t VALUES (1)")
         #expect(try await pool.read { conn in try conn.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) } == 1)
         await pool.close()

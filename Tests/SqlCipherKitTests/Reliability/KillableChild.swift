@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A helper child whose standard output the parent reads line by line while it runs, and which the
 /// parent can kill at a moment of its choosing (SIGKILL: no cleanup, no buffered output lost,
@@ -11,10 +14,14 @@ final class KillableChild {
     private var buffer = Data()
     private(set) var lines: [String] = []
     private var reachedEOF = false
+    /// The parent's end of the child's standard input with `input: true` (a socket, so that a
+    /// line sent after the child exited fails with EPIPE instead of raising SIGPIPE here), else -1.
+    let inputDescriptor: Int32
 
     /// Starts `sqlcipherkit-test-helper` with `arguments`; its stderr goes to a file, so a chatty
-    /// child never blocks on a full pipe.
-    init(helperArguments arguments: [String], environment: [String: String] = [:]) throws {
+    /// child never blocks on a full pipe. With `input`, the parent can ``send(_:)`` it lines;
+    /// else its standard input is empty.
+    init(helperArguments arguments: [String], environment: [String: String] = [:], input: Bool = false) throws {
         errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("sqlcipherkit-child-\(UUID().uuidString).stderr")
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: productPath("sqlcipherkit-test-helper"))
@@ -22,16 +29,45 @@ final class KillableChild {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        process.standardInput = FileHandle.nullDevice
+        var childInput: FileHandle?
+        if input {
+            var ends: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            inputDescriptor = ends[0]
+            childInput = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
+        } else {
+            inputDescriptor = -1
+        }
+        process.standardInput = childInput ?? FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: errorFile)
         try launch(process)
+        // The child has its copy; the parent's would keep the child's input open after closeInput().
+        try childInput?.close()
     }
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if inputDescriptor >= 0 { close(inputDescriptor) }
         try? FileManager.default.removeItem(at: errorFile)
     }
+
+    /// Sends `line` and a newline to the child's standard input (`input: true`); false when the
+    /// child no longer reads it (it exited).
+    @discardableResult
+    func send(_ line: String) -> Bool { Self.send(line, to: inputDescriptor) }
+
+    /// ``send(_:)`` through the descriptor alone, for a `@Sendable` closure that cannot hold the child.
+    @discardableResult
+    static func send(_ line: String, to descriptor: Int32) -> Bool {
+        let bytes = Array((line + "\n").utf8)
+        return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Ends the child's standard input (it reads end of file).
+    func closeInput() { if inputDescriptor >= 0 { shutdown(inputDescriptor, Int32(SHUT_WR)) } }
 
     /// Reads lines until one starts with `prefix` (returned), the child closes its output (nil), or
     /// `timeout` seconds pass (nil).

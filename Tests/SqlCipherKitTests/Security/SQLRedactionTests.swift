@@ -362,6 +362,9 @@ import Testing
         ("PRAGMA main.\"re\u{199A}ey\" = 'Zq7SecretPass'", "PRAGMA main.\"re\u{199A}ey\" = '***'"),
         ("PRAGMA cipher_salt = \"x'5a71375365637265745061737300'\"", "PRAGMA cipher_salt = '***'"),
         ("PRAGMA main.CIPHER_SALT('Zq7SecretPass')", "PRAGMA main.CIPHER_SALT = '***'"),
+        // Entropy for the generator of salts and IVs: shown in trace events until the attack review.
+        ("PRAGMA cipher_add_random = \"x'5a71375365637265745061737300'\"", "PRAGMA cipher_add_random = '***'"),
+        ("PRAGMA Cipher_Add_Random('Zq7SecretPass')", "PRAGMA Cipher_Add_Random = '***'"),
     ])
     func keysInStatementsWhoseHeadSaysOtherwiseAreMasked(_ sql: String, _ shown: String) {
         let redacted = SQLRedaction.text(of: sql)
@@ -378,7 +381,8 @@ import Testing
                       "CREATE TABLE c(a INTEGER PRIMARY KEY AUTOINCREMENT, b, FOREIGN KEY (b) REFERENCES p(id))",
                       "SELECT key, value FROM kv WHERE key = 'theme' ORDER BY key DESC",
                       "INSERT INTO kv(key, value) VALUES ('a', 'b')", "SELECT salt, hash FROM users WHERE salt = 'x'",
-                      "PRAGMA cipher_salt", "PRAGMA user_version = 3", "SELECT 'é' FROM t WHERE key = 1; PRAGMA optimize",
+                      "PRAGMA cipher_salt", "PRAGMA cipher_add_random", "SELECT random(), randomblob(4) FROM t",
+                      "PRAGMA user_version = 3", "SELECT 'é' FROM t WHERE key = 1; PRAGMA optimize",
                       "SELECT имя FROM клиенты WHERE город = 'Москва'", "SELECT κλειδί, τιμή FROM ρυθμίσεις WHERE κλειδί = 'x'",
                       "INSERT INTO кеуs(name) VALUES ('кеу')"])
     func keyWordsThatHoldNoKeyAreShownAsWritten(_ sql: String) {
@@ -414,6 +418,8 @@ import Testing
         }
         // Refused on both libraries.
         do { try await db.execute("PRAGMA cipher_salt = \"x'\(salt)'\"") } catch { errors.append(error) }
+        // Allowed: entropy for the crypto provider; its trace event is checked below.
+        try await db.execute("PRAGMA cipher_add_random = \"x'\(salt)'\"")
         // Pragmas SQLite does not know run as nothing; their trace events are checked below.
         try await db.execute("PRAGMA k\u{435}y = '\(Self.secret)'")
         try await db.execute("PRAGMA ke\u{443} = '\(Self.secret)'")
@@ -424,6 +430,7 @@ import Testing
         }
         let events = recorder.userEvents
         #expect(events.contains { $0.sql == "PRAGMA k\u{435}y = '***'" }, "\(events.map(\.sql))")
+        #expect(events.contains { $0.sql == "PRAGMA cipher_add_random = '***'" }, "\(events.map(\.sql))")
         #expect(keyLeaks(in: events, passphrases: [Self.secret], rawKeys: []) == [])
         #expect(!events.contains { $0.description.lowercased().contains(salt) })
         await db.close()

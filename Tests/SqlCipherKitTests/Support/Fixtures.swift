@@ -156,6 +156,20 @@ struct KeyOnly: Entity, Equatable {
 
 // MARK: Handshakes
 
+/// True for the first caller of ``setFirst()`` only: a `@Sendable` closure called many times (a
+/// progress report) acts once.
+final class OnceFlag: Sendable {
+    private let done = Mutex(false)
+
+    /// Whether this is the first call.
+    func setFirst() -> Bool {
+        done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+    }
+}
+
 /// Tells a test that a long query has started running: the query calls `started()`, whose body
 /// signals. Waiting on it replaces a sleep that guessed how long the statement takes to start.
 /// A counting semaphore for async code: each call of `started()` lets one `wait()` return.
