@@ -52,6 +52,22 @@ enum DatabaseOpener {
         }
     }
 
+    /// Runs the opening's own statements: a lock that another connection kept past the busy
+    /// timeout is reported as the opening's, not as a failure of the package's internal SQL, which
+    /// the caller never wrote ("raise busyTimeout in `SELECT count(*) FROM sqlite_master …`"
+    /// and "this statement did not take effect", of a statement that was no one's). The code
+    /// stays SQLite's (`SQLITE_BUSY`, `SQLITE_LOCKED`), so a caller that retries on it still does.
+    private static func namingTheOpening<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch SqlCipherError.sqlite(let code, let extended, let message, _) where code & 0xFF == 5 || code & 0xFF == 6 {
+            throw SqlCipherError.sqlite(
+                code: code, extendedCode: extended,
+                message: message.replacingOccurrences(of: SQLiteMessageAdvice.busy, with: SQLiteMessageAdvice.busyOpening),
+                sql: nil)
+        }
+    }
+
     /// The steps of ``open(path:key:journalMode:cipher:readOnly:setup:claim:conversion:)``.
     private static func openSteps(path given: String, key: KeyMaterial?, journalMode: JournalMode,
                                       cipher: CipherSettings, readOnly: Bool, setup: ConnectionSetup,
@@ -172,7 +188,7 @@ enum DatabaseOpener {
             try identity?.check(path: path)
             // Every statement of the opening is the package's own (trace events mark it), up to
             // the caller's prepareConnection.
-            let mode: JournalMode = try connection.asInternal {
+            let mode: JournalMode = try namingTheOpening { try connection.asInternal {
                 connection.role = setup.role
                 connection.changeTracker.relay = setup.relay
                 if let extensions = setup.extensions { try extensions.apply(to: connection) }
@@ -233,7 +249,7 @@ enum DatabaseOpener {
                 connection.refusesWrites = readOnly
                 connection.movedFileCheck.checksBeforeEachStatement = journal != .wal && !inMemory
                 return journal
-            }
+            } }
             connection.scope.isPooled = setup.pooled
             try prepare(connection, with: setup.configuration)
             let isReadOnly = readOnly || scb_db_readonly(connection.handle, "main") == 1

@@ -74,6 +74,13 @@ enum SQLiteMessageAdvice {
         + "writing, inside a long transaction, or keeps the file in exclusive locking mode. This statement did not "
         + "take effect. Retry once that connection is done, keep transactions short, or raise busyTimeout"
 
+    /// ``busy`` said of an opening: what waited was the opening's first read (where the key is
+    /// checked) or its set-up, none of the caller's statements.
+    static let busyOpening = ": another connection, in this process or another, kept a lock on the file for longer "
+        + "than the opening's busy timeout (DatabaseConfiguration.busyTimeout, 5 seconds unless set): it is writing, "
+        + "inside a long transaction, or keeps the file in exclusive locking mode. The database was not opened and "
+        + "nothing was changed. Open it again once that connection is done, or raise busyTimeout"
+
     /// `SQLITE_BUSY` for `PRAGMA journal_mode` set to anything but `WAL` on a file in WAL mode.
     /// SQLite takes a file out of WAL mode only while no other connection has it open (each keeps
     /// a shared lock on the file for as long as it is open, idle or not), and fails at once

@@ -37,6 +37,42 @@ import Testing
         await db.close()
     }
 
+    /// An opening that waited out its busy timeout for another process's exclusive lock said
+    /// "This statement did not take effect … raise busyTimeout in `SELECT count(*) FROM
+    /// sqlite_master WHERE type = 'table' AND rootpage = 0`": a statement the caller never wrote.
+    /// It now says that the database was not opened, and names no statement; the code stays
+    /// SQLite's `SQLITE_BUSY`. (Rollback mode: in WAL mode a writer's lock does not stop a read.)
+    @Test func anOpeningThatMeetsALockNamesTheOpening() async throws {
+        let mode = JournalMode.rollback
+        let dir = TemporaryDirectory()
+        let path = dir.path("held.db")
+        let key = rawKey(74)
+        let db = try Database(path: path, rawKey: key, journalMode: mode)
+        try await db.execute("CREATE TABLE t(v)")
+        await db.close()
+        let holder = try KillableChild(helperArguments: ["hold-lock", path, "raw:" + hex(key), "exclusive"])
+        try #require(holder.waitForLine(startingWith: "held") != nil, "\(holder.lines) \(holder.standardError)")
+        var configuration = DatabaseConfiguration()
+        configuration.busyTimeout = .milliseconds(100)
+        let error = try #require(throws: SqlCipherError.self) {
+            try Database(path: path, rawKey: key, journalMode: mode, configuration: configuration)
+        }
+        guard case .sqlite(let code, _, _, let sql) = error else {
+            Issue.record("not SQLite's busy error: \(error)")
+            return
+        }
+        #expect(code & 0xFF == 5, "\(error)")
+        #expect(sql == nil, "\(error)")
+        #expect(error.description.contains("The database was not opened"), "\(error)")
+        #expect(error.description.contains("DatabaseConfiguration.busyTimeout"), "\(error)")
+        #expect(!error.description.contains("sqlite_master") && !error.description.contains("statement"), "\(error)")
+        holder.killAndCollect()
+        // Nothing of the file changed: it opens and reads once the lock is gone.
+        let reopened = try Database(path: path, rawKey: key, journalMode: mode)
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 0)
+        await reopened.close()
+    }
+
     /// A write in a transaction that began without the write lock (a hand-written `BEGIN` or
     /// `SAVEPOINT`) and has read fails at once when another connection
     /// writes or has committed since: SQLite does not wait then, whatever the busy timeout
