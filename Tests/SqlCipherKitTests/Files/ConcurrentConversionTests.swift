@@ -215,9 +215,8 @@ import Testing
         let path = dir.path("source.db")
         let writer = try KillableChild(helperArguments: ["crash-writer", path, "rollback", "v3:" + hex(key), "gated"], input: true)
         try #require(writer.waitForLine(startingWith: "committed 10") != nil, "\(writer.lines) \(writer.standardError)")
-        let upgrade = ConcurrentConversionTests.PausedConversion(pauseWhen: { true }) { progress in
-            try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(key), progress: progress)
-        }
+        let upgrade = ConcurrentConversionTests.PausedConversion(
+            pauseWhen: { true }, { progress in try Database.upgradeFromSqlCipher3(path: path, key: .rawKey(key), progress: progress) })
         try #require(upgrade.waitUntilPaused())
         writer.send("commit")
         try #require(writer.waitForLine(startingWith: "committed 11") != nil, "\(writer.lines) \(writer.standardError)")
