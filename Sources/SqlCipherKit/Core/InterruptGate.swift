@@ -29,8 +29,8 @@ final class InterruptGate: Sendable {
     private let calls = Atomic<UInt64>(0)
     /// The handle while it is open, for the busy-wait cut (``cutBusyWait(_:)``): nil before
     /// ``install(on:)`` and after ``detach()``, so that a cancellation handler running on another
-    /// thread never reaches a handle that is closing. Also guards ``busyWaitCut``, and `running`
-    /// against a cut that would land in the next call.
+    /// thread never reaches a handle that is closing. `cut` says the running call's wait was cut.
+    /// Also taken to change `running`, so that a cut never lands in the next call.
     private let busyWait = Mutex<(handle: OpaquePointer?, cut: Bool)>((nil, false))
     /// The connection's busy timeout in milliseconds, as last set by the package
     /// (``SQLiteConnection/setBusyTimeout(_:)``) or by the caller's `PRAGMA busy_timeout = N` (the
