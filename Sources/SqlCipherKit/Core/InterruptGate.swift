@@ -27,6 +27,15 @@ final class InterruptGate: Sendable {
     private let shield = Atomic<Int>(0)
     /// The last call number handed out.
     private let calls = Atomic<UInt64>(0)
+    /// The handle while it is open, for the busy-wait cut (``cutBusyWait(_:)``): nil before
+    /// ``install(on:)`` and after ``detach()``, so that a cancellation handler running on another
+    /// thread never reaches a handle that is closing. `cut` says the running call's wait was cut.
+    /// Also taken to change `running`, so that a cut never lands in the next call.
+    private let busyWait = Mutex<(handle: OpaquePointer?, cut: Bool)>((nil, false))
+    /// The connection's busy timeout in milliseconds, as last set by the package
+    /// (``SQLiteConnection/setBusyTimeout(_:)``) or by the caller's `PRAGMA busy_timeout = N` (the
+    /// authorizer): what a cut call sets back, and 0 when SQLite has no busy handler to cut.
+    let busyTimeout = Atomic<Int32>(0)
     /// Whether a ``watching(cancellable:sample:_:)`` scope is open: the handler's fast path
     /// reads only this.
     private let watchOpen = Atomic<Bool>(false)
@@ -52,6 +61,7 @@ final class InterruptGate: Sendable {
     /// Installs the progress handler on `handle`. The gate must outlive the handle: the
     /// connection keeps it in a stored property and closes the handle first.
     func install(on handle: OpaquePointer) {
+        busyWait.withCheckedLock { $0.handle = handle }
         let context = Unmanaged.passUnretained(self).toOpaque()
         scb_progress_handler(handle, Self.instructionsPerCheck, { context in
             guard let context else { return 0 }
@@ -73,17 +83,56 @@ final class InterruptGate: Sendable {
 
     /// Starts call `call`. Calls never overlap: the owner runs one at a time.
     func begin(_ call: UInt64) {
-        running.store(call, ordering: .relaxed)
+        busyWait.withCheckedLock { state in
+            running.store(call, ordering: .relaxed)
+            // Cancelled between the caller's check and now: its cancellation handler found no
+            // running call to cut.
+            if cancelled.load(ordering: .acquiring) == call { cutBusyWait(&state) }
+        }
     }
 
-    /// Ends the call `call`.
-    func end(_ call: UInt64) {
-        running.store(0, ordering: .relaxed)
+    /// Ends the call `call`. Returns whether its busy wait was cut: the connection's busy timeout
+    /// is then 1 ms, and the caller, on the connection's thread, sets it back before the next call.
+    func end(_ call: UInt64) -> Bool {
+        busyWait.withCheckedLock { state in
+            running.store(0, ordering: .relaxed)
+            defer { state.cut = false }
+            return state.cut
+        }
     }
 
     /// Asks for `call` to stop. Safe from any thread, at any time, even after the call ended.
+    ///
+    /// SQLite's wait for another connection's lock (the busy timeout) runs no instruction, so the
+    /// progress handler cannot stop it, and neither can `sqlite3_interrupt`: a call cancelled while
+    /// it waited went on waiting for the whole `busyTimeout` (found by the user-program review: 20
+    /// seconds with `busyTimeout = .seconds(20)`). The running call's wait is cut instead, the way
+    /// the exit handler cuts every wait (exit.c): a busy timeout of 1 ms, which SQLite's default
+    /// handler reads at each of its steps, so the statement fails with `SQLITE_BUSY` within one
+    /// step (at most 100 ms) and the call throws `CancellationError`.
     func cancel(_ call: UInt64) {
         cancelled.store(call, ordering: .releasing)
+        busyWait.withCheckedLock { state in
+            if running.load(ordering: .relaxed) == call { cutBusyWait(&state) }
+        }
+    }
+
+    /// Sets the busy timeout of the open handle to 1 ms. Only the timeout changes (the handler and
+    /// its argument stay SQLite's default and the handle), and the package opens connections with
+    /// `SQLITE_OPEN_NOMUTEX`, so the call takes no lock and the waiting thread reads a consistent
+    /// handler (as in exit.c). Never during the package's clean-up, which must not fail.
+    private func cutBusyWait(_ state: inout (handle: OpaquePointer?, cut: Bool)) {
+        // With no timeout SQLite has no handler: nothing waits, and setting one from this thread
+        // could be read half set (a handler with no argument) by a statement starting to wait.
+        guard let handle = state.handle, shield.load(ordering: .relaxed) == 0,
+              busyTimeout.load(ordering: .relaxed) > 0 else { return }
+        scb_busy_timeout(handle, 1)
+        state.cut = true
+    }
+
+    /// Forgets the handle, before it closes: a later cancellation cuts nothing.
+    func detach() {
+        busyWait.withCheckedLock { $0.handle = nil }
     }
 
     /// Whether `call` was asked to stop.

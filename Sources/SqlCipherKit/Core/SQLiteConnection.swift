@@ -29,7 +29,7 @@ final class SQLiteConnection {
     /// The commit hook's check that the file is still at its path (MovedFileCheck.swift).
     let movedFileCheck = MovedFileCheck()
     /// Stops the running call's statement when its task is cancelled.
-    let interruptGate = InterruptGate()
+    let interruptGate: InterruptGate
     /// The bodies (transaction, savepoint, read) running now, innermost last, and the cursors
     /// they opened (SQLiteConnection+Bodies.swift).
     /// Read before every statement runs: no run-time exclusivity check (the connection has one
@@ -108,7 +108,9 @@ final class SQLiteConnection {
     init(path: String, flags: Int32 = readWrite | create | noMutex) throws {
         let scope = ConnectionScope()
         self.scope = scope
-        statementGate = StatementGate(scope: scope)
+        let interruptGate = InterruptGate()
+        self.interruptGate = interruptGate
+        statementGate = StatementGate(scope: scope, interrupts: interruptGate)
         var db: OpaquePointer?
         let rc = scb_open_v2(flags & Self.uri == 0 ? Self.fileName(path) : path, &db, flags, nil)
         guard rc == 0, let db else {
@@ -144,11 +146,28 @@ final class SQLiteConnection {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        // Before the handle goes: a cancellation handler on another thread cuts its wait under
+        // the gate's lock, which this waits for.
+        interruptGate.detach()
         cache.removeAll()
         scb_close_v2(handle)
         // After SQLite let its locks go: the package's descriptors of the file may close now.
         OpenFiles.connectionClosed(openFile)
         openFile = nil
+    }
+
+    /// Sets how long a statement waits for another connection's lock
+    /// (https://sqlite.org/c3ref/busy_timeout.html), and notes it for ``restoreBusyTimeout()``.
+    func setBusyTimeout(_ milliseconds: Int32) {
+        interruptGate.busyTimeout.store(milliseconds, ordering: .relaxed)
+        scb_busy_timeout(handle, milliseconds)
+    }
+
+    /// Sets back the busy timeout after a cancelled call's wait was cut to 1 ms
+    /// (``InterruptGate/cancel(_:)``), before the next call runs.
+    func restoreBusyTimeout() {
+        guard !isClosed else { return }
+        scb_busy_timeout(handle, interruptGate.busyTimeout.load(ordering: .relaxed))
     }
 
     /// The database file this connection has open, as noted in ``OpenFiles``.

@@ -41,9 +41,13 @@ final class StatementGate {
     /// here by the authorizer.
     let scope: ConnectionScope
 
-    init(scope: ConnectionScope) {
+    init(scope: ConnectionScope, interrupts: InterruptGate) {
         self.scope = scope
+        self.interrupts = interrupts
     }
+    /// The connection's interrupt gate, told of the caller's `PRAGMA busy_timeout = N`
+    /// (``InterruptGate/busyTimeout``).
+    let interrupts: InterruptGate
     /// Set when the authorizer allowed something in the current compile only because the package
     /// runs it: such a statement is never cached, so user SQL of the same text cannot reuse it.
     /// Read through ``compile(_:)``.
@@ -267,6 +271,10 @@ extension SQLiteConnection {
                 // Never cached: the same text must be judged again where it is refused (a pool's
                 // connection outside its set-up, a migration's body).
                 gate.bypassed = true
+                // Never cached, so compiled for each run: what a cut wait sets back.
+                if let second, strcasecmp(first, "busy_timeout") == 0 {
+                    gate.interrupts.busyTimeout.store(Int32(clamping: atol(second)), ordering: .relaxed)
+                }
             }
             if let second, scope.isPooled, !scope.isPackage, namesMain, strcasecmp(first, "locking_mode") == 0,
                strcasecmp(second, "exclusive") == 0 {

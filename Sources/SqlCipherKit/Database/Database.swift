@@ -210,7 +210,7 @@ public actor Database {
         core.streams.closeAbandoned()
         let gate = core.interruptGate
         gate.begin(call)
-        defer { gate.end(call) }
+        defer { if gate.end(call) { core.restoreBusyTimeout() } }
         do {
             return try work(core)
         } catch {

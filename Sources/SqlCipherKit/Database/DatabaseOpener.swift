@@ -194,7 +194,7 @@ enum DatabaseOpener {
                 if let extensions = setup.extensions { try extensions.apply(to: connection) }
                 // Before the first read, so that a file locked by another connection is waited for
                 // rather than reported busy at once.
-                scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
+                connection.setBusyTimeout(try setup.configuration.busyTimeoutMilliseconds())
                 if let key {
                     try connection.applyKey(key)
                     if !key.isRawKey { KeyDerivation.notePassphraseKeying(path: path) }
@@ -655,7 +655,7 @@ enum DatabaseOpener {
         }
         defer { connection.close() }
         try connection.asInternal {
-            scb_busy_timeout(connection.handle, try setup.configuration.busyTimeoutMilliseconds())
+            connection.setBusyTimeout(try setup.configuration.busyTimeoutMilliseconds())
             if let key { try connection.applyKey(key) }
             try connection.asPackage {
                 for pragma in settings { try connection.execute(pragma) }

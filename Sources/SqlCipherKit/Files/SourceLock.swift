@@ -22,7 +22,7 @@ enum SourceLock {
     /// other connection has the file open.
     static func lockExclusively(_ connection: SQLiteConnection, path: String, journalMode: JournalMode,
                                 movingWAL: Bool = false) throws {
-        scb_busy_timeout(connection.handle, 1000)
+        connection.setBusyTimeout(1000)
         if journalMode == .wal && movingWAL { try leaveWAL(connection, path: path) }
         try connection.execute("PRAGMA locking_mode = EXCLUSIVE")
         do {

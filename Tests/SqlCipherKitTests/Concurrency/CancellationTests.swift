@@ -181,6 +181,79 @@ import Testing
         #expect(try await db.verifyIntegrity().isOK)
     }
 
+    /// A call that waits for another connection's lock (SQLite's busy wait, which runs no
+    /// instruction, so the progress handler never sees it) stops when its task is cancelled: it
+    /// waited out its whole busy timeout before (20 s in a view model's save, found by the
+    /// user-program review). The connection's own timeout, here the caller's `PRAGMA`, is back
+    /// for the next call, which waits for the lock and writes.
+    @Test(arguments: [false, true])
+    func aCallWaitingForAnotherConnectionsLockStopsWhenCancelled(pooled: Bool) async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("busy.db")
+        var configuration = DatabaseConfiguration()
+        // Far above the bound below: without the cut, the cancelled call ends only after this.
+        configuration.busyTimeout = .seconds(150)
+        let holder = try Database(path: path, rawKey: rawKey(), configuration: configuration)
+        let holding = RunningSignal()
+        try await holder.add(function: holding.function)
+        try await holder.execute("CREATE TABLE t(x INTEGER)")
+        let running = RunningSignal()
+        let waiter: any DatabaseAccess
+        if pooled {
+            waiter = try DatabasePool(path: path, rawKey: rawKey(), configuration: configuration)
+        } else {
+            let db = try Database(path: path, rawKey: rawKey(), configuration: configuration)
+            try await db.execute("PRAGMA busy_timeout = 140000")
+            waiter = db
+        }
+        try await waiter.add(function: running.function)
+        // The holder keeps the write lock until `release`; its body blocks its own queue only.
+        let release = DispatchSemaphore(value: 0)
+        let hold = Task {
+            try await holder.transaction { conn in
+                try conn.execute("INSERT INTO t VALUES (1)")
+                _ = try conn.query("SELECT started()")
+                release.wait()
+            }
+        }
+        await holding.wait(orEndOf: hold)
+        // `started()` runs, then the INSERT waits for the holder's lock.
+        let task = Task { try await waiter.execute("SELECT started(); INSERT INTO t VALUES (2)") }
+        await running.wait(orEndOf: task)
+        let clock = ContinuousClock()
+        let start = clock.now
+        task.cancel()
+        let result = await task.result
+        let latency = clock.now - start
+        release.signal()
+        try await hold.value
+        #expect(throws: CancellationError.self) { try result.get() }
+        // The bound only tells a cut wait from the 150 s timeout on a loaded machine.
+        #expect(latency < .seconds(60), "took \(latency)")
+        if !pooled, let db = waiter as? Database {
+            #expect(try await db.query("PRAGMA busy_timeout")[0].get(0, as: Int.self) == 140_000)
+        }
+        // The next call waits for a lock again rather than failing at once.
+        let release2 = DispatchSemaphore(value: 0)
+        let hold2 = Task {
+            try await holder.transaction { conn in
+                try conn.execute("INSERT INTO t VALUES (3)")
+                _ = try conn.query("SELECT started()")
+                release2.wait()
+            }
+        }
+        await holding.wait(orEndOf: hold2)
+        let write = Task { try await waiter.execute("SELECT started(); INSERT INTO t VALUES (4)") }
+        await running.wait(orEndOf: write)
+        release2.signal()
+        try await hold2.value
+        _ = try await write.value
+        let values = try await waiter.query("SELECT x FROM t ORDER BY x").compactMap { $0.get(0, as: Int.self) }
+        #expect(values == [1, 3, 4])
+        await holder.close()
+        if let pool = waiter as? DatabasePool { await pool.close() } else if let db = waiter as? Database { await db.close() }
+    }
+
     @Test func aStreamEndsWithCancellationError() async throws {
         let directory = TemporaryDirectory()
         let running = RunningSignal()
