@@ -331,9 +331,14 @@ enum DatabaseOpener {
 
     /// Refuses a `-journal`, `-wal` or `-shm` beside `path` that SQLite did not write
     /// (``ForeignCompanion``): SQLite would delete or overwrite it at the opening or at the first
-    /// write, a database of its own with that name included. Before SQLite opens the file; an
-    /// `ATTACH` and `importPlaintext(from:as:_:)` check the file they attach here too.
+    /// write, a database of its own with that name included; and a `-wal` with commits beside a
+    /// missing or empty file, which SQLite deletes (``ForeignCompanion/orphanedWAL(of:)``). Before
+    /// SQLite opens the file; an `ATTACH` and `importPlaintext(from:as:_:)` check the file they
+    /// attach here too.
     static func refuseForeignCompanions(of path: String) throws {
+        if let orphaned = ForeignCompanion.orphanedWAL(of: path) {
+            throw SqlCipherError.cannotOpen(path: path, reason: orphaned)
+        }
         // A -shm in use by this process's connections is not read (ForeignCompanion): it was
         // checked when the first of them opened.
         let readsShm = !OpenFiles.hasConnections(to: path)
