@@ -782,15 +782,32 @@ enum DatabaseOpener {
     /// image is malformed" code read like damage; the file is intact and opens with a newer library.
     /// Nil for any other failure. `importPlaintext(from:as:_:)`, whose `ATTACH` fails so, says it too.
     static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
-        guard code == 11, message.hasPrefix("malformed database schema"), message.contains("syntax error") else { return nil }
+        guard isUnreadableSchema(code: code, message: message) else { return nil }
         let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
             ?? "the loaded SQLite"
         return .cannotOpen(
             path: path,
             reason: (encrypted ? "the key opens it" : "it is a readable SQLite file")
-                + ", but its schema holds SQL that \(loaded) cannot read (\(message)), most likely written by a newer "
-                + "SQLite. Open it with a newer SQLCipher (point \(SqlCipherLibrary.environmentVariable) at "
-                + "libsqlcipher.so.1 for SQLCipher 4); if no newer program wrote it, its schema is damaged")
+                + ", but its schema holds SQL that \(loaded) cannot read (\(message)\(unreadableTableNote(message))), "
+                + "most likely written by a newer SQLite. Open it with a newer SQLCipher (point "
+                + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer program "
+                + "wrote it, its schema is damaged")
+    }
+
+    /// Whether SQLite's `message` for result `code` says that the schema could not be parsed: a
+    /// syntax error, or an index, trigger or view whose table could not be (SQLite goes on reading
+    /// the schema after the table's syntax error and reports the last failure: a table with a
+    /// generated column and an index, read by SQLite 3.15, is "no such table: main.t"). The
+    /// openings, `importPlaintext(from:as:_:)` and a user's `ATTACH` ask it.
+    static func isUnreadableSchema(code: Int32, message: String) -> Bool {
+        code == 11 && message.hasPrefix("malformed database schema")
+            && (message.contains("syntax error") || message.contains("no such table"))
+    }
+
+    /// The words that say why a schema failure names an index or trigger rather than the table
+    /// SQLite could not parse.
+    static func unreadableTableNote(_ message: String) -> String {
+        message.contains("no such table") ? ": an index, trigger or view names a table SQLite could not parse" : ""
     }
 
     /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads
