@@ -782,16 +782,20 @@ enum DatabaseOpener {
     /// image is malformed" code read like damage; the file is intact and opens with a newer library.
     /// Nil for any other failure. `importPlaintext(from:as:_:)`, whose `ATTACH` fails so, says it too.
     static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
+        guard let schema = unreadableSchemaReason(code: code, message: message) else { return nil }
+        return .cannotOpen(path: path, reason: (encrypted ? "the key opens it" : "it is a readable SQLite file") + ", but " + schema)
+    }
+
+    /// What ``unreadableSchema(path:encrypted:code:message:)`` says of the schema, from "its schema
+    /// holds SQL" on; `sqlcipher-doctor verify` says the same of a file whose key it proved.
+    static func unreadableSchemaReason(code: Int32, message: String) -> String? {
         guard isUnreadableSchema(code: code, message: message) else { return nil }
         let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
             ?? "the loaded SQLite"
-        return .cannotOpen(
-            path: path,
-            reason: (encrypted ? "the key opens it" : "it is a readable SQLite file")
-                + ", but its schema holds SQL that \(loaded) cannot read (\(message)\(unreadableTableNote(message))), "
-                + "most likely written by a newer SQLite. Open it with a newer SQLCipher (point "
-                + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer program "
-                + "wrote it, its schema is damaged")
+        return "its schema holds SQL that \(loaded) cannot read (\(message)\(unreadableTableNote(message))), "
+            + "most likely written by a newer SQLite. Open it with a newer SQLCipher (point "
+            + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer program "
+            + "wrote it, its schema is damaged"
     }
 
     /// Whether SQLite's `message` for result `code` says that the schema could not be parsed: a

@@ -225,6 +225,31 @@ import Testing
         #expect(try directory.snapshot().mapValues(\.0) == before.mapValues(\.0))
     }
 
+    /// A file whose schema a newer SQLite wrote (a generated column, an index on it), read by an
+    /// older library: the key is right and the file intact, so the report says a newer SQLite
+    /// wrote it, as an opening does, rather than "damaged, restore it from a backup".
+    @Test func aSchemaFromANewerSQLiteIsNotCalledDamaged() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("newer.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "newer"), "PRAGMA cipher_compatibility = 3",
+            "CREATE TABLE g(a INT, b INT GENERATED ALWAYS AS (a * 2) STORED)", "CREATE INDEX g_a ON g(a)",
+            "INSERT INTO g(a) VALUES (21)",
+        ])
+        let before = try directory.snapshot()
+        let (result, entries) = try verify([path], key: "newer")
+        if try loadedLibrary().sqliteVersionNumber >= 3_031_000 {
+            #expect(result.status == 0 && entries[0]["status"] as? String == "verified", "\(entries[0])")
+            return
+        }
+        #expect(result.status == 1)
+        #expect(entries[0]["status"] as? String == "not-verifiable", "\(entries[0])")
+        #expect(entries[0]["key_accepted"] as? Bool == true)
+        let error = entries[0]["error"] as? String ?? ""
+        #expect(error.contains("The key is right") && error.contains("newer SQLite") && !error.contains("backup"), "\(error)")
+        #expect(try directory.snapshot().mapValues(\.0) == before.mapValues(\.0))
+    }
+
     @Test func damagedFirstPage() throws {
         let library = try loadedLibrary()
         let directory = TemporaryDirectory()
