@@ -736,4 +736,30 @@ import Testing
         let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "8192"])
         #expect(verified.status == 0, "\(verified.stdout)")
     }
+
+    /// The same for a hot `-journal` (a writer killed inside a transaction whose pages spilled into
+    /// the file), whose header records the page size too: the file's size, a whole number of
+    /// 4096-byte pages, shows nothing, and the report listed every setting.
+    @Test func aRejectedKeyNamesThePageSizeOfAHotJournal() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("journal-pages.db")
+        try SqlcipherCLI.runAndKill(PageSizeMismatchTests.cli, path, [
+            PageSizeMismatchTests.key, "PRAGMA cipher_page_size = 16384", "PRAGMA kdf_iter = 2", "PRAGMA journal_mode = DELETE",
+            "CREATE TABLE t(x)", "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 400) "
+                + "INSERT INTO t SELECT randomblob(100) FROM c",
+            "PRAGMA cache_size = 2", "BEGIN", "UPDATE t SET x = randomblob(100)",
+        ])
+        let journal = try #require(FileManager.default.contents(atPath: path + "-journal"))
+        #expect(journal.count > 512, "a hot journal was left")
+        func verify(_ settings: [String]) throws -> ChildResult {
+            try runChild(productPath("sqlcipher-doctor"), ["verify", "--key-env", "DOCTOR_TEST_KEY"] + settings + ["--", path],
+                         environment: try Linking.childEnvironment(["DOCTOR_TEST_KEY": "secret"]))
+        }
+        let rejected = try verify(["--kdf-iter", "2"])
+        #expect(rejected.status == 1, "\(rejected.stdout)")
+        #expect(rejected.stdout.contains("--cipher-page-size 16384"), "\(rejected.stdout)")
+        let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "16384"])
+        #expect(verified.status == 0, "\(verified.stdout)")
+        #expect(FileManager.default.contents(atPath: path + "-journal") == journal, "the journal was changed")
+    }
 }
