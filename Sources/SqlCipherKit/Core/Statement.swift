@@ -323,14 +323,15 @@ final class Statement {
                     + "Database.encrypt(plaintextAt:to:key:), which keeps its encoding, and use that)",
                 sql: redacted)
         } else if guardKind == .attach, case let .sqlite(code, extended, message, redacted) = error, code == 11,
-                  message.hasPrefix("malformed database schema"), message.contains("syntax error") {
+                  DatabaseOpener.isUnreadableSchema(code: code, message: message) {
             // A schema the loaded SQLite cannot parse, its token masked in an ATTACH's message: SQL
             // a newer SQLite wrote (a STRICT table read by SQLCipher 3.4.1's SQLite 3.15), which
             // read like damage (DatabaseOpener.unreadableSchema says the same of an opening).
             let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion)" } ?? "the loaded SQLite"
             error = .sqlite(
                 code: code, extendedCode: extended,
-                message: message + " (the attached file's schema holds SQL that \(loaded) cannot read, most likely "
+                message: message + " (the attached file's schema holds SQL that \(loaded) cannot read"
+                    + DatabaseOpener.unreadableTableNote(message) + ", most likely "
                     + "written by a newer SQLite: attach it with a newer SQLCipher (point "
                     + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer "
                     + "program wrote it, its schema is damaged)",

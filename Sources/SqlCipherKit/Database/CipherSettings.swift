@@ -135,7 +135,13 @@ public struct CipherSettings: Sendable, Hashable {
         var pragmas: [String] = []
         if let compatibility {
             guard compatibility == 3 || compatibility == 4 || (allowsLegacyFormat && (1...2).contains(compatibility)) else {
-                throw SqlCipherError.invalidQuery(reason: "cipher compatibility must be 3 or 4, not \(compatibility)")
+                // A SQLCipher 1 or 2 file is readable only through the upgrade, which opens it with
+                // the legacy settings itself: the bare range named no way to open one.
+                let legacy = (1...2).contains(compatibility)
+                    ? ": a SQLCipher \(compatibility) file is opened after Database.upgradeFromSqlCipher3(path:key:) has "
+                        + "migrated it, in place, to SQLCipher 4's format (it needs SQLCipher 4; keep a copy first)"
+                    : ""
+                throw SqlCipherError.invalidQuery(reason: "cipher compatibility must be 3 or 4, not \(compatibility)" + legacy)
             }
             if library.cipherMajorVersion >= 4 {
                 try library.require("cipher_compatibility", cipher: 4, 0, 1)

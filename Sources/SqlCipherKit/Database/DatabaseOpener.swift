@@ -347,9 +347,14 @@ enum DatabaseOpener {
 
     /// Refuses a `-journal`, `-wal` or `-shm` beside `path` that SQLite did not write
     /// (``ForeignCompanion``): SQLite would delete or overwrite it at the opening or at the first
-    /// write, a database of its own with that name included. Before SQLite opens the file; an
-    /// `ATTACH` and `importPlaintext(from:as:_:)` check the file they attach here too.
+    /// write, a database of its own with that name included; and a `-wal` with commits beside a
+    /// missing or empty file, which SQLite deletes (``ForeignCompanion/orphanedWAL(of:)``). Before
+    /// SQLite opens the file; an `ATTACH` and `importPlaintext(from:as:_:)` check the file they
+    /// attach here too.
     static func refuseForeignCompanions(of path: String) throws {
+        if let orphaned = ForeignCompanion.orphanedWAL(of: path) {
+            throw SqlCipherError.cannotOpen(path: path, reason: orphaned)
+        }
         // A -shm in use by this process's connections is not read (ForeignCompanion): it was
         // checked when the first of them opened.
         let readsShm = !OpenFiles.hasConnections(to: path)
@@ -793,15 +798,36 @@ enum DatabaseOpener {
     /// image is malformed" code read like damage; the file is intact and opens with a newer library.
     /// Nil for any other failure. `importPlaintext(from:as:_:)`, whose `ATTACH` fails so, says it too.
     static func unreadableSchema(path: String, encrypted: Bool, code: Int32, message: String) -> SqlCipherError? {
-        guard code == 11, message.hasPrefix("malformed database schema"), message.contains("syntax error") else { return nil }
+        guard let schema = unreadableSchemaReason(code: code, message: message) else { return nil }
+        return .cannotOpen(path: path, reason: (encrypted ? "the key opens it" : "it is a readable SQLite file") + ", but " + schema)
+    }
+
+    /// What ``unreadableSchema(path:encrypted:code:message:)`` says of the schema, from "its schema
+    /// holds SQL" on; `sqlcipher-doctor verify` says the same of a file whose key it proved.
+    static func unreadableSchemaReason(code: Int32, message: String) -> String? {
+        guard isUnreadableSchema(code: code, message: message) else { return nil }
         let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
             ?? "the loaded SQLite"
-        return .cannotOpen(
-            path: path,
-            reason: (encrypted ? "the key opens it" : "it is a readable SQLite file")
-                + ", but its schema holds SQL that \(loaded) cannot read (\(message)), most likely written by a newer "
-                + "SQLite. Open it with a newer SQLCipher (point \(SqlCipherLibrary.environmentVariable) at "
-                + "libsqlcipher.so.1 for SQLCipher 4); if no newer program wrote it, its schema is damaged")
+        return "its schema holds SQL that \(loaded) cannot read (\(message)\(unreadableTableNote(message))), "
+            + "most likely written by a newer SQLite. Open it with a newer SQLCipher (point "
+            + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer program "
+            + "wrote it, its schema is damaged"
+    }
+
+    /// Whether SQLite's `message` for result `code` says that the schema could not be parsed: a
+    /// syntax error, or an index, trigger or view whose table could not be (SQLite goes on reading
+    /// the schema after the table's syntax error and reports the last failure: a table with a
+    /// generated column and an index, read by SQLite 3.15, is "no such table: main.t"). The
+    /// openings, `importPlaintext(from:as:_:)` and a user's `ATTACH` ask it.
+    static func isUnreadableSchema(code: Int32, message: String) -> Bool {
+        code == 11 && message.hasPrefix("malformed database schema")
+            && (message.contains("syntax error") || message.contains("no such table"))
+    }
+
+    /// The words that say why a schema failure names an index or trigger rather than the table
+    /// SQLite could not parse.
+    static func unreadableTableNote(_ message: String) -> String {
+        message.contains("no such table") ? ": an index, trigger or view names a table SQLite could not parse" : ""
     }
 
     /// Which other major version's files the loaded library can be told about: SQLCipher 4 reads

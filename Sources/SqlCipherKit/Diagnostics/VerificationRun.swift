@@ -130,6 +130,14 @@ struct VerificationRun {
                     // Page 1 decrypted, but the schema behind it is damaged.
                     attempts.append(.init(settings: candidate.name, accepted: true,
                                           result: "page 1 decrypted, then: \(message) (SQLite error \(code))"))
+                    // Or written by a newer SQLite than the loaded one: an intact file, which
+                    // "damaged, restore it from a backup" sent the user away from.
+                    if let schema = DatabaseOpener.unreadableSchemaReason(code: code, message: message) {
+                        connection.close()
+                        keyAccepted = true
+                        settings = candidate
+                        return fail(.notVerifiable, "The key is right (\(candidate.name) settings), but " + schema)
+                    }
                     opened = (connection, candidate)
                     break attempting
                 }

@@ -50,4 +50,33 @@ enum ForeignCompanion {
         if first.count == 16 && first.elementsEqual(FileHeader.sqliteMagic) { return "a SQLite database" }
         return "not a \(suffix) file SQLite wrote (it does not start as one does)"
     }
+
+    /// Why the `-wal` beside `path` must be left alone although it is SQLite's: it holds frames
+    /// (commits not yet copied into the database file) and the database file is missing or empty.
+    /// SQLite deletes the `-wal` of a file of no pages when it opens that file, so a new database
+    /// made at `path` deleted another database's last commits (measured: a `-wal` of 2,000 rows
+    /// left by a killed `sqlcipher` CLI, its database file moved away). A live WAL database never
+    /// looks like this: SQLite writes page 1 into the file when it switches it to WAL, before any
+    /// frame, and the file never shrinks back to nothing; the `-wal` is read first and the file
+    /// after, so a creator racing this check is never taken for one. Nil in every other case.
+    static func orphanedWAL(of path: String) -> String? {
+        let wal = path + "-wal"
+        guard let size = SnapshotFiles.regularFileSize(wal), size > walHeaderSize,
+              let handle = FileHandle(forReadingAtPath: wal) else { return nil }
+        let first = [UInt8]((try? handle.read(upToCount: 4)) ?? Data())
+        try? handle.close()
+        guard magics(for: "-wal").contains(first) else { return nil }
+        var info = stat()
+        let missing = lstat(path, &info) != 0
+        guard missing || SnapshotFiles.regularFileSize(path) == 0 else { return nil }
+        let name = DatabasePath.lastComponent(of: path), walName = DatabasePath.lastComponent(of: wal)
+        return "\(walName) beside it holds \(size) bytes of a database's commits that SQLite had not yet copied into "
+            + "the database file, and \(name) is \(missing ? "missing" : "empty"): the file they belong to was moved, "
+            + "deleted or truncated without them, and SQLite deletes such a -wal when it opens or creates \(name). Put "
+            + "that database file back beside it (its commits are then read), or, if it is gone for good, move "
+            + "\(walName) (and \(name)-shm) away and try again. Nothing was read or changed"
+    }
+
+    /// The size of a WAL's header: a `-wal` longer than this holds frames.
+    private static let walHeaderSize = 32
 }

@@ -8,14 +8,20 @@ enum PageSizeEvidence {
     /// The page sizes the file at `path` can have been made with, largest first, when `tried` is
     /// not one of them, and what shows it; nil when nothing contradicts `tried`.
     ///
-    /// Two facts count: a `-wal` beside the file whose header (plaintext in SQLCipher too) records
-    /// another page size (that one page size), and a file size that is not a whole number of
+    /// Three facts count: a `-wal` or live `-journal` beside the file whose header (plaintext in
+    /// SQLCipher too) records another page size (that one page size), and a file size that is not a whole number of
     /// `tried`-byte pages (every SQLCipher file is whole pages): its pages are then smaller, one of
     /// the page sizes from 1024 up to the largest that divides the size.
     static func likelyPageSizes(of path: String, tried: Int) -> (pageSizes: [Int], evidence: String)? {
         if let wal = walPageSize(path + "-wal"), wal != tried {
             return ([wal], "its -wal's header records \(wal)-byte pages, and the settings tried give \(tried)-byte pages, "
                 + "so it was made with a page size of \(wal)")
+        }
+        // A hot -journal's header is plaintext too (the openings refuse one of another page size
+        // by it before SQLite rolls it back; sqlcipher-doctor verify reads the file beside it).
+        if let journal = ReadOnlyOpening.liveJournalPageSize(path + "-journal"), journal != tried {
+            return ([journal], "its -journal's header records \(journal)-byte pages, and the settings tried give "
+                + "\(tried)-byte pages, so it was made with a page size of \(journal)")
         }
         guard let size = SnapshotFiles.regularFileSize(path), size > 0, size % tried != 0 else { return nil }
         let sizes = [65536, 32768, 16384, 8192, 4096, 2048, 1024].filter { $0 < tried && size % $0 == 0 }

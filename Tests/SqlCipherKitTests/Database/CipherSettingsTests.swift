@@ -135,8 +135,15 @@ import Testing
         #expect(throws: SqlCipherError.self) {
             try Database(path: dir.path("a.db"), key: "k", cipher: CipherSettings(kdfIterations: 0))
         }
+        // A SQLCipher 1 or 2 file's settings are refused with the way to open such a file.
+        for version in [1, 2] {
+            let error = #expect(throws: SqlCipherError.self) {
+                try Database(path: dir.path("a.db"), key: "k", cipher: CipherSettings(compatibility: version))
+            }
+            #expect(error.map { "\($0)" }?.contains("upgradeFromSqlCipher3") == true, "\(String(describing: error))")
+        }
         #expect(throws: SqlCipherError.self) {
-            try Database(path: dir.path("a.db"), key: "k", cipher: CipherSettings(compatibility: 2))
+            try Database(path: dir.path("a.db"), key: "k", cipher: CipherSettings(compatibility: 5))
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("a.db")))
     }

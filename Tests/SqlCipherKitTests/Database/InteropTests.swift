@@ -103,6 +103,63 @@ import Testing
         }
     }
 
+    /// The same when the table SQLite 3.15 cannot parse has an index or a trigger, as most tables
+    /// do: SQLite goes on reading the schema and reports the last failure, "no such table" for the
+    /// index or trigger, which came out as the bare `sqlite` code 11 with the opening's own query,
+    /// from every opening, `encrypt(plaintextAt:)`, `importPlaintext` and an `ATTACH`.
+    @Test func aNewerTableWithAnIndexOrTriggerIsNamedAsSuchToo() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("newer.db"), plain = dir.path("plain.db")
+        let schema = [
+            "CREATE TABLE g(a INT, b INT GENERATED ALWAYS AS (a * 2) STORED)", "CREATE INDEX g_a ON g(a)",
+            "CREATE TABLE l(x)", "CREATE TRIGGER g_log AFTER INSERT ON g BEGIN INSERT INTO l VALUES (new.a); END",
+            "INSERT INTO g(a) VALUES (21)",
+        ]
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "newer"), "PRAGMA cipher_compatibility = 3"] + schema)
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, plain, schema)
+        let library = try loadedLibrary()
+        guard library.sqliteVersionNumber < 3_037_000 else {
+            let db = try Database(path: path, key: "newer", cipher: .sqlcipher3)
+            #expect(try await db.query("SELECT b FROM g")[0].get(0, as: Int.self) == 42)
+            await db.close()
+            return
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let host = try Database(path: dir.path("host.db"), rawKey: rawKey())
+        let openings: [(String, Bool, () async throws -> Void)] = [
+            ("Database", true, { _ = try Database(path: path, key: "newer", cipher: .sqlcipher3) }),
+            ("read-only", true, { _ = try Database(path: path, key: "newer", cipher: .sqlcipher3, readOnly: true) }),
+            ("DatabasePool", true, { _ = try DatabasePool(path: path, key: "newer", cipher: .sqlcipher3) }),
+            ("unencrypted", false, { _ = try Database(unencryptedPath: plain) }),
+            ("encrypt(plaintextAt:)", false, {
+                try await Database.encrypt(plaintextAt: plain, to: dir.path("copy.db"), key: .rawKey(rawKey()))
+            }),
+            ("importPlaintext", false, { try await host.importPlaintext(from: plain) { _ = try $0.query("SELECT 1") } }),
+        ]
+        for (label, encrypted, open) in openings {
+            do {
+                try await open()
+                Issue.record("\(label): a schema this SQLite cannot parse opened")
+            } catch let SqlCipherError.cannotOpen(_, reason) {
+                #expect(reason.contains(encrypted ? "the key opens it" : "readable SQLite file"), "\(label): \(reason)")
+                #expect(reason.contains("newer SQLite") && reason.contains("names a table SQLite could not parse"),
+                        "\(label): \(reason)")
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
+        }
+        do {
+            try await host.execute("ATTACH DATABASE ? AS p KEY ''", plain)
+            Issue.record("ATTACH: a schema this SQLite cannot parse attached")
+        } catch let SqlCipherError.sqlite(_, _, message, _) {
+            #expect(message.contains("newer SQLite") && message.contains("names a table SQLite could not parse"), "\(message)")
+        }
+        await host.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("copy.db")))
+    }
+
     @Test func sqlcipher341CLIFileOpensThroughSqlcipher3Settings() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("v3cli.db")

@@ -225,6 +225,31 @@ import Testing
         #expect(try directory.snapshot().mapValues(\.0) == before.mapValues(\.0))
     }
 
+    /// A file whose schema a newer SQLite wrote (a generated column, an index on it), read by an
+    /// older library: the key is right and the file intact, so the report says a newer SQLite
+    /// wrote it, as an opening does, rather than "damaged, restore it from a backup".
+    @Test func aSchemaFromANewerSQLiteIsNotCalledDamaged() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("newer.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+            SqlcipherCLI.keyPragma(passphrase: "newer"), "PRAGMA cipher_compatibility = 3",
+            "CREATE TABLE g(a INT, b INT GENERATED ALWAYS AS (a * 2) STORED)", "CREATE INDEX g_a ON g(a)",
+            "INSERT INTO g(a) VALUES (21)",
+        ])
+        let before = try directory.snapshot()
+        let (result, entries) = try verify([path], key: "newer")
+        if try loadedLibrary().sqliteVersionNumber >= 3_031_000 {
+            #expect(result.status == 0 && entries[0]["status"] as? String == "verified", "\(entries[0])")
+            return
+        }
+        #expect(result.status == 1)
+        #expect(entries[0]["status"] as? String == "not-verifiable", "\(entries[0])")
+        #expect(entries[0]["key_accepted"] as? Bool == true)
+        let error = entries[0]["error"] as? String ?? ""
+        #expect(error.contains("The key is right") && error.contains("newer SQLite") && !error.contains("backup"), "\(error)")
+        #expect(try directory.snapshot().mapValues(\.0) == before.mapValues(\.0))
+    }
+
     @Test func damagedFirstPage() throws {
         let library = try loadedLibrary()
         let directory = TemporaryDirectory()
@@ -710,5 +735,31 @@ import Testing
         #expect(rejected.stdout.contains("--cipher-page-size 8192"), "\(rejected.stdout)")
         let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "8192"])
         #expect(verified.status == 0, "\(verified.stdout)")
+    }
+
+    /// The same for a hot `-journal` (a writer killed inside a transaction whose pages spilled into
+    /// the file), whose header records the page size too: the file's size, a whole number of
+    /// 4096-byte pages, shows nothing, and the report listed every setting.
+    @Test func aRejectedKeyNamesThePageSizeOfAHotJournal() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("journal-pages.db")
+        try SqlcipherCLI.runAndKill(PageSizeMismatchTests.cli, path, [
+            PageSizeMismatchTests.key, "PRAGMA cipher_page_size = 16384", "PRAGMA kdf_iter = 2", "PRAGMA journal_mode = DELETE",
+            "CREATE TABLE t(x)", "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 400) "
+                + "INSERT INTO t SELECT randomblob(100) FROM c",
+            "PRAGMA cache_size = 2", "BEGIN", "UPDATE t SET x = randomblob(100)",
+        ])
+        let journal = try #require(FileManager.default.contents(atPath: path + "-journal"))
+        #expect(journal.count > 512, "a hot journal was left")
+        func verify(_ settings: [String]) throws -> ChildResult {
+            try runChild(productPath("sqlcipher-doctor"), ["verify", "--key-env", "DOCTOR_TEST_KEY"] + settings + ["--", path],
+                         environment: try Linking.childEnvironment(["DOCTOR_TEST_KEY": "secret"]))
+        }
+        let rejected = try verify(["--kdf-iter", "2"])
+        #expect(rejected.status == 1, "\(rejected.stdout)")
+        #expect(rejected.stdout.contains("--cipher-page-size 16384"), "\(rejected.stdout)")
+        let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "16384"])
+        #expect(verified.status == 0, "\(verified.stdout)")
+        #expect(FileManager.default.contents(atPath: path + "-journal") == journal, "the journal was changed")
     }
 }

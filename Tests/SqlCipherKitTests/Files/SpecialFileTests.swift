@@ -238,6 +238,50 @@ import Testing
         }
     }
 
+    /// A `-wal` with commits beside a database file that is missing or empty (the file was moved,
+    /// deleted or truncated without it): SQLite deletes the `-wal` of a file of no pages when it
+    /// opens it, so a new database there deleted another database's last commits. Every opening
+    /// and an `ATTACH` refuse it now, before anything is created; with the file back, its rows read.
+    @Test(arguments: ["missing", "empty"])
+    func aWALWhoseDatabaseFileIsGoneIsNeverDeleted(state: String) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("x.db")
+        // Another program's database, its last commits only in its -wal (no checkpoint, killed).
+        try SqlcipherCLI.runAndKill(isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3, path, [
+            SqlcipherCLI.keyPragma(rawKey: rawKey()), "PRAGMA cipher_log = off", "PRAGMA journal_mode = WAL",
+            "PRAGMA wal_autocheckpoint = 0", "CREATE TABLE t(x)", "INSERT INTO t VALUES ('in the wal')",
+        ])
+        try FileManager.default.moveItem(atPath: path, toPath: dir.path("moved.db"))
+        if state == "empty" { #expect(FileManager.default.createFile(atPath: path, contents: Data())) }
+        let wal = try #require(FileManager.default.contents(atPath: path + "-wal"))
+        let shm = FileManager.default.contents(atPath: path + "-shm")
+        #expect(wal.count > 32, "the -wal holds frames")
+
+        let host = try Database(path: dir.path("host.db"), rawKey: rawKey(3))
+        let openings: [(String, () async throws -> Void)] = [
+            ("Database", { _ = try Database(path: path, rawKey: rawKey()) }),
+            ("passphrase", { _ = try Database(path: path, key: "k", cipher: fastCipher) }),
+            ("read-only", { _ = try Database(path: path, rawKey: rawKey(), readOnly: true) }),
+            ("unencrypted", { _ = try Database(unencryptedPath: path) }),
+            ("DatabasePool", { _ = try DatabasePool(path: path, rawKey: rawKey()) }),
+            ("ATTACH", { try await host.execute("ATTACH DATABASE ? AS w", path) }),
+        ]
+        for (label, open) in openings {
+            await expectRefused(label: label, refusedFor: "x.db-wal", open)
+            #expect(FileManager.default.contents(atPath: path + "-wal") == wal, "\(label): the -wal was changed")
+            #expect(FileManager.default.contents(atPath: path + "-shm") == shm, "\(label): the -shm was changed")
+            #expect(FileManager.default.fileExists(atPath: path) == (state == "empty"), "\(label): x.db was created")
+        }
+        await host.close()
+
+        // Put back, as the message says, the file reads with the commits of its -wal.
+        if state == "empty" { try FileManager.default.removeItem(atPath: path) }
+        try FileManager.default.moveItem(atPath: dir.path("moved.db"), toPath: path)
+        let db = try Database(path: path, rawKey: rawKey())
+        #expect(try await db.query("SELECT x FROM t").first?.get("x", as: String.self) == "in the wal")
+        await db.close()
+    }
+
     @Test func companionsSQLiteWroteStillOpen() async throws {
         // A -wal and -shm of a live connection, and a -journal whose header is zeros (what
         // journal_mode = PERSIST leaves, and what an unsynced journal starts with).
