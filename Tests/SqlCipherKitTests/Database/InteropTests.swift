@@ -133,7 +133,7 @@ import Testing
             ("DatabasePool", true, { _ = try DatabasePool(path: path, key: "newer", cipher: .sqlcipher3) }),
             ("unencrypted", false, { _ = try Database(unencryptedPath: plain) }),
             ("encrypt(plaintextAt:)", false, {
-                try await Database.encrypt(plaintextAt: plain, to: dir.path("copy.db"), key: .rawKey(rawKey()))
+                try Database.encrypt(plaintextAt: plain, to: dir.path("copy.db"), key: .rawKey(rawKey()))
             }),
             ("importPlaintext", false, { try await host.importPlaintext(from: plain) { _ = try $0.query("SELECT 1") } }),
         ]
