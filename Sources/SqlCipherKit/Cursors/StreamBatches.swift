@@ -169,10 +169,12 @@ extension Database {
                     // commit of every later write of this database (SQLite commits only when no
                     // writing statement is pending), silently.
                     guard statement.isReadOnly else {
+                        // Quoted as every description quotes SQL, redacted: a `key=` literal of
+                        // the text showed as written (found by the attack review).
                         throw SqlCipherError.invalidQuery(
-                            reason: "a stream runs only statements that read, and `\(statement.sql)` writes: left "
-                                + "open between batches, it would hold back the commit of every later write. Run it "
-                                + "with execute, or with query for its rows")
+                            reason: "a stream runs only statements that read, and \(SqlCipherError.quoted(statement.sql)) "
+                                + "writes: left open between batches, it would hold back the commit of every later write. "
+                                + "Run it with execute, or with query for its rows")
                     }
                     (number, entry) = core.streams.open(statement, hold: hold)
                     current = number

@@ -165,9 +165,12 @@ final class ChangeTracker {
         if access.invalidatesAnalysis { generation &+= 1 }
         if readRecorder != nil {
             guard isReadOnly else {
+                // Quoted as every description quotes SQL, redacted: a `key=` literal of the text
+                // showed as written (found by the attack review).
                 throw SqlCipherError.invalidQuery(
-                    reason: "a live request must only read, but it ran a statement that writes: \(sql). "
-                        + "Make the change with Database.execute or transaction, outside the request")
+                    reason: "a live request must only read, but it ran a statement that writes: "
+                        + "\(SqlCipherError.quoted(sql)). Make the change with Database.execute or transaction, outside "
+                        + "the request")
             }
             readRecorder?.formUnion(access.reads)
         }

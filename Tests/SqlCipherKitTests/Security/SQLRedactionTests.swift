@@ -167,6 +167,42 @@ import Testing
         await db.close()
     }
 
+    /// The refusals of a statement that writes, by a stream and by a live request, quoted the
+    /// statement's text as written: `INSERT … VALUES ('file:a.db?key=…')` showed the key in the
+    /// `invalidQuery` reason (found by the attack review). Both quote the statement as every
+    /// description does, through the one redaction.
+    @Test func refusalsOfStreamsAndLiveRequestsThatWriteHoldOnlyRedactedSQL() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
+        try await db.execute("CREATE TABLE notes(v TEXT)")
+        let write = "INSERT INTO notes VALUES ('file:a.db?key=\(Self.secret)')"
+        var errors: [SqlCipherError] = []
+        do {
+            for try await _ in db.stream(write) {}
+            Issue.record("the stream did not fail")
+        } catch let error as SqlCipherError {
+            errors.append(error)
+        }
+        do {
+            for try await _ in db.values(of: .query(write)) { break }
+            Issue.record("the live request did not fail")
+        } catch let error as SqlCipherError {
+            errors.append(error)
+        }
+        #expect(errors.count == 2)
+        for error in errors {
+            guard case .invalidQuery = error else {
+                Issue.record("\(error)")
+                continue
+            }
+            let shown = Self.everyRendering(error)
+            #expect(!shown.contains(Self.secret), "\(shown)")
+            #expect(shown.contains("INSERT INTO notes VALUES('***')"), "\(shown)")
+        }
+        #expect(try await db.query("SELECT count(*) FROM notes")[0].get(0, as: Int.self) == 0)
+        await db.close()
+    }
+
     @Test func errorsHoldOnlyRedactedSQL() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path("main.db"), key: "main passphrase", cipher: fastCipher)
