@@ -140,6 +140,23 @@ enum ArgumentParser {
             + "--key-file PATH or --key-stdin)"
     }
 
+    /// A value of a setting's option (`--kdf-iter`, `--cipher-page-size`, `--kdf-algorithm`, ...)
+    /// that the option refuses, as its usage error may repeat it: quoted when it is spelled like
+    /// the number or digest that was meant (`1e6`, `-1`, `4,000`, `HMAC_SHA384`, `md5`), and
+    /// otherwise not at all, as ``shown(_:at:)`` does: a key typed into that slot (the option's
+    /// number left out, `--kdf-iter 'my passphrase'`) was printed back in full (found by the attack
+    /// review).
+    static func shownValue(_ value: String) -> String {
+        let bytes = Array(value.utf8)
+        let numberLike = !bytes.isEmpty && bytes.count <= 24
+            && bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || "+-.,_eE".utf8.contains($0) }
+        var digest = Substring(value.lowercased())
+        for prefix in ["pbkdf2_", "hmac_"] where digest.hasPrefix(prefix) { digest = digest.dropFirst(prefix.count) }
+        let digestLike = digest == "md5" || (digest.hasPrefix("sha") && digest.count <= 9
+            && digest.dropFirst(3).allSatisfy { $0.isASCII && ($0.isNumber || $0 == "-" || $0 == "_") })
+        return numberLike || digestLike ? "'\(value)'" : "the value given (not repeated here in case it is a key)"
+    }
+
     /// The command word and its position: the first argument that is neither an option nor the
     /// value of one, before `--`. Nil position for the report.
     private static func findCommand(_ arguments: [String]) -> (Command, Int?) {

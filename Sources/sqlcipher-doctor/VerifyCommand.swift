@@ -22,7 +22,7 @@ enum VerifyCommand {
         func number(_ option: String) throws(UsageError) -> Int? {
             guard let text = arguments.values[option] else { return nil }
             guard let value = Int(text) else {
-                throw UsageError(message: "\(option) needs a whole number, not '\(text)'", command: .verify)
+                throw UsageError(message: "\(option) needs a whole number, not \(ArgumentParser.shownValue(text))", command: .verify)
             }
             return value
         }
@@ -37,7 +37,9 @@ enum VerifyCommand {
             case "sha1": return .sha1
             case "sha256": return .sha256
             case "sha512": return .sha512
-            default: throw UsageError(message: "\(option) needs sha1, sha256 or sha512, not '\(text)'", command: .verify)
+            default:
+                throw UsageError(message: "\(option) needs sha1, sha256 or sha512, not \(ArgumentParser.shownValue(text))",
+                                 command: .verify)
             }
         }
         let kdfAlgorithm = try digest("--kdf-algorithm")

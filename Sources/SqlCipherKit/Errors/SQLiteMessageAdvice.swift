@@ -289,6 +289,17 @@ enum SQLiteMessageAdvice {
                 + "such column. Give externalContent(_:rowid:) the content table's INTEGER PRIMARY KEY (or rowid, "
                 + "which a WITHOUT ROWID table lacks), and name each FTS5 column after a column of the content table"
         }
+        // A virtual table whose module the loaded SQLite lacks: FTS5 on SQLCipher 3.4.1 (a file
+        // made with SQLCipher 4), or a module of another program's build. SQLite names only the
+        // module.
+        if message.hasPrefix("no such module: ") {
+            let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
+                ?? "the loaded SQLite"
+            return ": \(loaded) was built without this virtual-table module, so a table that uses it can be neither "
+                + "created nor read here; the database's other tables read as usual. Open the file with a SQLCipher "
+                + "build that has the module (Debian's SQLCipher 4, libsqlcipher.so.1, has fts5: point "
+                + "\(SqlCipherLibrary.environmentVariable) at it), and check library.capabilities before creating such a table"
+        }
         if message.hasPrefix("unable to use function MATCH") {
             return ": MATCH searches a full-text (FTS5) table, and the table or column searched is not one. "
                 + "Create the index with CreateFTS5Table and search it (index.match(pattern)), joining it to "

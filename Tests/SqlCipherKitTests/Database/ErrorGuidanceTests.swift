@@ -37,6 +37,25 @@ import Testing
         await db.close()
     }
 
+    /// A virtual table whose module the loaded SQLite lacks (FTS5 on SQLCipher 3.4.1, a table of a
+    /// file SQLCipher 4 made; a module of another program's build) failed with SQLite's bare "no
+    /// such module: fts5" (found by the review of files other programs write). The error now says
+    /// the library lacks it, that the other tables read, and which build has FTS5.
+    @Test func aVirtualTableWhoseModuleIsMissingSaysWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("m.db"), key: "k", cipher: fastCipher)
+        try await db.execute("CREATE TABLE kept(x); INSERT INTO kept VALUES (1)")
+        var statements = ["CREATE VIRTUAL TABLE v USING no_such_module_here(x)"]
+        if !isSQLCipher4() { statements.append("CREATE VIRTUAL TABLE f USING fts5(body)") }
+        for sql in statements {
+            let error = try await #require(throws: SqlCipherError.self) { try await db.execute(sql) }
+            #expect(error.description.contains("was built without this virtual-table module"), "\(error)")
+            #expect(error.description.contains(SqlCipherLibrary.environmentVariable), "\(error)")
+        }
+        #expect(try await db.query("SELECT count(*) FROM kept")[0].get(0, as: Int.self) == 1)
+        await db.close()
+    }
+
     /// An opening that waited out its busy timeout for another process's exclusive lock said
     /// "This statement did not take effect … raise busyTimeout in `SELECT count(*) FROM
     /// sqlite_master WHERE type = 'table' AND rootpage = 0`": a statement the caller never wrote.

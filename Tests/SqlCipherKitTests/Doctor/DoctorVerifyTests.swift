@@ -545,7 +545,13 @@ import Testing
             (["--key-env", "A", "--kdf-iter", "0", file], ["A": "x"], "must be from 1 to 2147483647"),
             (["--key-env", "A", "--kdf-iter", "4294967297", file], ["A": "x"], "must be from 1 to 2147483647"),
             (["--key-env", "A", "--kdf-algorithm", "md5", file], ["A": "x"], "needs sha1, sha256 or sha512"),
-            (["--key-env", "A", "--hmac-algorithm", "HMAC_SHA384", file], ["A": "x"], "needs sha1, sha256 or sha512"),
+            (["--key-env", "A", "--hmac-algorithm", "HMAC_SHA384", file], ["A": "x"], "not 'HMAC_SHA384'"),
+            (["--key-env", "A", "--kdf-iter", "1e6", file], ["A": "x"], "not '1e6'"),
+            // A key typed where the option's value belongs (its number left out): not repeated,
+            // as a key standing where a command belongs is not (it was, before the attack review).
+            (["--key-env", "A", "--kdf-iter", "my abcdef-secret phrase", file], ["A": "x"], "not repeated here"),
+            (["--key-env", "A", "--cipher-page-size=abcdef-secret", file], ["A": "x"], "not repeated here"),
+            (["--key-env", "A", "--kdf-algorithm", "abcdef-secret", file], ["A": "x"], "not repeated here"),
         ]
         for (arguments, environment, message) in cases {
             let result = try doctor(arguments, environment: environment)
