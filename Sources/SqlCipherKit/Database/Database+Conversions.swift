@@ -6,7 +6,12 @@
 extension Database {
     // MARK: Plaintext to encrypted
 
-    /// Writes an encrypted copy of a plaintext database to a new file; the source is not changed.
+    /// Writes an encrypted copy of a plaintext database to a new file; the source's contents are
+    /// not changed.
+    ///
+    /// The source is opened as any SQLite opening does: a `-wal` left beside it is moved into it,
+    /// and a `-journal` of an interrupted write is rolled back, so its bytes can change while its
+    /// rows stay those it had committed.
     ///
     /// ```swift
     /// try Database.encrypt(plaintextAt: "/data/public.db", to: "/data/secret.db", key: "a passphrase")
