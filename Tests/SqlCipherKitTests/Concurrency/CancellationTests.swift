@@ -207,16 +207,21 @@ import Testing
             waiter = db
         }
         try await waiter.add(function: running.function)
-        // The holder keeps the write lock until `release`; its body blocks its own queue only.
-        let release = DispatchSemaphore(value: 0)
-        let hold = Task {
-            try await holder.transaction { conn in
-                try conn.execute("INSERT INTO t VALUES (1)")
-                _ = try conn.query("SELECT started()")
-                release.wait()
+        // The holder keeps the write lock until its semaphore is signalled; its body blocks its
+        // own queue only.
+        func holdTheWriteLock(inserting value: Int) async -> (release: DispatchSemaphore, hold: Task<Void, any Error>) {
+            let release = DispatchSemaphore(value: 0)
+            let hold = Task {
+                try await holder.transaction { conn in
+                    try conn.execute("INSERT INTO t VALUES (?)", value)
+                    _ = try conn.query("SELECT started()")
+                    release.wait()
+                }
             }
+            await holding.wait(orEndOf: hold)
+            return (release, hold)
         }
-        await holding.wait(orEndOf: hold)
+        let (release, hold) = await holdTheWriteLock(inserting: 1)
         // `started()` runs, then the INSERT waits for the holder's lock.
         let task = Task { try await waiter.execute("SELECT started(); INSERT INTO t VALUES (2)") }
         await running.wait(orEndOf: task)
@@ -234,15 +239,7 @@ import Testing
             #expect(try await db.query("PRAGMA busy_timeout")[0].get(0, as: Int.self) == 140_000)
         }
         // The next call waits for a lock again rather than failing at once.
-        let release2 = DispatchSemaphore(value: 0)
-        let hold2 = Task {
-            try await holder.transaction { conn in
-                try conn.execute("INSERT INTO t VALUES (3)")
-                _ = try conn.query("SELECT started()")
-                release2.wait()
-            }
-        }
-        await holding.wait(orEndOf: hold2)
+        let (release2, hold2) = await holdTheWriteLock(inserting: 3)
         let write = Task { try await waiter.execute("SELECT started(); INSERT INTO t VALUES (4)") }
         await running.wait(orEndOf: write)
         release2.signal()
