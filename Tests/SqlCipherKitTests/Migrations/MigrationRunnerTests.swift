@@ -374,6 +374,12 @@ final class ContextBox: @unchecked Sendable {
 /// although the file was fully migrated. Each migration is now looked up again in its own
 /// transaction, under the write lock, and skipped when another connection applied it.
 @Suite(.serialized) struct ConcurrentMigrationTests {
+    /// How long a test waits for the migrating call to read its list: only a hang exceeds it. It
+    /// was 60 s, and a full run on 3.4.1 ran out of it twice in the same case (rollback, WAL): the
+    /// call is a task, and the trace reaches the test through the cooperative pool, both of which
+    /// the suite's other process tests can keep busy with their blocking waits on a two-core machine.
+    static let hangGuard: DispatchTimeInterval = .seconds(300)
+
     /// Sequenced: the migrating `Database` has read its list (its trace says so) while another
     /// connection holds the write lock; that connection then applies the migration and commits.
     @Test func aMigrationAppliedByAnotherConnectionMeanwhileIsNotRunAgain() async throws {
@@ -395,7 +401,7 @@ final class ContextBox: @unchecked Sendable {
         try await holder.execute("BEGIN IMMEDIATE")
         let migration = StepMigration("001-notes", up: { try $0.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY)") })
         let run = Task { try await migrating.migrate([migration]) }
-        let read = try await offThePool { listRead.wait(timeout: .now() + 60) == .success }
+        let read = try await offThePool { listRead.wait(timeout: .now() + Self.hangGuard) == .success }
         try #require(read, "the migrating call did not read its list")
         // The other connection applies the same migration, as another process running it would.
         try await holder.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY)")
@@ -443,7 +449,7 @@ final class ContextBox: @unchecked Sendable {
         let run = Task {
             if action == "migrate" { try await db.migrate(ours) } else { try await db.rollback(to: "002-ours", using: ours) }
         }
-        let read = try await offThePool { listRead.wait(timeout: .now() + 60) == .success }
+        let read = try await offThePool { listRead.wait(timeout: .now() + Self.hangGuard) == .success }
         try #require(read, "the call did not read its list")
         #expect(FileManager.default.createFile(atPath: go, contents: nil))
         #expect(other.waitForExit() == 0 && other.lines.last == "done", "\(other.lines) \(other.standardError)")
