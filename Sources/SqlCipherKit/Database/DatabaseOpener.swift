@@ -806,8 +806,7 @@ enum DatabaseOpener {
     /// holds SQL" on; `sqlcipher-doctor verify` says the same of a file whose key it proved.
     static func unreadableSchemaReason(code: Int32, message: String) -> String? {
         guard isUnreadableSchema(code: code, message: message) else { return nil }
-        let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
-            ?? "the loaded SQLite"
+        let loaded = SqlCipherLibrary.loadedForAdvice
         return "its schema holds SQL that \(loaded) cannot read (\(message)\(unreadableTableNote(message))), "
             + "most likely written by a newer SQLite. Open it with a newer SQLCipher (point "
             + "\(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1 for SQLCipher 4); if no newer program "

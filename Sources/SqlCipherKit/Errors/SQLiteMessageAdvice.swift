@@ -293,8 +293,7 @@ enum SQLiteMessageAdvice {
         // made with SQLCipher 4), or a module of another program's build. SQLite names only the
         // module.
         if message.hasPrefix("no such module: ") {
-            let loaded = (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
-                ?? "the loaded SQLite"
+            let loaded = SqlCipherLibrary.loadedForAdvice
             return ": \(loaded) was built without this virtual-table module, so a table that uses it can be neither "
                 + "created nor read here; the database's other tables read as usual. Open the file with a SQLCipher "
                 + "build that has the module (Debian's SQLCipher 4, libsqlcipher.so.1, has fts5: point "

@@ -316,3 +316,12 @@ public struct OtherSQLiteLibrary: Sendable, Equatable {
     /// Its `sqlite3_libversion()`.
     public let version: String
 }
+
+extension SqlCipherLibrary {
+    /// The loaded SQLite and SQLCipher, as advice names them ("SQLite 3.46.1 (SQLCipher 4.6.1
+    /// community)"), or "the loaded SQLite" when none could be loaded.
+    static var loadedForAdvice: String {
+        (try? SqlCipherLibrary.shared).map { "SQLite \($0.sqliteVersion) (SQLCipher \($0.cipherVersion))" }
+            ?? "the loaded SQLite"
+    }
+}
