@@ -93,4 +93,19 @@ import Testing
             #expect(!compiled.isEmpty, "\(article) has no compiled Swift block: remove it from guideTestFiles")
         }
     }
+
+    /// An article is read in one sitting: none passes 300 lines (a longer one is split by topic, as
+    /// WhyAnOpeningFails was split from OpeningADatabase), and every article is reachable from the
+    /// landing page's topics, so that none exists only for whoever knows its name.
+    @Test func everyArticleIsShortAndReachableFromTheLandingPage() throws {
+        let landing = try String(contentsOf: DocumentationBlocks.catalog.appendingPathComponent("SqlCipherKit.md"), encoding: .utf8)
+        for article in try DocumentationBlocks.articleNames() {
+            let text = try String(contentsOf: DocumentationBlocks.catalog.appendingPathComponent(article + ".md"), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - (text.hasSuffix("\n") ? 1 : 0)
+            #expect(lines <= 300, "\(article).md has \(lines) lines: split it by topic")
+            if article != "SqlCipherKit" {
+                #expect(landing.contains("- <doc:\(article)>"), "\(article) is not in the landing page's topics")
+            }
+        }
+    }
 }
