@@ -157,13 +157,24 @@ final class SecretBytes: @unchecked Sendable {
     /// A copy of `bytes`, written straight into the secret's own memory.
     init(_ bytes: some Collection<UInt8>) {
         let count = bytes.count
-        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 16)
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        var index = 0
-        for byte in bytes where index < count {
-            buffer[index] = byte
-            index += 1
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, count), alignment: 16)
+        memory.initializeMemory(as: UInt8.self, repeating: 0)
+        // One copy of contiguous bytes (Data, [UInt8], a native String's UTF-8): the loop below
+        // reads byte by byte through the collection's iterator, which took minutes for a 2 GiB
+        // passphrase that was then refused as too long.
+        let copied: Bool? = bytes.withContiguousStorageIfAvailable { source in
+            guard let base = source.baseAddress, let target = memory.baseAddress else { return true }
+            target.copyMemory(from: base, byteCount: Swift.min(count, source.count))
+            return true
         }
+        if copied == nil {
+            var index = 0
+            for byte in bytes where index < count {
+                memory[index] = byte
+                index += 1
+            }
+        }
+        buffer = memory
         self.count = count
     }
 

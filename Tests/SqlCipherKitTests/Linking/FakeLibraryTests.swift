@@ -203,11 +203,11 @@ import Testing
         #expect(try listing(folder) == ["given.db": 0])
     }
 
-    @Test(arguments: JournalMode.allCases, [0, 32])
+    /// (Plaintext headers are SQLCipher 4 only: on 3.4.1 the header size 32 is no case.)
+    @Test(arguments: JournalMode.allCases, isSQLCipher4() ? [0, 32] : [0])
     func theRealLibraryCreatesInEveryModeAndHeaderSetting(mode: JournalMode, header: Int) throws {
         // The same child, the same command, the real library: created, written, read back.
         let library = try Linking.libraryUnderTest()
-        guard header == 0 || isSQLCipher4() else { return }   // plaintext headers are SQLCipher 4 only
         let folder = TemporaryDirectory()
         let value = Linking.marker("REAL")
         let path = folder.path("real.db")
