@@ -158,6 +158,71 @@ import Testing
         #expect(lines == ["package"])
     }
 
+    /// Every combination of format (4.x defaults, compatibility 3), journal (rollback, WAL) and
+    /// plaintext header the newer shell writes: opened by `Database` (and a pool in WAL mode), written
+    /// to, and read back by the shell with a clean `cipher_integrity_check`. Where the loaded library
+    /// cannot read the format (3.4.1: no SHA-512, no plaintext header) the opening is a typed error
+    /// and leaves the file's bytes as they were.
+    @Test(.enabled(if: cli != nil, "needs SQLCIPHERKIT_NEWER_CLI"),
+          arguments: [3, 4], [("delete", false), ("wal", false), ("delete", true), ("wal", true)])
+    func everyFormatTheNewerShellWritesOpens(compatibility: Int, journal: (String, Bool)) async throws {
+        let (mode, header) = journal
+        let dir = TemporaryDirectory()
+        let path = dir.path("c\(compatibility)-\(mode)-\(header).db")
+        var pragmas = [SqlcipherCLI.keyPragma(passphrase: Self.passphrase)]
+        if compatibility == 3 { pragmas.append("PRAGMA cipher_compatibility = 3") }
+        if header {
+            pragmas += ["PRAGMA cipher_plaintext_header_size = 32", "PRAGMA cipher_salt = \"x'\(hex(Self.salt))'\""]
+        }
+        _ = try SqlcipherCLI.run(try newer(), path, pragmas + ["PRAGMA journal_mode = \(mode)"] + Self.content)
+        let key: DatabaseKey = header ? .passphrase(Self.passphrase, salt: Self.salt) : .passphrase(Self.passphrase)
+        let settings = CipherSettings(compatibility: compatibility == 3 ? 3 : nil, plaintextHeaderSize: header ? 32 : nil)
+        let label = "compatibility \(compatibility), \(mode), header \(header)"
+        guard isSQLCipher4() || (compatibility == 3 && !header) else {
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(throws: SqlCipherError.self, "\(label)") { try Database(path: path, key: key, cipher: settings) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "\(label)")
+            return
+        }
+        let db = try Database(path: path, key: key, cipher: settings)
+        try await expectContent(db, "Database, \(label)")
+        try await db.execute("INSERT INTO t(body) VALUES ('written by SqlCipherKit')")
+        await db.close()
+        if mode == "wal" {
+            let pool = try DatabasePool(path: path, key: key, cipher: settings)
+            #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 62, "DatabasePool, \(label)")
+            await pool.close()
+        }
+        let lines = try SqlcipherCLI.run(try newer(), path, pragmas
+                                         + ["SELECT body FROM t WHERE id = 62", "PRAGMA cipher_integrity_check"])
+        #expect(lines == ["written by SqlCipherKit"], "\(label)")
+    }
+
+    /// A rollback-journal file whose newer shell was killed inside a transaction: the hot `-journal`
+    /// is rolled back by the package's opening, so only what the shell committed is read.
+    @Test(.enabled(if: cli != nil, "needs SQLCIPHERKIT_NEWER_CLI"), arguments: [3, 4])
+    func aHotJournalOfAKilledShellIsRolledBack(compatibility: Int) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("hot.db")
+        var pragmas = [SqlcipherCLI.keyPragma(passphrase: Self.passphrase)]
+        if compatibility == 3 { pragmas.append("PRAGMA cipher_compatibility = 3") }
+        try SqlcipherCLI.runAndKill(try newer(), path, pragmas + ["PRAGMA journal_mode = delete"] + Self.content
+                                    + ["PRAGMA cache_size = 1", "BEGIN", "DELETE FROM t", "UPDATE t SET body = 'x'",
+                                       "INSERT INTO t(body) SELECT body FROM t"])
+        let journal = (try? FileManager.default.attributesOfItem(atPath: path + "-journal")[.size] as? Int) ?? 0
+        #expect(journal > 0, "the killed shell left no -journal")
+        let settings = compatibility == 3 ? CipherSettings.sqlcipher3 : .default
+        guard isSQLCipher4() || compatibility == 3 else {
+            #expect(throws: SqlCipherError.self) { try Database(path: path, key: Self.passphrase, cipher: settings) }
+            return
+        }
+        let db = try Database(path: path, key: Self.passphrase, cipher: settings)
+        try await expectContent(db, "Database, compatibility \(compatibility)")
+        await db.close()
+        #expect(try SqlcipherCLI.run(try newer(), path, pragmas + ["SELECT count(*) FROM t", "PRAGMA cipher_integrity_check"])
+                == ["61"])
+    }
+
     /// The reverse: every kind of file the package writes is read by the newer shell.
     @Test(.enabled(if: cli != nil, "needs SQLCIPHERKIT_NEWER_CLI"))
     func filesThePackageWritesOpenInTheNewerShell() async throws {
