@@ -84,6 +84,28 @@ import Testing
         #expect(try LibSQLite3.run(path, "SELECT v FROM p") == [["theirs"]], "\(context)")
     }
 
+    /// The same with the sides turned: a plaintext opening (`Database(unencryptedPath:)`) created
+    /// the file, and the `sqlcipher` shell wrote an encrypted database into it first.
+    @Test func anEncryptingProgramThatWritesTheNewFileFirstKeepsItsRows() async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("new.db"), gate = folder.path("gate")
+        try #require(mkfifo(gate, 0o600) == 0)
+        let child = try CreationRaceTests.RaceChild([path, "plain", Linking.randomKeyHex(), gate],
+                                                    command: "foreign-writer-pause")
+        await child.waitReady()
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        let key = ["PRAGMA key = 'theirs-key'"]
+        _ = try SqlcipherCLI.run(cli, path, key + ["CREATE TABLE p(v TEXT)", "INSERT INTO p VALUES ('theirs')"])
+        let release = open(gate, O_RDWR)
+        try #require(release >= 0)
+        let lines = await child.finish()
+        close(release)
+        let context = "\(lines) \(child.standardError)"
+        #expect(lines.last?.hasPrefix("error ") == true, "\(context)")
+        #expect(FileManager.default.fileExists(atPath: path), "the other program's file is gone: \(context)")
+        #expect(try SqlcipherCLI.run(cli, path, key + ["SELECT v FROM p"]) == ["theirs"], "\(context)")
+    }
+
     private func race(_ scenario: (String, Side, Side)) async throws {
         let (name, a, b) = scenario
         let folder = TemporaryDirectory()
