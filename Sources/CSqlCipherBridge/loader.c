@@ -321,8 +321,10 @@ static int scb_elf_truncated(const char *real, char *why, size_t len) {
     struct stat st;
     ElfW(Ehdr) eh;
     int result = 0;
+    /* The class from ElfW's width: musl has no __ELF_NATIVE_CLASS. */
+    int native_class = sizeof(ElfW(Addr)) == 8 ? ELFCLASS64 : ELFCLASS32;
     if (fstat(fd, &st) != 0 || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != (__ELF_NATIVE_CLASS == 64 ? ELFCLASS64 : ELFCLASS32) ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != native_class ||
         eh.e_phentsize != sizeof(ElfW(Phdr))) {
         close(fd);
         return 0;
