@@ -13,6 +13,7 @@
 #include <CSqlCipherBridge.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The wrapped VFS ("unix" of the loaded library) and ours. */
@@ -199,6 +200,15 @@ static const sqlite3_io_methods fault_io_methods = {
 /* VFS methods: forward to the wrapped VFS.                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
+static void (*_Atomic pause_callback)(const char *context);
+static char pause_context[4096];
+
+void sctv_pause_at_next_main_open(void (*callback)(const char *context), const char *context) {
+    atomic_store(&pause_callback, NULL);
+    snprintf(pause_context, sizeof pause_context, "%s", context ? context : "");
+    atomic_store(&pause_callback, callback);
+}
+
 static int v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags) {
     (void)vfs;
     fault_file *p = (fault_file *)file;
@@ -207,6 +217,10 @@ static int v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int fl
     int rc = base_vfs->xOpen(base_vfs, name, p->real, flags, out_flags);
     /* SQLite calls xClose only when pMethods is set: set it only when the real file is open. */
     p->base.pMethods = (rc == SQLITE_OK && p->real->pMethods) ? &fault_io_methods : NULL;
+    if (rc == SQLITE_OK && (flags & SQLITE_OPEN_MAIN_DB)) {
+        void (*callback)(const char *) = atomic_exchange(&pause_callback, NULL);
+        if (callback) callback(pause_context);
+    }
     return rc;
 }
 

@@ -9,6 +9,7 @@ import Foundation
 /// Every command, by name. Add a new command in its own file and list it here.
 let helperCommands: [HelperCommand] = [
     pingCommand,
+    foreignWriterPauseCommand,
     openDatabaseCommand,
     relativePathsCommand,
     encryptInPlaceCommand,

@@ -49,6 +49,14 @@ int sctv_unregister(void);
 */
 void sctv_arm(int operation, long long nth, int result_code, int persistent);
 
+/*
+** Calls `callback(context)` once, from inside the next xOpen of a main database file, after the
+** file is open and before SQLite reads it: a test pauses an opening there (the file is created,
+** nothing is read or written yet) and lets another process write the file first. `context` is
+** copied. A NULL callback cancels.
+*/
+void sctv_pause_at_next_main_open(void (*callback)(const char *context), const char *context);
+
 /* Disarms any fault (counters are kept). */
 void sctv_disarm(void);
 

@@ -130,6 +130,24 @@ import Testing
         #expect(text.stdout.contains("Result: FAILED. --library \(path): "), "\(text.stdout)")
     }
 
+    /// A library cut short (an interrupted copy or install) raised SIGBUS inside dlopen: the
+    /// doctor died by the signal instead of reporting. It now fails the library check and says why.
+    @Test func pointedAtATruncatedLibraryExitsOneWithoutACrash() throws {
+        let library = try SqlCipherLibrary.shared
+        let directory = TemporaryDirectory()
+        let cut = directory.path("libsqlcipher.so.1")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: library.path)).prefix(5000)).write(to: URL(fileURLWithPath: cut))
+        let result = try doctor(["--json"], environment: [SqlCipherLibrary.environmentVariable: cut])
+        #expect(result.status == 1, "\(result.stdout)\n\(result.stderr)")
+        let report = try Linking.jsonObject(result.stdout)
+        #expect(report["ok"] as? Bool == false)
+        #expect(try section(report, "library")["status"] as? String == "fail")
+        #expect(report["error_kind"] as? String == "notSQLCipher")
+        let error = report["error"] as? String ?? ""
+        #expect(error.contains("cut short") && error.contains(SqlCipherLibrary.environmentVariable), "\(error)")
+        #expect(try section(report, "self_test")["status"] as? String == "skipped")
+    }
+
     @Test func libraryFromTheEnvironmentNamesTheEnvironment() throws {
         let result = try doctor(["--json"], environment: [SqlCipherLibrary.environmentVariable: "/etc/passwd"])
         #expect(result.status == 1)

@@ -57,6 +57,55 @@ import Testing
         try await race(Self.version4Scenarios[index])
     }
 
+    /// A program that does not take SqlCipherKit's creation lock (here the plaintext libsqlite3
+    /// this test links, as Python's sqlite3 module or any C program would) writes and commits a
+    /// plaintext database into the file that an opening has just created, before the opening reads
+    /// it. The opening fails (its key does not open that page 1), and it removed the file as its
+    /// own creation: the other program's committed rows were gone (seen racing Python's sqlite3
+    /// against a pool, 6 of 40 rounds). The file, and the rows in it, are the other program's now.
+    @Test(arguments: ["database", "pool"])
+    func aPlaintextProgramThatWritesTheNewFileFirstKeepsItsRows(kind: String) async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("new.db"), gate = folder.path("gate")
+        try #require(mkfifo(gate, 0o600) == 0)
+        let child = try CreationRaceTests.RaceChild([path, kind, Linking.randomKeyHex(), gate],
+                                                    command: "foreign-writer-pause")
+        await child.waitReady()
+        // The opening is paused inside SQLite's open of the file it created: it is there and empty.
+        #expect(FileManager.default.contents(atPath: path)?.isEmpty == true)
+        try LibSQLite3.run(path, "CREATE TABLE p(v TEXT); INSERT INTO p VALUES ('theirs')")
+        let release = open(gate, O_RDWR)
+        try #require(release >= 0)
+        let lines = await child.finish()
+        close(release)
+        let context = "\(lines) \(child.standardError)"
+        #expect(lines.last?.hasPrefix("error keyFailed") == true, "\(context)")
+        #expect(Linking.hasPlaintextHeader(path), "the other program's file is gone or changed: \(context)")
+        #expect(try LibSQLite3.run(path, "SELECT v FROM p") == [["theirs"]], "\(context)")
+    }
+
+    /// The same with the sides turned: a plaintext opening (`Database(unencryptedPath:)`) created
+    /// the file, and the `sqlcipher` shell wrote an encrypted database into it first.
+    @Test func anEncryptingProgramThatWritesTheNewFileFirstKeepsItsRows() async throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path("new.db"), gate = folder.path("gate")
+        try #require(mkfifo(gate, 0o600) == 0)
+        let child = try CreationRaceTests.RaceChild([path, "plain", Linking.randomKeyHex(), gate],
+                                                    command: "foreign-writer-pause")
+        await child.waitReady()
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        let key = ["PRAGMA key = 'theirs-key'"]
+        _ = try SqlcipherCLI.run(cli, path, key + ["CREATE TABLE p(v TEXT)", "INSERT INTO p VALUES ('theirs')"])
+        let release = open(gate, O_RDWR)
+        try #require(release >= 0)
+        let lines = await child.finish()
+        close(release)
+        let context = "\(lines) \(child.standardError)"
+        #expect(lines.last?.hasPrefix("error ") == true, "\(context)")
+        #expect(FileManager.default.fileExists(atPath: path), "the other program's file is gone: \(context)")
+        #expect(try SqlcipherCLI.run(cli, path, key + ["SELECT v FROM p"]) == ["theirs"], "\(context)")
+    }
+
     private func race(_ scenario: (String, Side, Side)) async throws {
         let (name, a, b) = scenario
         let folder = TemporaryDirectory()

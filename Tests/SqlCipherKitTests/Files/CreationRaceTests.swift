@@ -32,7 +32,8 @@ import Testing
         }
         return (outputs, outputs.flatMap { $0.filter { $0.hasPrefix("ack ") }.map { String($0.dropFirst(4)) } })
     }
-    /// A child process of the helper's `create-race`, its output read as it comes.
+    /// A child process of the helper's `create-race` (or another command that prints `ready`), its
+    /// output read as it comes.
     final class RaceChild: @unchecked Sendable {
         let process = Process()
         private let output = Mutex(Data())
@@ -40,9 +41,9 @@ import Testing
         private let readyOrEnded = DispatchSemaphore(value: 0)
         private let ended = DispatchSemaphore(value: 0)
 
-        init(_ arguments: [String]) throws {
+        init(_ arguments: [String], command: String = "create-race") throws {
             process.executableURL = URL(fileURLWithPath: productPath("sqlcipherkit-test-helper"))
-            process.arguments = ["create-race"] + arguments
+            process.arguments = [command] + arguments
             process.standardInput = FileHandle.nullDevice
             let out = Pipe(), err = Pipe()
             process.standardOutput = out

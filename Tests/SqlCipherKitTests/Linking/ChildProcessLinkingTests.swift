@@ -168,6 +168,38 @@ import Testing
         #expect((outcomes[1]["reason"] as? String)?.contains("not a regular file") == true)
     }
 
+    /// A copy of the library cut short, as an interrupted copy, download or install leaves it:
+    /// dlopen maps its segments by their headers and the first page past the end raised SIGBUS
+    /// inside dlopen, killing the child. Refused before dlopen, with the reason; the whole
+    /// library, and one cut only in its section headers (no segment reaches past the end), still load.
+    @Test func pointedAtATruncatedLibraryIsRefusedWithoutACrash() throws {
+        let library = try SqlCipherLibrary.shared
+        let whole = try Data(contentsOf: URL(fileURLWithPath: library.path))
+        let directory = TemporaryDirectory()
+        var paths: [String] = []
+        for size in [100, 5000, whole.count / 2, whole.count - 40_000] {
+            let path = directory.path("cut-\(size)/libsqlcipher.so.1")
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try whole.prefix(size).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let empty = directory.path("libsqlcipher-empty.so.1")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let sectionsCut = directory.path("libsqlcipher-sections-cut.so.1")
+        try whole.prefix(whole.count - 1).write(to: URL(fileURLWithPath: sectionsCut))
+        let outcomes = try loadOutcomes(paths + [empty, sectionsCut])
+        for outcome in outcomes.prefix(paths.count) {
+            #expect(outcome["case"] as? String == "notSQLCipher", "\(outcome)")
+            #expect((outcome["reason"] as? String)?.contains("cut short") == true, "\(outcome)")
+            #expect((outcome["description"] as? String)?.contains("reinstall the package") == true, "\(outcome)")
+        }
+        #expect(outcomes[paths.count]["case"] as? String == "notSQLCipher")
+        #expect((outcomes[paths.count]["reason"] as? String)?.contains("file too short") == true)
+        #expect(outcomes[paths.count + 1]["outcome"] as? String == "loaded", "\(outcomes[paths.count + 1])")
+        #expect(outcomes[paths.count + 1]["cipher_version"] as? String == library.cipherVersion)
+    }
+
     @Test func pointedAtAMissingPath() throws {
         let missing = "/nonexistent-\(UUID().uuidString)/libsqlcipher.so.1"
         let outcome = try #require(try loadOutcomes([missing]).first)
