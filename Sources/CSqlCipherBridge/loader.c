@@ -316,7 +316,8 @@ static int scb_prove_and_publish(void *handle, const char *real, const char *met
 ** file is what an interrupted copy, download or install leaves.
 */
 static int scb_elf_truncated(const char *real, char *why, size_t len) {
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: were the path swapped for a FIFO after the caller's stat, open must not wait. */
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return 0;
     struct stat st;
     ElfW(Ehdr) eh;
