@@ -132,13 +132,20 @@ public final class SqlCipherLibrary: Sendable {
     /// never the current directory unless that search path names it. ``path`` then records the
     /// file that was found. The same holds for `SQLCIPHERKIT_LIBRARY`.
     ///
-    /// - Throws: ``SqlCipherError/libraryNotFound(searched:package:)`` when no file is there,
+    /// - Throws: ``SqlCipherError/libraryNotFound(searched:package:)`` when no file is there (and
+    ///   for an empty path or one holding a NUL byte, which names no file),
     ///   ``SqlCipherError/notSQLCipher(path:reason:)``, ``SqlCipherError/missingSymbol(path:symbol:)``,
     ///   ``SqlCipherError/bindingConflict(path:foreign:checked:symbol:boundTo:)``,
     ///   ``SqlCipherError/unsupportedRuntime(reason:)`` or
     ///   ``SqlCipherError/libraryAlreadyLoaded(loaded:requested:)``.
     @discardableResult
     public static func load(from path: String) throws -> SqlCipherLibrary {
+        // C reads a path only up to its first NUL, and an empty name is no file: either would load
+        // something other than what was named (or nothing) under a message about a search.
+        guard !path.isEmpty, !path.utf8.contains(0) else {
+            let shown = path.isEmpty ? "an empty path" : path.replacingOccurrences(of: "\0", with: "\\0") + " (a path holding a NUL byte)"
+            throw SqlCipherError.libraryNotFound(searched: [shown], package: installPackage)
+        }
         let absolute = absolutePath(path)
         // The bridge serializes loads under a lock of its own; `loaded` is taken only after it,
         // so the two never nest.

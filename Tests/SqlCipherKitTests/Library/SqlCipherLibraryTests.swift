@@ -59,6 +59,25 @@ import Testing
         #expect(try SqlCipherLibrary.load(from: detour) === library)
     }
 
+    /// An empty path names no file, and C would read a path with a NUL only up to the NUL (here:
+    /// the loaded library itself, returned as if it had been named).
+    @Test func anEmptyPathOrOneWithANulNamesNoLibrary() throws {
+        let library = try SqlCipherLibrary.shared
+        for path in ["", library.path + "\0.bak"] {
+            do {
+                _ = try SqlCipherLibrary.load(from: path)
+                Issue.record("load(from: \(path.debugDescription)) returned a library")
+            } catch let error as SqlCipherError {
+                guard case .libraryNotFound(let searched, _) = error else {
+                    Issue.record("expected libraryNotFound, got \(error)")
+                    continue
+                }
+                #expect(searched.count == 1 && (searched[0].contains("empty") || searched[0].contains("NUL")), "\(searched)")
+                #expect(!"\(error)".contains("search path"), "\(error)")
+            }
+        }
+    }
+
     @Test func aDifferentLibraryIsRefusedOnceOneIsLoaded() throws {
         let library = try SqlCipherLibrary.shared
         let other = library.cipherMajorVersion >= 4 ? "libsqlcipher.so.0" : "libsqlcipher.so.1"
