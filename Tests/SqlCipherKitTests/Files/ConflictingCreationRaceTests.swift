@@ -66,19 +66,10 @@ import Testing
     @Test(arguments: ["database", "pool"])
     func aPlaintextProgramThatWritesTheNewFileFirstKeepsItsRows(kind: String) async throws {
         let folder = TemporaryDirectory()
-        let path = folder.path("new.db"), gate = folder.path("gate")
-        try #require(mkfifo(gate, 0o600) == 0)
-        let child = try CreationRaceTests.RaceChild([path, kind, Linking.randomKeyHex(), gate],
-                                                    command: "foreign-writer-pause")
-        await child.waitReady()
-        // The opening is paused inside SQLite's open of the file it created: it is there and empty.
-        #expect(FileManager.default.contents(atPath: path)?.isEmpty == true)
-        try LibSQLite3.run(path, "CREATE TABLE p(v TEXT); INSERT INTO p VALUES ('theirs')")
-        let release = open(gate, O_RDWR)
-        try #require(release >= 0)
-        let lines = await child.finish()
-        close(release)
-        let context = "\(lines) \(child.standardError)"
+        let path = folder.path("new.db")
+        let (lines, context) = try await openingPausedInItsCreation(path, kind: kind) {
+            try LibSQLite3.run(path, "CREATE TABLE p(v TEXT); INSERT INTO p VALUES ('theirs')")
+        }
         #expect(lines.last?.hasPrefix("error keyFailed") == true, "\(context)")
         #expect(Linking.hasPlaintextHeader(path), "the other program's file is gone or changed: \(context)")
         #expect(try LibSQLite3.run(path, "SELECT v FROM p") == [["theirs"]], "\(context)")
@@ -88,22 +79,36 @@ import Testing
     /// the file, and the `sqlcipher` shell wrote an encrypted database into it first.
     @Test func anEncryptingProgramThatWritesTheNewFileFirstKeepsItsRows() async throws {
         let folder = TemporaryDirectory()
-        let path = folder.path("new.db"), gate = folder.path("gate")
-        try #require(mkfifo(gate, 0o600) == 0)
-        let child = try CreationRaceTests.RaceChild([path, "plain", Linking.randomKeyHex(), gate],
-                                                    command: "foreign-writer-pause")
-        await child.waitReady()
+        let path = folder.path("new.db")
         let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
         let key = ["PRAGMA key = 'theirs-key'"]
-        _ = try SqlcipherCLI.run(cli, path, key + ["CREATE TABLE p(v TEXT)", "INSERT INTO p VALUES ('theirs')"])
+        let (lines, context) = try await openingPausedInItsCreation(path, kind: "plain") {
+            _ = try SqlcipherCLI.run(cli, path, key + ["CREATE TABLE p(v TEXT)", "INSERT INTO p VALUES ('theirs')"])
+        }
+        #expect(lines.last?.hasPrefix("error ") == true, "\(context)")
+        #expect(FileManager.default.fileExists(atPath: path), "the other program's file is gone: \(context)")
+        #expect(try SqlcipherCLI.run(cli, path, key + ["SELECT v FROM p"]) == ["theirs"], "\(context)")
+    }
+
+    /// Runs a child's opening of `path` (`kind`: database, pool or plain) that pauses inside
+    /// SQLite's open of the file it has just created, runs `foreignWrite` meanwhile (another
+    /// program writing that file), then lets the opening go on. Returns the child's lines and a
+    /// context for failure messages.
+    private func openingPausedInItsCreation(_ path: String, kind: String,
+                                            foreignWrite: () throws -> Void) async throws -> (lines: [String], context: String) {
+        let gate = path + ".gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let child = try CreationRaceTests.RaceChild([path, kind, Linking.randomKeyHex(), gate],
+                                                    command: "foreign-writer-pause")
+        await child.waitReady()
+        // The opening is paused inside SQLite's open of the file it created: it is there and empty.
+        #expect(FileManager.default.contents(atPath: path)?.isEmpty == true)
+        try foreignWrite()
         let release = open(gate, O_RDWR)
         try #require(release >= 0)
         let lines = await child.finish()
         close(release)
-        let context = "\(lines) \(child.standardError)"
-        #expect(lines.last?.hasPrefix("error ") == true, "\(context)")
-        #expect(FileManager.default.fileExists(atPath: path), "the other program's file is gone: \(context)")
-        #expect(try SqlcipherCLI.run(cli, path, key + ["SELECT v FROM p"]) == ["theirs"], "\(context)")
+        return (lines, "\(lines) \(child.standardError)")
     }
 
     private func race(_ scenario: (String, Side, Side)) async throws {
