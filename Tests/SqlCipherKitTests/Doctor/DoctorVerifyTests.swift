@@ -732,15 +732,7 @@ import Testing
             PageSizeMismatchTests.key, "PRAGMA cipher_page_size = 8192", "PRAGMA kdf_iter = 2", "PRAGMA journal_mode = WAL",
             "CREATE TABLE t(x)", "INSERT INTO t VALUES (1)",
         ])
-        func verify(_ settings: [String]) throws -> ChildResult {
-            try runChild(productPath("sqlcipher-doctor"), ["verify", "--key-env", "DOCTOR_TEST_KEY"] + settings + ["--", path],
-                         environment: try Linking.childEnvironment(["DOCTOR_TEST_KEY": "secret"]))
-        }
-        let rejected = try verify(["--kdf-iter", "2"])
-        #expect(rejected.status == 1, "\(rejected.stdout)")
-        #expect(rejected.stdout.contains("--cipher-page-size 8192"), "\(rejected.stdout)")
-        let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "8192"])
-        #expect(verified.status == 0, "\(verified.stdout)")
+        try Self.expectRejectedThenVerified(path, pageSize: 8192)
     }
 
     /// The same for a hot `-journal` (a writer killed inside a transaction whose pages spilled into
@@ -757,15 +749,21 @@ import Testing
         ])
         let journal = try #require(FileManager.default.contents(atPath: path + "-journal"))
         #expect(journal.count > 512, "a hot journal was left")
+        try Self.expectRejectedThenVerified(path, pageSize: 16384)
+        #expect(FileManager.default.contents(atPath: path + "-journal") == journal, "the journal was changed")
+    }
+
+    /// `verify` without the page size is rejected with advice naming `pageSize`, and with it
+    /// verifies the file.
+    static func expectRejectedThenVerified(_ path: String, pageSize: Int) throws {
         func verify(_ settings: [String]) throws -> ChildResult {
             try runChild(productPath("sqlcipher-doctor"), ["verify", "--key-env", "DOCTOR_TEST_KEY"] + settings + ["--", path],
                          environment: try Linking.childEnvironment(["DOCTOR_TEST_KEY": "secret"]))
         }
         let rejected = try verify(["--kdf-iter", "2"])
         #expect(rejected.status == 1, "\(rejected.stdout)")
-        #expect(rejected.stdout.contains("--cipher-page-size 16384"), "\(rejected.stdout)")
-        let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "16384"])
+        #expect(rejected.stdout.contains("--cipher-page-size \(pageSize)"), "\(rejected.stdout)")
+        let verified = try verify(["--kdf-iter", "2", "--cipher-page-size", "\(pageSize)"])
         #expect(verified.status == 0, "\(verified.stdout)")
-        #expect(FileManager.default.contents(atPath: path + "-journal") == journal, "the journal was changed")
     }
 }
