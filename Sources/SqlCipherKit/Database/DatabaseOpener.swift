@@ -133,7 +133,7 @@ enum DatabaseOpener {
                 }
             }
         } catch {
-            if let claim, !Self.foundAnotherWritersPage(error) {
+            if let claim, claim.stillOwnsItsFiles(after: error) {
                 if case SqlCipherError.plaintextDetected = error, isNew, claim.mayWipe {
                     // The file was missing or empty before this call, which held the lock: what is
                     // in it now came through a library that does not encrypt. Nothing of the
@@ -143,24 +143,6 @@ enum DatabaseOpener {
                 for file in claim.removableFiles { try? FileReplacement.removeFile(file) }
             }
             throw error
-        }
-    }
-
-    /// Whether `error` says that the file's first page is not one this opening could have
-    /// written: it does not open with this opening's key (or, for a plaintext opening, it is not a
-    /// plaintext database). Every page 1 an opening writes opens with its own key, so another
-    /// program wrote this one: a program that does not take the creation lock (a plaintext
-    /// libsqlite3, the `sqlcipher` shell) between this opening's exclusive create and its first
-    /// read. The file and the companions beside it (that program's `-journal`, which may be hot)
-    /// hold its data, and are not this opening's to remove or wipe, though it created the file.
-    private static func foundAnotherWritersPage(_ error: any Error) -> Bool {
-        switch error {
-        case SqlCipherError.keyFailed, SqlCipherError.notPlaintextDatabase, SqlCipherError.notADatabase:
-            return true
-        case SqlCipherError.sqlite(let code, _, _, _):
-            return code & 0xFF == 26
-        default:
-            return false
         }
     }
 

@@ -445,6 +445,26 @@ final class CreationClaim: Sendable {
         return createdFile ? [path] + companions : companions
     }
 
+    /// Whether what ``mayWipe`` and ``removableFiles`` grant still holds after this call's open
+    /// failed with `error`: false when `error` says that the file's first page is not one this call
+    /// could have written (it does not open with the call's key: `keyFailed`, `notADatabase`,
+    /// SQLite's error 26; or, for a plaintext opening, `notPlaintextDatabase`). Every page 1 an
+    /// opening writes opens with its own key, so another program wrote this one: a program that
+    /// does not take the creation lock (a plaintext libsqlite3, the `sqlcipher` shell) between the
+    /// exclusive create and the first read. The file and the companions beside it (that program's
+    /// `-journal`, which may be hot) hold its data, and are not this call's to remove or wipe,
+    /// though it created the file.
+    func stillOwnsItsFiles(after error: any Error) -> Bool {
+        switch error {
+        case SqlCipherError.keyFailed, SqlCipherError.notPlaintextDatabase, SqlCipherError.notADatabase:
+            return false
+        case SqlCipherError.sqlite(let code, _, _, _):
+            return code & 0xFF != 26
+        default:
+            return true
+        }
+    }
+
     /// Releases the lock (once the new database is finished, or the opening failed).
     func release() {
         let descriptor = state.withCheckedLock { state -> Int32 in

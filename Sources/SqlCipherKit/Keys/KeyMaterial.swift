@@ -162,10 +162,9 @@ final class SecretBytes: @unchecked Sendable {
         // One copy of contiguous bytes (Data, [UInt8], a native String's UTF-8): the loop below
         // reads byte by byte through the collection's iterator, which took minutes for a 2 GiB
         // passphrase that was then refused as too long.
-        let copied: Bool? = bytes.withContiguousStorageIfAvailable { source in
-            guard let base = source.baseAddress, let target = memory.baseAddress else { return true }
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
+            guard let base = source.baseAddress, let target = memory.baseAddress else { return }
             target.copyMemory(from: base, byteCount: Swift.min(count, source.count))
-            return true
         }
         if copied == nil {
             var index = 0
