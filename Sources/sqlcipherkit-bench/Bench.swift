@@ -45,6 +45,7 @@ struct Bench {
             ("insert", runInsert),
             ("fetch", runFetch),
             ("entity", runEntityWrites),
+            ("entity", runEntitySets),
             ("open", runOpen),
             ("observers", runObservers),
             ("cache", runCache),

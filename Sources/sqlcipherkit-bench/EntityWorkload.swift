@@ -1,3 +1,4 @@
+import Foundation
 import SqlCipherKit
 
 /// The benchmark row as a Codable entity: the table's id and nine integer columns.
@@ -176,5 +177,63 @@ extension Bench {
             upsert[encryption] = CaseFigures(upsertSamples["upsert"]!)
         }
         return [save, saveRow, upsert]
+    }
+}
+
+/// An entity whose one property is many small sets: its column is JSON, and every set in it is
+/// put in one order before it is written (a `Set` encodes in its hash table's order, which Swift
+/// seeds anew in every process).
+struct BenchSetsEntity: Entity {
+    static let tableName = TableName("bench_sets")
+    static let primaryKey: WritableKeyPath<BenchSetsEntity, Int?> & Sendable = \.id
+
+    var id: Int?
+    var sets: [Set<Int>]
+
+    init(count: Int) {
+        id = nil
+        sets = (0..<count).map { [$0 + 2, $0 + 1, $0] }
+    }
+}
+
+extension Bench {
+    /// Saving one entity that holds many sets, against encoding the same value with `JSONEncoder`
+    /// and inserting its text: the difference is the cost of putting every set in one order. One
+    /// walk of the JSON does it; a walk per set was quadratic (20,000 sets took seconds), which
+    /// this ratio shows and a timed unit test on a shared machine could not.
+    func runEntitySets() async throws -> [WorkloadResult] {
+        let sets = options.quick ? 4_000 : 40_000
+        var result = WorkloadResult(
+            name: "entity.save.sets",
+            description: "db.save(T) of one Codable entity holding \(sets) three-element sets (a JSON column); "
+                + "baseline: JSONEncoder's text of the same value inserted with db.execute, in the same run",
+            rows: sets, runs: options.runs)
+        let entity = BenchSetsEntity(count: sets)
+        for encryption in Encryption.allCases {
+            let db = try encryption.key.openDatabase(path("sets-\(encryption)"))
+            try await db.execute("CREATE TABLE bench_sets(id INTEGER PRIMARY KEY, sets TEXT)")
+            let clear: () async throws -> Void = { _ = try await db.execute("DELETE FROM bench_sets") }
+            let samples = try await measurePaired([
+                Pair(name: "sets",
+                     floor: Trial(prepare: clear, body: {
+                         let encoder = JSONEncoder()
+                         encoder.outputFormatting = [.sortedKeys]
+                         let text = String(decoding: try encoder.encode(entity.sets), as: UTF8.self)
+                         _ = try await db.execute("INSERT INTO bench_sets(sets) VALUES (?)", text)
+                     }),
+                     swift: Trial(prepare: clear, body: { _ = try await db.save(entity) })),
+            ], runs: options.runs)
+            // The last timed run may have been the baseline's, whose sets are in hash order.
+            try await clear()
+            _ = try await db.save(entity)
+            let stored = try await db.query("SELECT sets FROM bench_sets")
+            guard stored.count == 1, stored[0].get(0, as: String.self)?.hasPrefix("[[0,1,2],[1,2,3],") == true else {
+                await db.close()
+                throw BenchError("the sets workload stored \(stored.count) rows, not one row with its sets in order")
+            }
+            await db.close()
+            result[encryption] = CaseFigures(samples["sets"]!)
+        }
+        return [result]
     }
 }

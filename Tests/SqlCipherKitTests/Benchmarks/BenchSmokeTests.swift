@@ -9,7 +9,7 @@ struct BenchSmokeTests {
     /// Every workload the benchmark must report.
     static let workloads = [
         "insert", "insert.prepared", "fetch.byIndex", "fetch.byName", "cursor.byIndex", "cursor.byName",
-        "fetch.entity", "fetch.entity.row", "entity.save", "entity.save.row", "entity.upsert",
+        "fetch.entity", "fetch.entity.row", "entity.save", "entity.save.row", "entity.upsert", "entity.save.sets",
         "open.passphrase", "open.rawKey", "open.unencrypted",
         "insert.observers.none", "insert.observers.otherTables", "insert.observers.sameTable",
         "stream.cursor", "stream.asyncSequence", "stream.mainActor",
@@ -111,7 +111,7 @@ struct BenchSmokeTests {
         }
 
         let targets = try #require(report["targets"] as? [[String: Any]])
-        #expect(targets.count == 28, "14 targets, all but the two opening ones and the cache one for both variants, and 3 pool targets: \(targets)")
+        #expect(targets.count == 30, "15 targets, all but the two opening ones and the cache one for both variants, and 3 pool targets: \(targets)")
         for target in targets {
             let status = target["status"] as? String
             #expect(status == "PASS" || status == "MISS")

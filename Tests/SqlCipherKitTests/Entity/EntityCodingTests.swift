@@ -259,7 +259,9 @@ import Testing
 
     /// Each set was reordered by a walk from the root of the value's JSON that copied every array
     /// on its way: 20,000 small sets in an array took 6 s to save (quadratic). One walk now
-    /// reorders them all.
+    /// reorders them all. Its speed is measured by the benchmark's `entity.save.sets` (a ratio to
+    /// JSONEncoder in the same run, with a target); this test checks that every set of many comes
+    /// back in order and whole.
     @Test func manySetsAreReorderedInOneWalk() async throws {
         struct Groups: Entity {
             static let tableName = TableName("groups")
@@ -270,14 +272,12 @@ import Testing
         let dir = TemporaryDirectory()
         let db = try builderTestDatabase(dir)
         try await db.execute("CREATE TABLE groups(id INTEGER PRIMARY KEY, sets)")
-        let groups = Groups(id: nil, sets: (0..<40_000).map { [$0 + 2, $0 + 1, $0] })
-        let clock = ContinuousClock()
-        let started = clock.now
+        let groups = Groups(id: nil, sets: (0..<5_000).map { [$0 + 2, $0 + 1, $0] })
         let saved = try await db.save(groups)
-        // The quadratic walk took about 25 s for these; one walk takes well under one.
-        #expect(clock.now - started < .seconds(10))
         let stored = try #require(try await db.query("SELECT sets FROM groups")[0].get(0, as: String.self))
-        #expect(stored.hasPrefix("[[0,1,2],[1,2,3],"))
+        // Each set's elements in the order of their JSON text ("10" before "8"), whatever its hash order.
+        let expected = (0..<5_000).map { "[" + ["\($0)", "\($0 + 1)", "\($0 + 2)"].sorted().joined(separator: ",") + "]" }
+        #expect(stored == "[" + expected.joined(separator: ",") + "]")
         #expect(try await db.fetchOne(Groups.self, id: try #require(saved.id))?.sets == groups.sets)
     }
 
