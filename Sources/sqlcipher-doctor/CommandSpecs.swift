@@ -57,7 +57,7 @@ extension CommandSpec {
 
     static let verify = CommandSpec(
         command: .verify,
-        flags: ["--json", "--key-stdin", "--raw-key-stdin"],
+        flags: ["--json", "--key-stdin", "--raw-key-stdin", "--no-hmac"],
         valued: ["--library", "--key-env", "--key-file", "--raw-key-env", "--raw-key-file",
                  "--cipher-compatibility", "--cipher-page-size", "--kdf-iter", "--kdf-algorithm", "--hmac-algorithm",
                  "--salt", "--plaintext-header-size"],
@@ -91,6 +91,8 @@ extension CommandSpec {
               --kdf-iter N              the PBKDF2 iterations of a passphrase
               --kdf-algorithm D         the PBKDF2 digest: sha1, sha256 or sha512 (SQLCipher 4)
               --hmac-algorithm D        the page HMAC's digest: sha1, sha256 or sha512 (SQLCipher 4)
+              --no-hmac                 a file written with PRAGMA cipher_use_hmac = OFF: its pages
+                                        carry no HMAC, so cipher_integrity_check is skipped
               --salt HEX                for a file with a plaintext header, which does not store its
                                         salt: the salt it was created with, 32 hex digits (as PRAGMA
                                         cipher_salt prints it; x'...' accepted) (SQLCipher 4)

@@ -62,11 +62,13 @@ enum VerifyCommand {
         }
         // SQLCipher's shared-container setup (and its documentation's example) uses 32 bytes.
         if salt != nil, headerSize == nil { headerSize = 32 }
+        let usesHMAC: Bool? = arguments.flag("--no-hmac") ? false : nil
         let settings = compatibility == nil && pageSize == nil && iterations == nil && kdfAlgorithm == nil
-            && hmacAlgorithm == nil && headerSize == nil
+            && hmacAlgorithm == nil && headerSize == nil && usesHMAC == nil
             ? nil
             : CipherSettings(compatibility: compatibility, pageSize: pageSize, kdfIterations: iterations,
-                             plaintextHeaderSize: headerSize, kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm)
+                             plaintextHeaderSize: headerSize, kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm,
+                             usesHMAC: usesHMAC)
         return Options(files: arguments.files, key: key, json: arguments.flag("--json"),
                        library: arguments.values["--library"], settings: settings, salt: salt)
     }

@@ -106,7 +106,8 @@ struct CipherPragmaRule: Sendable {
         .init(name: "cipher_use_hmac", versions: .both, readAllowed: true, setting: .refused,
               why: "would switch the per-page HMAC of the open connection off or on: tamper detection is lost and the "
                 + "pages no longer match the file's format",
-              instead: "Every page keeps its HMAC. For SQLCipher 3's format use CipherSettings.sqlcipher3."),
+              instead: "Open a file written without HMAC with CipherSettings(usesHMAC: false), and convert it with "
+                + "export(to:key:cipher:)."),
         .init(name: "cipher_hmac_algorithm", versions: .sqlcipher4, readAllowed: true, setting: .refused,
               why: "would change the HMAC of the pages written afterwards (HMAC_SHA1 weakens it), leaving pages that the "
                 + "file's settings cannot verify",

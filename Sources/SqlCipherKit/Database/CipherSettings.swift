@@ -52,6 +52,22 @@ public struct CipherSettings: Sendable, Hashable {
     /// The digest of the per-page HMAC (`PRAGMA cipher_hmac_algorithm`, SQLCipher 4 only): SHA-512
     /// is SQLCipher 4's default, SHA-1 SQLCipher 3's.
     public var hmacAlgorithm: Digest?
+    /// Whether every page carries an HMAC (`PRAGMA cipher_use_hmac`): nil or true, SQLCipher's
+    /// default since 2.0, for files whose pages are checked for tampering when they are read;
+    /// false only for a file another program wrote with `PRAGMA cipher_use_hmac = OFF`.
+    ///
+    /// Such a file is still encrypted, but a changed byte in it is no longer detected: the page
+    /// decrypts to other bytes, which SQLite may read as other values or report as damage
+    /// (``SqlCipherError/sqlite(code:extendedCode:message:sql:)`` with `SQLITE_CORRUPT`), and
+    /// ``Database/verifyIntegrity(progress:)`` can only find the damage SQLite's own checks see.
+    /// Keep `false` for the files that need it, and convert them with
+    /// ``Database/export(to:key:cipher:progress:)`` to settings that keep the HMAC.
+    ///
+    /// ```swift
+    /// let legacy = try Database(path: path, key: "secret", cipher: CipherSettings(usesHMAC: false))
+    /// try await legacy.export(to: newPath, key: .passphrase("secret"), cipher: .default)
+    /// ```
+    public var usesHMAC: Bool?
 
     /// A digest SQLCipher 4 can use for its key derivation (``kdfAlgorithm``) and page HMAC
     /// (``hmacAlgorithm``).
@@ -96,13 +112,15 @@ public struct CipherSettings: Sendable, Hashable {
     /// let custom = CipherSettings(kdfAlgorithm: .sha256, hmacAlgorithm: .sha256)
     /// ```
     public init(compatibility: Int? = nil, pageSize: Int? = nil, kdfIterations: Int? = nil,
-                plaintextHeaderSize: Int? = nil, kdfAlgorithm: Digest? = nil, hmacAlgorithm: Digest? = nil) {
+                plaintextHeaderSize: Int? = nil, kdfAlgorithm: Digest? = nil, hmacAlgorithm: Digest? = nil,
+                usesHMAC: Bool? = nil) {
         self.compatibility = compatibility
         self.pageSize = pageSize
         self.kdfIterations = kdfIterations
         self.plaintextHeaderSize = plaintextHeaderSize
         self.kdfAlgorithm = kdfAlgorithm
         self.hmacAlgorithm = hmacAlgorithm
+        self.usesHMAC = usesHMAC
     }
 
     /// The loaded library's defaults: SQLCipher 4 format on SQLCipher 4, SQLCipher 3 format on 3.4.1.
@@ -178,6 +196,11 @@ public struct CipherSettings: Sendable, Hashable {
         if let hmacAlgorithm {
             try library.require("a choice of HMAC digest (cipher_hmac_algorithm)", cipher: 4)
             pragmas.append(prefix + "cipher_hmac_algorithm = \(hmacAlgorithm.hmacPragmaValue)")
+        }
+        if let usesHMAC {
+            // Both libraries have it (SQLCipher 2.0 and later); it sets how many bytes each page
+            // reserves, so it comes before the first read like every setting here.
+            pragmas.append(prefix + "cipher_use_hmac = \(usesHMAC ? "ON" : "OFF")")
         }
         if let plaintextHeaderSize {
             try library.require("a plaintext header (cipher_plaintext_header_size)", cipher: 4)

@@ -836,11 +836,12 @@ enum DatabaseOpener {
             return "a SQLCipher 3 file needs CipherSettings.sqlcipher3 on SQLCipher 4, or Database.upgradeFromSqlCipher3, "
                 + "which also migrates SQLCipher 2 and 1 files; a file made with another page size or KDF iteration count "
                 + "needs those in CipherSettings, and one made with another HMAC or KDF digest needs "
-                + "CipherSettings(kdfAlgorithm:hmacAlgorithm:); one made without HMAC cannot be opened here: convert it "
-                + "with the sqlcipher tool's sqlcipher_export"
+                + "CipherSettings(kdfAlgorithm:hmacAlgorithm:); one made with PRAGMA cipher_use_hmac = OFF needs "
+                + "CipherSettings(usesHMAC: false)"
         }
         return "a SQLCipher 4 file needs SQLCipher 4; the loaded library is SQLCipher \(library.cipherVersion), so "
-            + "point \(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1"
+            + "point \(SqlCipherLibrary.environmentVariable) at libsqlcipher.so.1; one made with PRAGMA cipher_use_hmac = "
+            + "OFF needs CipherSettings(usesHMAC: false)"
     }
 
     private static func pageCount(_ connection: SQLiteConnection) throws -> Int64 {

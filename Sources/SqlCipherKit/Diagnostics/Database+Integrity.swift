@@ -116,6 +116,11 @@ extension DatabaseAccess {
             skipped.append(.init(check: .cipherHMAC, reason: "the database is not encrypted, so its pages carry no HMAC"))
         } else if path == ":memory:" {
             skipped.append(.init(check: .cipherHMAC, reason: "an in-memory database has no encrypted pages"))
+        } else if cipherSettings.usesHMAC == false {
+            skipped.append(.init(
+                check: .cipherHMAC,
+                reason: "the database was opened with CipherSettings(usesHMAC: false), so its pages carry no HMAC and a "
+                    + "changed byte cannot be told from data; export(to:key:cipher:) writes a copy whose pages have one"))
         } else if !library.cipherVersionIsAtLeast(4, 2) {
             skipped.append(.init(
                 check: .cipherHMAC,

@@ -65,6 +65,7 @@ package enum DatabaseVerifier {
                 given.kdfAlgorithm.map { ("cipher_kdf_algorithm = \($0.kdfPragmaValue)", "kdfAlgorithm: .\($0)") },
                 given.hmacAlgorithm.map { ("cipher_hmac_algorithm = \($0.hmacPragmaValue)", "hmacAlgorithm: .\($0)") },
                 given.plaintextHeaderSize.map { ("cipher_plaintext_header_size = \($0)", "plaintextHeaderSize: \($0)") },
+                given.usesHMAC.map { ("cipher_use_hmac = \($0 ? "ON" : "OFF")", "usesHMAC: \($0)") },
             ].compactMap { $0 }
             let parts = fields.map(\.pragma), swiftArguments = fields.map(\.swift)
             let base = compatibility >= 4 ? "SQLCipher 4" : "SQLCipher 3"

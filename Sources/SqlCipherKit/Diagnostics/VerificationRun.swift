@@ -260,12 +260,19 @@ struct VerificationRun {
         pageSize = try? connection.integer("PRAGMA page_size")
         pageCount = try? connection.integer("PRAGMA page_count")
         userVersion = try? connection.integer("PRAGMA user_version")
-        let reporter = ProgressReporter(total: library.cipherVersionIsAtLeast(4, 2) ? 3 : 2, unit: .checks, progress)
+        // A file written with `cipher_use_hmac = OFF` has no HMAC to check: SQLCipher answers the
+        // pragma with one line, "HMAC is not enabled", which is no damage.
+        let hasHMAC = settings?.settings.usesHMAC != false
+        let checksHMAC = library.cipherVersionIsAtLeast(4, 2) && hasHMAC
+        let reporter = ProgressReporter(total: checksHMAC ? 3 : 2, unit: .checks, progress)
         reporter?.start()
         defer { reporter?.finish() }
         var done: Int64 = 0
 
-        if library.cipherVersionIsAtLeast(4, 2) {
+        if !hasHMAC {
+            cipherIntegrity = .skipped("the file's pages carry no HMAC (it was written with cipher_use_hmac = OFF), so a "
+                + "changed byte cannot be told from data; Database.export(to:key:cipher:) writes a copy whose pages have one")
+        } else if library.cipherVersionIsAtLeast(4, 2) {
             let (lines, stop) = Self.rows(connection, "PRAGMA cipher_integrity_check")
             let problems = lines + (stop.map { ["stopped: \($0)"] } ?? [])
             cipherIntegrity = problems.isEmpty
@@ -279,7 +286,7 @@ struct VerificationRun {
             cipherIntegrity = .skipped("SQLCipher \(library.cipherVersion) has no cipher_integrity_check (it needs "
                 + "SQLCipher 4.2.0 or later); the HMAC of every page read below was still checked")
         }
-        if library.cipherVersionIsAtLeast(4, 2) {
+        if checksHMAC {
             done += 1
             reporter?.report(done)
         }
@@ -420,8 +427,8 @@ struct VerificationRun {
     /// digests only where the library can choose them (SQLCipher 4).
     private var settingOptions: String {
         library.cipherMajorVersion >= 4
-            ? "--cipher-page-size, --kdf-iter, --kdf-algorithm, --hmac-algorithm, --cipher-compatibility"
-            : "--cipher-page-size, --kdf-iter, --cipher-compatibility"
+            ? "--cipher-page-size, --kdf-iter, --kdf-algorithm, --hmac-algorithm, --no-hmac, --cipher-compatibility"
+            : "--cipher-page-size, --kdf-iter, --no-hmac, --cipher-compatibility"
     }
 
     // MARK: Helpers

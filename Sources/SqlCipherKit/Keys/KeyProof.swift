@@ -65,8 +65,12 @@ enum KeyProof {
         } catch {
             readable = false
         }
-        // Without a key there is no HMAC to check: cipher_integrity_check has nothing to say.
-        guard keyed, (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true else { return readable }
+        // Without a key there is no HMAC to check: cipher_integrity_check has nothing to say. Nor
+        // with a key whose settings turned the HMAC off (`CipherSettings.usesHMAC`): it answers
+        // "HMAC is not enabled", which names no page, and the read above decides alone (without an
+        // HMAC, SQLCipher never fails a page, so no codec error sticks to the connection either).
+        guard keyed, (try? SqlCipherLibrary.shared)?.cipherVersionIsAtLeast(4, 2) == true,
+              usesHMAC(connection) else { return readable }
         do {
             let problems = try connection.asPackage { try connection.query("PRAGMA cipher_integrity_check") }
                 .compactMap { $0.get(0, as: String.self) }
@@ -80,6 +84,13 @@ enum KeyProof {
         } catch {
             return readable
         }
+    }
+
+    /// Whether `connection` checks page HMACs (`PRAGMA cipher_use_hmac`, which reads the codec's
+    /// setting, not the file). True when it cannot tell: then the HMAC check runs as before.
+    private static func usesHMAC(_ connection: SQLiteConnection) -> Bool {
+        guard let value = try? connection.asPackage({ try connection.scalar("PRAGMA cipher_use_hmac") }) else { return true }
+        return (Int64.fromDatabaseValue(value) ?? String.fromDatabaseValue(value).flatMap { Int64($0) }) != 0
     }
 
     /// Whether a `cipher_integrity_check` row is about page 1 ("HMAC verification failed for page

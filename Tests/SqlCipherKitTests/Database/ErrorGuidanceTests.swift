@@ -277,7 +277,7 @@ import Testing
 
     /// Files written by the real 4.6.1 CLI with other settings (another HMAC or KDF digest, no
     /// HMAC) or in an older format (SQLCipher 2) are refused as `keyFailed` whose reason names each
-    /// way out: the digest settings, the upgrade for older formats, the CLI's export for no HMAC.
+    /// way out: the digest settings, the upgrade for older formats, `usesHMAC: false` for no HMAC.
     @Test(.enabled(if: isSQLCipher4(), "SQLCipher 4 only"),
           arguments: ["cipher_hmac_algorithm = HMAC_SHA256", "cipher_kdf_algorithm = PBKDF2_HMAC_SHA256",
                       "cipher_use_hmac = OFF", "cipher_compatibility = 2"])
@@ -294,7 +294,8 @@ import Testing
             return
         }
         #expect(reason.contains("upgradeFromSqlCipher3") && reason.contains("CipherSettings(kdfAlgorithm:hmacAlgorithm:)")
-            && reason.contains("without HMAC") && reason.contains("sqlcipher_export") && !reason.contains("secret"))
+            && reason.contains("cipher_use_hmac = OFF") && reason.contains("CipherSettings(usesHMAC: false)")
+            && !reason.contains("secret"))
         #expect(try dir.snapshot().mapValues(\.0) == before.mapValues(\.0))
     }
 

@@ -626,6 +626,38 @@ import Testing
         }
     }
 
+    /// A file written with `PRAGMA cipher_use_hmac = OFF` verifies with `--no-hmac`, on either
+    /// library: the report gives `CipherSettings(usesHMAC: false)` and says why
+    /// `cipher_integrity_check` did not run, never that it passed; without the flag the key is
+    /// rejected, and the advice names the flag.
+    @Test func noHMACVerifiesAFileWrittenWithoutPageHMACs() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.path("no-hmac.db")
+        let cli = isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3
+        _ = try SqlcipherCLI.run(cli, file, [
+            SqlcipherCLI.keyPragma(passphrase: Self.passphrase4), "PRAGMA cipher_use_hmac = OFF",
+            "CREATE TABLE items(x)", "INSERT INTO items VALUES (1), (2), (3)",
+        ])
+        let (plain, rejected) = try verify([file], key: Self.passphrase4)
+        #expect(plain.status == 1)
+        #expect(rejected[0]["key_accepted"] as? Bool == false, "\(plain.stdout)")
+        #expect((rejected[0]["error"] as? String)?.contains("--no-hmac") == true, "\(plain.stdout)")
+
+        let (result, entries) = try verify([file], key: Self.passphrase4, extra: ["--no-hmac"])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(check(entries[0], "settings")["swift"] as? String == "CipherSettings(usesHMAC: false)")
+        #expect(tables(entries[0]) == ["items": 3])
+        #expect(check(entries[0], "integrity_check")["status"] as? String == "pass")
+        let hmac = check(entries[0], "cipher_integrity_check")
+        #expect(hmac["status"] as? String == "skipped")
+        #expect((hmac["reason"] as? String)?.contains("cipher_use_hmac = OFF") == true, "\(hmac)")
+
+        // A wrong key with the flag is still a rejected key.
+        let (wrong, wrongEntries) = try verify([file], key: "another", extra: ["--no-hmac"])
+        #expect(wrong.status == 1)
+        #expect(wrongEntries[0]["key_accepted"] as? Bool == false, "\(wrong.stdout)")
+    }
+
     /// A folder of files in every state a database can be left in, verified twice (text and JSON):
     /// no byte, modification time or file name may change.
     @Test func filesAreLeftByteForByteUnchanged() async throws {

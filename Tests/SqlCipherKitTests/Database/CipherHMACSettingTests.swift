@@ -1,0 +1,138 @@
+import Foundation
+import SqlCipherKit
+import Testing
+
+/// `CipherSettings.usesHMAC`: files another program wrote with `PRAGMA cipher_use_hmac = OFF`
+/// (whose pages reserve room for the IV only) open with `usesHMAC: false`, on SQLCipher 3.4.1 and
+/// 4.x, and what the package writes that way opens in the real `sqlcipher` CLI given the same
+/// pragma. Without the setting such a file is a rejected key that names it.
+@Suite struct CipherHMACSettingTests {
+    static let settings = CipherSettings(usesHMAC: false)
+    static let passphrase = "without-hmac"
+
+    /// The CLI of the loaded library's major version.
+    static var cli: String { isSQLCipher4() ? SqlcipherCLI.version4 : SqlcipherCLI.version3 }
+
+    static func cliLines(_ path: String, hmac: Bool, _ statements: [String]) throws -> [String] {
+        try SqlcipherCLI.run(cli, path, [SqlcipherCLI.keyPragma(passphrase: passphrase)]
+            + (hmac ? [] : ["PRAGMA cipher_use_hmac = OFF"]) + statements)
+    }
+
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aFileTheCLIWroteWithoutHMACOpensWithUsesHMACFalse(mode: JournalMode) async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("no-hmac.db")
+        _ = try Self.cliLines(path, hmac: false, [
+            "PRAGMA journal_mode = \(mode == .wal ? "WAL" : "DELETE")", "CREATE TABLE t(x TEXT)",
+            "INSERT INTO t VALUES ('NO-HMAC-MARKER')",
+        ])
+        #expect(filesContain([path], "NO-HMAC-MARKER").isEmpty)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        // The defaults do not open it; the error names the setting that does, and nothing is written.
+        let refused = #expect(throws: SqlCipherError.self) { try Database(path: path, key: Self.passphrase) }
+        guard case .keyFailed(_, let reason)? = refused else {
+            Issue.record("expected keyFailed, got \(String(describing: refused))")
+            return
+        }
+        #expect(reason.contains("usesHMAC: false"), "\(reason)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        // Nor does a wrong key with the right settings.
+        let wrong = #expect(throws: SqlCipherError.self) { try Database(path: path, key: "other", cipher: Self.settings) }
+        guard case .keyFailed? = wrong else { Issue.record("expected keyFailed, got \(String(describing: wrong))"); return }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        let db = try Database(path: path, key: Self.passphrase, cipher: Self.settings)
+        #expect(db.cipherSettings == Self.settings)
+        #expect(db.journalMode == mode)
+        #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "NO-HMAC-MARKER")
+        // 4.x answers with an integer, 3.4.1 with text.
+        #expect(try await db.query("PRAGMA cipher_use_hmac")[0].get(0, as: String.self) == "0")
+        try await db.execute("INSERT INTO t VALUES ('PACKAGE')")
+        await db.close()
+        if mode == .wal {
+            // A pool derives the key once and opens every connection without HMAC.
+            let pool = try DatabasePool(path: path, key: Self.passphrase, cipher: Self.settings)
+            #expect(try await pool.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+            try await pool.execute("INSERT INTO t VALUES ('POOL')")
+            await pool.close()
+        }
+        let expected = mode == .wal ? ["NO-HMAC-MARKER", "PACKAGE", "POOL"] : ["NO-HMAC-MARKER", "PACKAGE"]
+        #expect(try Self.cliLines(path, hmac: false, ["SELECT x FROM t ORDER BY rowid"]) == expected)
+        #expect(filesContain([path], "PACKAGE").isEmpty)
+    }
+
+    /// A new file, and a rekeyed one, written without HMAC: ciphertext on disk, read by the CLI only
+    /// with the same pragma. An export to the default settings gives each page its HMAC back.
+    @Test func filesWrittenWithoutHMACOpenInTheCLIOnlyWithTheSamePragma() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("created.db")
+        let db = try Database(path: path, key: Self.passphrase, journalMode: .rollback, cipher: Self.settings)
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        try await db.execute("INSERT INTO t VALUES ('WRITTEN')")
+        #expect(filesContain([path], "WRITTEN").isEmpty && filesContain([path], "SQLite format 3").isEmpty)
+
+        let exported = dir.path("exported.db")
+        try await db.export(to: exported, key: .passphrase(Self.passphrase), cipher: .default)
+        let report = try await db.verifyIntegrity()
+        await db.close()
+        #expect(report.isOK, "\(report)")
+        #expect(!report.checksRun.contains(.cipherHMAC))
+        #expect(report.skipped.contains { $0.check == .cipherHMAC && $0.reason.contains("usesHMAC: false") }, "\(report)")
+
+        #expect(try Self.cliLines(path, hmac: false, ["SELECT x FROM t"]) == ["WRITTEN"])
+        #expect(throws: SqlcipherCLI.CLIError.self) { try Self.cliLines(path, hmac: true, ["SELECT x FROM t"]) }
+
+        // A rekey keeps the file's format: the new key opens it with the same setting only.
+        let rekeyed = try Database(path: path, key: Self.passphrase, cipher: Self.settings)
+        try await rekeyed.rekey(.passphrase("rekeyed"))
+        await rekeyed.close()
+        #expect(throws: SqlCipherError.self) { try Database(path: path, key: "rekeyed") }
+        let reopened = try Database(path: path, key: "rekeyed", cipher: Self.settings)
+        #expect(try await reopened.query("SELECT x FROM t")[0].get(0, as: String.self) == "WRITTEN")
+        await reopened.close()
+
+        // The export has its HMAC: the CLI's defaults read it, and the setting without HMAC does not.
+        #expect(filesContain([exported], "WRITTEN").isEmpty)
+        #expect(try Self.cliLines(exported, hmac: true, ["SELECT x FROM t"]) == ["WRITTEN"])
+        #expect(throws: SqlcipherCLI.CLIError.self) { try Self.cliLines(exported, hmac: false, ["SELECT x FROM t"]) }
+        let copy = try Database(path: exported, key: Self.passphrase)
+        if isSQLCipher4() {
+            #expect(try await copy.verifyIntegrity().hmacVerified)
+        }
+        await copy.close()
+    }
+
+    /// An export may also drop the HMAC, for a program that reads only such files: the target's
+    /// setting applies to the target alone.
+    @Test func anExportWithoutHMACIsReadWithTheSameSetting() async throws {
+        let dir = TemporaryDirectory()
+        let source = try Database(path: dir.path("source.db"), rawKey: rawKey(5))
+        try await source.execute("CREATE TABLE t(x TEXT)")
+        try await source.execute("INSERT INTO t VALUES ('EXPORTED')")
+        let target = dir.path("target.db")
+        try await source.export(to: target, key: .passphrase(Self.passphrase), cipher: Self.settings)
+        #expect(try await source.verifyIntegrity().isOK)
+        await source.close()
+        #expect(filesContain([target], "EXPORTED").isEmpty)
+        #expect(try Self.cliLines(target, hmac: false, ["SELECT x FROM t"]) == ["EXPORTED"])
+        #expect(throws: SqlcipherCLI.CLIError.self) { try Self.cliLines(target, hmac: true, ["SELECT x FROM t"]) }
+    }
+
+    /// The setting is part of the connection's format, so raw SQL cannot switch it on an open
+    /// connection (``SqlCipherError/unsafePragma(name:value:sql:)``), and the refusal names the
+    /// setting to use instead.
+    @Test func rawSQLCannotSwitchTheHMACOfAnOpenConnection() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path("guarded.db"), key: Self.passphrase, cipher: Self.settings)
+        let error = await #expect(throws: SqlCipherError.self) { try await db.execute("PRAGMA cipher_use_hmac = ON") }
+        guard case .unsafePragma(let name, _, _)? = error else {
+            Issue.record("expected unsafePragma, got \(String(describing: error))")
+            await db.close()
+            return
+        }
+        #expect(name == "cipher_use_hmac")
+        #expect(error?.description.contains("usesHMAC: false") == true, "\(String(describing: error))")
+        await db.close()
+    }
+}
