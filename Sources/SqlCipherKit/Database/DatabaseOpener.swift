@@ -713,6 +713,7 @@ enum DatabaseOpener {
                     try connection.execute("PRAGMA cipher_log = off")
                 }
                 for pragma in settings { try connection.execute(pragma) }
+                if KeyProof.cookieProvesNothing(connection) { return KeyProof.schemaReads(connection) == true }
                 // Page 1 alone. It fails when page 1 does not decrypt (no SQLite magic), except with
                 // a plaintext header, whose magic is in the clear: a cookie of 0 is then a page
                 // SQLCipher zeroed after its HMAC failed (or an empty schema, which proves nothing).

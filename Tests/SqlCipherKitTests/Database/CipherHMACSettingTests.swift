@@ -135,4 +135,53 @@ import Testing
         #expect(error?.description.contains("usesHMAC: false") == true, "\(String(describing: error))")
         await db.close()
     }
+
+    static let salt = Data((0..<16).map { UInt8($0) &+ 40 })
+
+    static func bytes(_ path: String) -> Data? { try? Data(contentsOf: URL(fileURLWithPath: path)) }
+
+    /// With a plaintext header and no HMAC, nothing zeroes a page 1 that does not decrypt, and its
+    /// header is in the clear: a wrong key or salt read some schema cookie other than 0, which
+    /// `KeyProof` took for a page 1 that decrypts, so the opening reported SQLite's "unsupported
+    /// file format" (error 1) as if the right key had met damage. It is `keyFailed`, read-only or
+    /// not, and the file is unchanged.
+    @Test(arguments: [JournalMode.wal, .rollback])
+    func aWrongKeyOrSaltThroughAPlaintextHeaderWithoutHMACIsKeyFailed(mode: JournalMode) async throws {
+        guard isSQLCipher4() else { return }  // 3.4.1 has no plaintext header
+        let dir = TemporaryDirectory()
+        let path = dir.path("headed.db")
+        let cipher = CipherSettings(plaintextHeaderSize: 32, usesHMAC: false)
+        let db = try Database(path: path, key: .passphrase(Self.passphrase, salt: Self.salt), journalMode: mode,
+                              cipher: cipher)
+        try await db.execute("CREATE TABLE t(x TEXT)")
+        try await db.execute("INSERT INTO t VALUES ('HEADED')")
+        // Open meanwhile: in WAL mode its commits are frames in the -wal, and a wrong key must not
+        // be told that it opens the database file but not the -wal.
+        try await db.execute("INSERT INTO t VALUES ('IN-WAL')")
+        let before = Self.bytes(path)
+        let otherSalt = Data((0..<16).map { UInt8($0) &+ 90 })
+        let wrongKeys: [(String, DatabaseKey)] = [
+            ("wrong passphrase", .passphrase("another", salt: Self.salt)),
+            ("wrong salt", .passphrase(Self.passphrase, salt: otherSalt)),
+            ("wrong raw key", .rawKey(rawKey(9), salt: Self.salt)),
+        ]
+        for (name, key) in wrongKeys {
+            for readOnly in [false, true] {
+                let error = #expect(throws: SqlCipherError.self, "\(name), readOnly \(readOnly)") {
+                    try Database(path: path, key: key, journalMode: mode, cipher: cipher, readOnly: readOnly)
+                }
+                guard case .keyFailed? = error else {
+                    Issue.record("\(name), readOnly \(readOnly): expected keyFailed, got \(String(describing: error))")
+                    continue
+                }
+                #expect(Self.bytes(path) == before, "\(name), readOnly \(readOnly)")
+            }
+        }
+        await db.close()
+        let reopened = try Database(path: path, key: .passphrase(Self.passphrase, salt: Self.salt), journalMode: mode,
+                                    cipher: cipher)
+        #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
+        await reopened.close()
+    }
 }
+

@@ -658,6 +658,31 @@ import Testing
         #expect(wrongEntries[0]["key_accepted"] as? Bool == false, "\(wrong.stdout)")
     }
 
+    /// `--no-hmac` with `--salt` (a plaintext header): a wrong key or salt is a rejected key, not
+    /// a key accepted on a page 1 whose cookie (any key reads one: the header is in the clear and
+    /// no HMAC zeroes the rest) was taken for proof, and the file then reported damaged.
+    @Test func noHMACWithASaltRejectsAWrongKey() async throws {
+        guard isSQLCipher4() else { return }  // 3.4.1 has no plaintext header
+        let directory = TemporaryDirectory()
+        let file = directory.path("headed-no-hmac.db")
+        let salt = Data((0..<16).map { UInt8($0) &+ 40 })
+        let saltHex = salt.map { String(format: "%02x", $0) }.joined()
+        let db = try Database(path: file, key: .passphrase(Self.passphrase4, salt: salt), journalMode: .rollback,
+                              cipher: CipherSettings(plaintextHeaderSize: 32, usesHMAC: false))
+        try await db.execute("CREATE TABLE items(x)")
+        try await db.execute("INSERT INTO items VALUES (1), (2)")
+        await db.close()
+
+        let (result, entries) = try verify([file], key: Self.passphrase4, extra: ["--no-hmac", "--salt", saltHex])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(tables(entries[0]) == ["items": 2])
+        for (key, salt) in [("another", saltHex), (Self.passphrase4, String(repeating: "ab", count: 16))] {
+            let (wrong, wrongEntries) = try verify([file], key: key, extra: ["--no-hmac", "--salt", salt])
+            #expect(wrong.status == 1)
+            #expect(wrongEntries[0]["key_accepted"] as? Bool == false, "\(wrong.stdout)")
+        }
+    }
+
     /// A folder of files in every state a database can be left in, verified twice (text and JSON):
     /// no byte, modification time or file name may change.
     @Test func filesAreLeftByteForByteUnchanged() async throws {
