@@ -583,6 +583,14 @@ enum DatabaseOpener {
             }
             throw error
         }
+        if key != nil, !KeyProof.firstBlockDecrypts(connection) {
+            throw SqlCipherError.keyFailed(
+                path: path,
+                reason: pageOneDoesNotDecrypt + " without page HMACs (its first encrypted bytes read as a freelist longer than "
+                    + "the file): it was most likely written with page HMACs, so open it without CipherSettings(usesHMAC: false) "
+                    + "(with the hmacAlgorithm it was made with); otherwise the key or salt is wrong or its first page is damaged. "
+                    + "Nothing was written")
+        }
         if (virtualTables ?? 0) > 0 {
             let deep = connection.tablesWithDeepTokenizerChains()
             if !deep.isEmpty {

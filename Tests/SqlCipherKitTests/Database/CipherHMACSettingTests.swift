@@ -183,5 +183,54 @@ import Testing
         #expect(try await reopened.query("SELECT count(*) FROM t")[0].get(0, as: Int.self) == 2)
         await reopened.close()
     }
+
+    /// A file written with page HMACs and a plaintext header, opened with the right key but
+    /// `usesHMAC: false`: each page's IV is then taken from its HMAC, so only its first 16-byte block
+    /// decrypts to other bytes; on page 1 that is bytes 32-47, which SQLite checks by one byte
+    /// alone. About one file in fifty read its schema and opened, and its first write rewrote page 1
+    /// without the HMAC: the file no longer opened with its own settings. Such a file is searched
+    /// for with the real CLI (whose IVs are random), then refused with `keyFailed`, read-only or
+    /// not, unchanged, and the doctor rejects the key with `--no-hmac` too.
+    @Test func aFileWithPageHMACsAndAPlaintextHeaderIsRefusedWithoutHMAC() async throws {
+        guard isSQLCipher4() else { return }  // 3.4.1 has no plaintext header
+        let dir = TemporaryDirectory()
+        let key = rawKey(3)
+        let cliKey = SqlcipherCLI.keyPragma(rawKey: key + Self.salt)
+        let header = "PRAGMA cipher_plaintext_header_size = 32"
+        var found: String?
+        // Each try reads its schema without HMAC with probability 5/256: 1,500 tries all fail
+        // with probability below 1e-12.
+        for attempt in 0..<1500 where found == nil {
+            let path = dir.path("with-hmac-\(attempt).db")
+            _ = try SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+                cliKey, header, "CREATE TABLE t(x TEXT)", "INSERT INTO t VALUES ('WITH-HMAC')",
+            ])
+            let misread = try? SqlcipherCLI.run(SqlcipherCLI.version4, path, [
+                cliKey, header, "PRAGMA cipher_use_hmac = OFF", "SELECT count(*) FROM sqlite_master",
+            ])
+            if misread != nil { found = path }
+        }
+        let path = try #require(found)
+        let before = Self.bytes(path)
+        let doctor = try runChild(productPath("sqlcipher-doctor"), [
+            "verify", "--raw-key-env", "K", "--no-hmac", "--salt", Self.salt.map { String(format: "%02x", $0) }.joined(),
+            "--", path,
+        ], environment: try Linking.childEnvironment(["K": key.map { String(format: "%02x", $0) }.joined()]))
+        #expect(doctor.status == 1 && doctor.stdout.contains("KEY-REJECTED"), "\(doctor.stdout)")
+        for readOnly in [true, false] {
+            do {
+                let db = try Database(path: path, key: .rawKey(key, salt: Self.salt), journalMode: .rollback,
+                                      cipher: CipherSettings(plaintextHeaderSize: 32, usesHMAC: false), readOnly: readOnly)
+                Issue.record("readOnly \(readOnly): opened")
+                // What a caller does next: this write rewrote page 1 without its HMAC.
+                if !readOnly { _ = try? await db.execute("PRAGMA user_version = 9") }
+                await db.close()
+            } catch SqlCipherError.keyFailed(_, let reason) {
+                #expect(reason.contains("usesHMAC: false"), "\(reason)")
+            }
+        }
+        #expect(Self.bytes(path) == before)
+        #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, [cliKey, header, "SELECT x FROM t"]) == ["WITH-HMAC"])
+    }
 }
 
