@@ -60,6 +60,9 @@ public struct CipherSettings: Sendable, Hashable {
     /// decrypts to other bytes, which SQLite may read as other values or report as damage
     /// (``SqlCipherError/sqlite(code:extendedCode:message:sql:)`` with `SQLITE_CORRUPT`), and
     /// ``Database/verifyIntegrity(progress:)`` can only find the damage SQLite's own checks see.
+    /// With `false`, ``hmacAlgorithm`` must be nil (there is no HMAC to choose a digest for):
+    /// both together are ``SqlCipherError/invalidQuery(reason:)``.
+    ///
     /// Keep `false` for the files that need it, and convert them with
     /// ``Database/export(to:key:cipher:progress:)`` to settings that keep the HMAC.
     ///
@@ -198,6 +201,14 @@ public struct CipherSettings: Sendable, Hashable {
             pragmas.append(prefix + "cipher_hmac_algorithm = \(hmacAlgorithm.hmacPragmaValue)")
         }
         if let usesHMAC {
+            if !usesHMAC, hmacAlgorithm != nil {
+                // SQLCipher ignores the digest of an HMAC the pages do not carry; a caller who gave
+                // both misread one of them.
+                throw SqlCipherError.invalidQuery(
+                    reason: "hmacAlgorithm names the digest of the page HMAC, and usesHMAC: false writes and reads pages "
+                        + "without one: give hmacAlgorithm for a file with page HMACs, or usesHMAC: false alone for a file "
+                        + "written with PRAGMA cipher_use_hmac = OFF")
+            }
             // Both libraries have it (SQLCipher 2.0 and later); it sets how many bytes each page
             // reserves, so it comes before the first read like every setting here.
             pragmas.append(prefix + "cipher_use_hmac = \(usesHMAC ? "ON" : "OFF")")

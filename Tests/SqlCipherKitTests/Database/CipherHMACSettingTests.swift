@@ -232,5 +232,28 @@ import Testing
         #expect(Self.bytes(path) == before)
         #expect(try SqlcipherCLI.run(SqlcipherCLI.version4, path, [cliKey, header, "SELECT x FROM t"]) == ["WITH-HMAC"])
     }
+
+    /// `hmacAlgorithm` with `usesHMAC: false` names the digest of an HMAC the pages do not carry:
+    /// SQLCipher ignores it, and so did the package. Nothing is silently ignored (a caller who gave
+    /// both misread one of them), so it is `invalidQuery`, and no file is created.
+    @Test func anHMACDigestWithoutHMACIsRefused() async throws {
+        guard isSQLCipher4() else { return }  // 3.4.1 has no choice of HMAC digest (unsupported)
+        let dir = TemporaryDirectory()
+        let path = dir.path("digest.db")
+        let error = #expect(throws: SqlCipherError.self) {
+            try Database(path: path, key: Self.passphrase, cipher: CipherSettings(hmacAlgorithm: .sha1, usesHMAC: false))
+        }
+        guard case .invalidQuery(let reason)? = error else {
+            Issue.record("expected invalidQuery, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("hmacAlgorithm") && reason.contains("usesHMAC"), "\(reason)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // Either alone is accepted.
+        for cipher in [CipherSettings(hmacAlgorithm: .sha256), CipherSettings(usesHMAC: false)] {
+            let db = try Database(path: dir.path("\(cipher.hashValue).db"), key: Self.passphrase, cipher: cipher)
+            await db.close()
+        }
+    }
 }
 
