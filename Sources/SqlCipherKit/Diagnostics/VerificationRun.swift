@@ -381,6 +381,16 @@ struct VerificationRun {
                 + $0.pageSizes.map { "\($0)" }.joined(separator: " or ")
                 + " (and the file's other settings); if that fails too, "
         }
+        let wrongKey = inspection.kind == .plaintextHeader
+            ? "the key or the salt (--salt) is wrong, the header's size is another (--plaintext-header-size)"
+            : "the key is wrong"
+        // --no-hmac: the pages carry no HMAC, so cipher_integrity_check has nothing to verify (it
+        // answers "HMAC is not enabled") and cannot tell a wrong key from a damaged page 1.
+        guard candidates.contains(where: { $0.settings.usesHMAC != false }) else {
+            return fail(.keyRejected, "The key did not open it with the settings tried (\(tried)): " + (pageSizeAdvice ?? "")
+                + "\(wrongKey), the file was made with other settings (give them with \(settingOptions)), or its first "
+                + "page is damaged; without page HMACs (--no-hmac) nothing tells these apart")
+        }
         guard library.cipherVersionIsAtLeast(4, 2) else {
             var message = "The key did not open it with the settings tried (\(tried)): " + (pageSizeAdvice ?? "")
                 + "the key is wrong, the file was made with other settings (give them with \(settingOptions)), or "
@@ -418,9 +428,7 @@ struct VerificationRun {
             }
             return fail(.damaged, passing + "is damaged, so SQLite cannot read the file. Restore it from a backup")
         }
-        let wrong = inspection.kind == .plaintextHeader
-            ? "the key or the salt (--salt) is wrong, the header's size is another (--plaintext-header-size)"
-            : "the key is wrong"
+        let wrong = wrongKey
         if let pageSizeAdvice {
             return fail(.keyRejected, "The key did not open it with the settings tried (\(tried)), and "
                 + "cipher_integrity_check verified no page with any of them: " + pageSizeAdvice + "\(wrong), or other "

@@ -652,10 +652,13 @@ import Testing
         #expect(hmac["status"] as? String == "skipped")
         #expect((hmac["reason"] as? String)?.contains("cipher_use_hmac = OFF") == true, "\(hmac)")
 
-        // A wrong key with the flag is still a rejected key.
+        // A wrong key with the flag is still a rejected key, and the advice claims no HMAC check:
+        // "cipher_integrity_check verified no page" was said of pages that carry no HMAC.
         let (wrong, wrongEntries) = try verify([file], key: "another", extra: ["--no-hmac"])
         #expect(wrong.status == 1)
         #expect(wrongEntries[0]["key_accepted"] as? Bool == false, "\(wrong.stdout)")
+        let advice = wrongEntries[0]["error"] as? String ?? ""
+        #expect(!advice.contains("cipher_integrity_check") && advice.contains("without page HMACs"), "\(advice)")
     }
 
     /// `--no-hmac` with `--salt` (a plaintext header): a wrong key or salt is a rejected key, not
