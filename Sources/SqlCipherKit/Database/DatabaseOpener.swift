@@ -583,7 +583,9 @@ enum DatabaseOpener {
             }
             throw error
         }
-        if key != nil, !KeyProof.firstBlockDecrypts(connection) {
+        // Asked only of the openings without HMAC (settings, not a statement on every opening).
+        if key != nil, settings.contains(where: { $0.hasSuffix("cipher_use_hmac = OFF") }),
+           !KeyProof.firstBlockDecrypts(connection) {
             throw SqlCipherError.keyFailed(
                 path: path,
                 reason: pageOneDoesNotDecrypt + " without page HMACs (its first encrypted bytes read as a freelist longer than "

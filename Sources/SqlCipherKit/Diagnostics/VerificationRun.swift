@@ -116,7 +116,7 @@ struct VerificationRun {
             do {
                 _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
                 // The schema also reads when a file with page HMACs is read without them (KeyProof).
-                guard KeyProof.firstBlockDecrypts(connection) else {
+                guard candidate.settings.usesHMAC != false || KeyProof.firstBlockDecrypts(connection) else {
                     connection.close()
                     attempts.append(.init(settings: candidate.name, accepted: false,
                                           result: "page 1 does not decrypt without page HMACs (its freelist is longer than "
