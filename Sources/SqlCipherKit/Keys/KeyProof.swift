@@ -114,7 +114,8 @@ enum KeyProof {
     }
 
     /// After a read of the schema succeeded on `connection`: false when it reads pages without an
-    /// HMAC (`CipherSettings.usesHMAC` false) and page 1's first encrypted block did not decrypt.
+    /// HMAC (`CipherSettings.usesHMAC` false) through a plaintext header and page 1's first
+    /// encrypted block did not decrypt.
     ///
     /// Without an HMAC nothing checks that block. A file written with page HMACs, read with the
     /// right key but without them, takes the last 16 bytes of each page's HMAC for its IV: in CBC
@@ -123,10 +124,12 @@ enum KeyProof {
     /// cookie and format), which SQLite checks by the format's low byte alone: measured on 4.6.1,
     /// 5 such files of 600 read their schema, and the first write rewrote page 1 without its HMAC,
     /// so that the file no longer opened with its own settings. The freelist's length (bytes 36-39)
-    /// is then any 32-bit number; a real one is shorter than the file. (Without a plaintext header
-    /// the block holds the page size and SQLite's fixed bytes 21-23, and the read fails.)
+    /// is then any 32-bit number; a real one is shorter than the file. Without a plaintext header
+    /// the block holds the page size and SQLite's fixed bytes 21-23, and the read fails by itself:
+    /// the check is not made there, where it would only refuse a file whose freelist count alone
+    /// was damaged (readable before).
     static func firstBlockDecrypts(_ connection: SQLiteConnection) -> Bool {
-        guard !usesHMAC(connection) else { return true }
+        guard !usesHMAC(connection), hasPlaintextHeader(connection) else { return true }
         guard let free = try? connection.asPackage({ try connection.integer("PRAGMA freelist_count") }),
               let pages = try? connection.asPackage({ try connection.integer("PRAGMA page_count") }) else { return true }
         return free >= 0 && free < max(pages, 1)
