@@ -256,4 +256,3 @@ import Testing
         }
     }
 }
-
