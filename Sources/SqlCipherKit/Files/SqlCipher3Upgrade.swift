@@ -24,10 +24,10 @@ enum SqlCipher3Upgrade {
         return .keyFailed(
             path: path,
             reason: reason + ". upgradeFromSqlCipher3 reads files made with the default settings of SQLCipher 3 (1024-byte "
-                + "pages, PBKDF2-HMAC-SHA1 with 64,000 iterations), 2 or 1 only: for a file made with another page size or "
-                + "iteration count, "
-                + "open it with CipherSettings(compatibility: 3, pageSize:, kdfIterations:) and those values, and copy it "
-                + "with export(to:key:cipher:)")
+                + "pages, PBKDF2-HMAC-SHA1 with 64,000 iterations, page HMACs), 2 or 1 only: for a file made with another "
+                + "page size or iteration count, or without page HMACs (PRAGMA cipher_use_hmac = OFF), "
+                + "open it with CipherSettings(compatibility: 3, pageSize:, kdfIterations:, usesHMAC: false) and the values "
+                + "it was made with, and copy it with export(to:key:cipher:)")
     }
 
     /// Refuses a file that has other names (hard links), as every opening that may write does

@@ -255,4 +255,37 @@ import Testing
             await db.close()
         }
     }
+
+    /// A SQLCipher 3 file written without HMAC cannot go through `upgradeFromSqlCipher3`, which
+    /// takes no settings: its `keyFailed` names the way that works, and that way works.
+    @Test(.enabled(if: isSQLCipher4(), "the upgrade needs SQLCipher 4"))
+    func aSqlCipher3FileWithoutHMACIsUpgradedByTheExportItsRefusalNames() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.path("v3-no-hmac.db")
+        _ = try SqlcipherCLI.run(SqlcipherCLI.version3, path, [
+            SqlcipherCLI.keyPragma(passphrase: Self.passphrase), "PRAGMA cipher_use_hmac = OFF",
+            "CREATE TABLE t(x TEXT)", "INSERT INTO t VALUES ('OLD')",
+        ])
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let refused = #expect(throws: SqlCipherError.self) {
+            try Database.upgradeFromSqlCipher3(path: path, key: .passphrase(Self.passphrase))
+        }
+        guard case .keyFailed(_, let reason)? = refused else {
+            Issue.record("expected keyFailed, got \(String(describing: refused))")
+            return
+        }
+        // One CipherSettings that names both: SQLCipher 3's format and no HMAC.
+        #expect(reason.contains(/CipherSettings\(compatibility: 3[^)]*usesHMAC: false\)/)
+            && reason.contains("export(to:key:cipher:)"), "\(reason)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        let old = try Database(path: path, key: Self.passphrase, cipher: CipherSettings(compatibility: 3, usesHMAC: false))
+        let upgraded = dir.path("v4.db")
+        try await old.export(to: upgraded, key: .passphrase(Self.passphrase), cipher: .default)
+        await old.close()
+        let db = try Database(path: upgraded, key: Self.passphrase)
+        #expect(try await db.query("SELECT x FROM t")[0].get(0, as: String.self) == "OLD")
+        #expect(try await db.verifyIntegrity().hmacVerified)
+        await db.close()
+    }
 }
