@@ -115,8 +115,8 @@ extension Database {
     /// The migration runs on a copy beside the file, which is verified with SQLCipher 4's default
     /// settings (same tables, same row counts, same `user_version`), synced and renamed over the
     /// original, so a crash leaves the old or the new file. Close every connection first. A file
-    /// made with non-default settings (page size, KDF iterations) cannot be migrated this way: open
-    /// it with those settings and use ``export(to:key:cipher:progress:)``.
+    /// made with non-default settings (page size, KDF iterations, no page HMACs) cannot be migrated
+    /// this way: open it with those settings and use ``export(to:key:cipher:progress:)``.
     ///
     /// `progress` hears the file's pages: 0 at the start, the total once the new file is in place
     /// (`cipher_migrate` says nothing on the way). Cancelling the calling task before the new file
