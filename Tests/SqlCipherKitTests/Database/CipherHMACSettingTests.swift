@@ -145,9 +145,8 @@ import Testing
     /// `KeyProof` took for a page 1 that decrypts, so the opening reported SQLite's "unsupported
     /// file format" (error 1) as if the right key had met damage. It is `keyFailed`, read-only or
     /// not, and the file is unchanged.
-    @Test(arguments: [JournalMode.wal, .rollback])
+    @Test(.enabled(if: isSQLCipher4(), "3.4.1 has no plaintext header"), arguments: [JournalMode.wal, .rollback])
     func aWrongKeyOrSaltThroughAPlaintextHeaderWithoutHMACIsKeyFailed(mode: JournalMode) async throws {
-        guard isSQLCipher4() else { return }  // 3.4.1 has no plaintext header
         let dir = TemporaryDirectory()
         let path = dir.path("headed.db")
         let cipher = CipherSettings(plaintextHeaderSize: 32, usesHMAC: false)
@@ -191,8 +190,8 @@ import Testing
     /// without the HMAC: the file no longer opened with its own settings. Such a file is searched
     /// for with the real CLI (whose IVs are random), then refused with `keyFailed`, read-only or
     /// not, unchanged, and the doctor rejects the key with `--no-hmac` too.
-    @Test func aFileWithPageHMACsAndAPlaintextHeaderIsRefusedWithoutHMAC() async throws {
-        guard isSQLCipher4() else { return }  // 3.4.1 has no plaintext header
+    @Test(.enabled(if: isSQLCipher4(), "3.4.1 has no plaintext header"))
+    func aFileWithPageHMACsAndAPlaintextHeaderIsRefusedWithoutHMAC() async throws {
         let dir = TemporaryDirectory()
         let key = rawKey(3)
         let cliKey = SqlcipherCLI.keyPragma(rawKey: key + Self.salt)
@@ -236,8 +235,8 @@ import Testing
     /// `hmacAlgorithm` with `usesHMAC: false` names the digest of an HMAC the pages do not carry:
     /// SQLCipher ignores it, and so did the package. Nothing is silently ignored (a caller who gave
     /// both misread one of them), so it is `invalidQuery`, and no file is created.
-    @Test func anHMACDigestWithoutHMACIsRefused() async throws {
-        guard isSQLCipher4() else { return }  // 3.4.1 has no choice of HMAC digest (unsupported)
+    @Test(.enabled(if: isSQLCipher4(), "3.4.1 has no choice of HMAC digest (unsupported)"))
+    func anHMACDigestWithoutHMACIsRefused() async throws {
         let dir = TemporaryDirectory()
         let path = dir.path("digest.db")
         let error = #expect(throws: SqlCipherError.self) {

@@ -664,8 +664,8 @@ import Testing
     /// `--no-hmac` with `--salt` (a plaintext header): a wrong key or salt is a rejected key, not
     /// a key accepted on a page 1 whose cookie (any key reads one: the header is in the clear and
     /// no HMAC zeroes the rest) was taken for proof, and the file then reported damaged.
-    @Test func noHMACWithASaltRejectsAWrongKey() async throws {
-        guard isSQLCipher4() else { return }  // 3.4.1 has no plaintext header
+    @Test(.enabled(if: isSQLCipher4(), "3.4.1 has no plaintext header"))
+    func noHMACWithASaltRejectsAWrongKey() async throws {
         let directory = TemporaryDirectory()
         let file = directory.path("headed-no-hmac.db")
         let salt = Data((0..<16).map { UInt8($0) &+ 40 })
