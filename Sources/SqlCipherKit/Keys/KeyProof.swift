@@ -129,25 +129,29 @@ enum KeyProof {
     /// the check is not made there, where it would only refuse a file whose freelist count alone
     /// was damaged (readable before).
     static func firstBlockDecrypts(_ connection: SQLiteConnection) -> Bool {
-        guard !usesHMAC(connection), hasPlaintextHeader(connection) else { return true }
+        guard cookieProvesNothing(connection) else { return true }
         guard let free = try? connection.asPackage({ try connection.integer("PRAGMA freelist_count") }),
               let pages = try? connection.asPackage({ try connection.integer("PRAGMA page_count") }) else { return true }
         return free >= 0 && free < max(pages, 1)
     }
 
-    /// Whether `connection` has a plaintext header (`PRAGMA cipher_plaintext_header_size`, a codec
-    /// setting answered without a read; SQLCipher 3 has none and answers nothing).
+    /// Whether `connection` has a plaintext header (`PRAGMA cipher_plaintext_header_size`; SQLCipher
+    /// 3 has none and answers nothing).
     private static func hasPlaintextHeader(_ connection: SQLiteConnection) -> Bool {
-        guard let value = try? connection.asPackage({ try connection.scalar("PRAGMA cipher_plaintext_header_size") })
-        else { return false }
-        return (Int64.fromDatabaseValue(value) ?? String.fromDatabaseValue(value).flatMap { Int64($0) } ?? 0) > 0
+        (codecSetting(connection, "cipher_plaintext_header_size") ?? 0) > 0
     }
 
-    /// Whether `connection` checks page HMACs (`PRAGMA cipher_use_hmac`, which reads the codec's
-    /// setting, not the file). True when it cannot tell: then the HMAC check runs as before.
+    /// Whether `connection` checks page HMACs (`PRAGMA cipher_use_hmac`). True when it cannot
+    /// tell: then the HMAC check runs as before.
     private static func usesHMAC(_ connection: SQLiteConnection) -> Bool {
-        guard let value = try? connection.asPackage({ try connection.scalar("PRAGMA cipher_use_hmac") }) else { return true }
-        return (Int64.fromDatabaseValue(value) ?? String.fromDatabaseValue(value).flatMap { Int64($0) }) != 0
+        codecSetting(connection, "cipher_use_hmac") != 0
+    }
+
+    /// A numeric codec setting of `connection`, which SQLCipher answers from its codec without
+    /// reading the file: 4.x answers with an integer, 3.4.1 with text. Nil when it answers nothing.
+    private static func codecSetting(_ connection: SQLiteConnection, _ pragma: String) -> Int64? {
+        guard let value = try? connection.asPackage({ try connection.scalar("PRAGMA \(pragma)") }) else { return nil }
+        return Int64.fromDatabaseValue(value) ?? String.fromDatabaseValue(value).flatMap { Int64($0) }
     }
 
     /// Whether a `cipher_integrity_check` row is about page 1 ("HMAC verification failed for page
